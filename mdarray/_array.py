@@ -1,0 +1,401 @@
+"""DistArray: one array whose chunks live on several devices."""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+from numpy.lib.mixins import NDArrayOperatorsMixin
+
+from . import _redistribute
+from ._backend import DeviceSet
+from ._layout import Layout
+from ._modes import Mode, as_mode
+
+
+class DistArray(NDArrayOperatorsMixin):
+    """An N-D array whose chunks live on several devices.
+
+    A DistArray has a `layout` (which device holds which part), a `mode` (how overlapping
+    copies combine into the value) and one contiguous array per chunk: CuPy arrays on
+    CUDA devices or NumPy arrays on virtual CPU devices. It is a NumPy duck array: NumPy
+    and CuPy functions and the Python operators accept it and return DistArrays. Make one
+    with `distributed_array` or an array-API creation function.
+
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.distributed_array(np.arange(6.0), mdarray.Layout.block((6,), devices=[0, 1]))
+    >>> x.shape, x.mode, x.devices
+    ((6,), mdarray.REPLICA, (0, 1))
+    """
+
+    __slots__ = ("_layout", "_data", "_mode", "_dtype", "_backend", "__weakref__")
+    __array_priority__ = 100
+
+    def __init__(self, *args, **kwargs) -> None:
+        raise TypeError("make a DistArray with mdarray.distributed_array or a creation function")
+
+    @classmethod
+    def _new(cls, layout: Layout, data, mode: Mode, dtype, backend) -> DistArray:
+        """The one constructor: checks chunk count, shapes, dtypes and devices."""
+        data = tuple(data)
+        dtype = np.dtype(dtype)
+        if len(data) != len(layout.chunks):
+            raise ValueError(f"layout has {len(layout.chunks)} chunks but {len(data)} arrays were given")
+        _check_devices(layout, backend)
+        for k, (array, shape, device) in enumerate(zip(data, layout.chunk_shapes, layout.chunk_devices)):
+            if tuple(array.shape) != shape:
+                raise ValueError(f"chunk {k} on device {device} has shape {array.shape}, its index needs {shape}")
+            if array.dtype != dtype:
+                raise TypeError(f"chunk {k} on device {device} has dtype {array.dtype}, the array's is {dtype}")
+            where = backend.device_of(array)
+            if where is not None and where != device:
+                raise ValueError(f"chunk {k} is on device {where}, its index map puts it on device {device}")
+        mode.check_dtype(dtype)
+        self = object.__new__(cls)
+        self._layout = layout
+        self._data = data
+        self._mode = mode
+        self._dtype = dtype
+        self._backend = backend
+        return self
+
+    def _with(self, *, layout=None, data=None, mode=None, dtype=None) -> DistArray:
+        """A DistArray like this one with some parts replaced (validated)."""
+        return DistArray._new(
+            self._layout if layout is None else layout,
+            self._data if data is None else data,
+            self._mode if mode is None else mode,
+            self._dtype if dtype is None else dtype,
+            self._backend,
+        )
+
+    # Attributes ---------------------------------------------------------------------
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._layout.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self._layout.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def itemsize(self) -> int:
+        return self._dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.itemsize
+
+    @property
+    def mode(self) -> Mode:
+        """How overlapping copies combine: REPLICA or a partial SUM/PROD/MAX/MIN."""
+        return self._mode
+
+    @property
+    def layout(self) -> Layout:
+        return self._layout
+
+    @property
+    def index_map(self) -> dict:
+        return self._layout.index_map
+
+    @property
+    def devices(self) -> tuple[int, ...]:
+        """Device ids holding chunks, in order of first appearance."""
+        return self._layout.devices
+
+    @property
+    def device(self) -> DeviceSet:
+        """The devices holding this array's chunks, usable as ``device=`` in creation."""
+        return DeviceSet(self._layout.devices, self._backend.name)
+
+    @property
+    def backend(self) -> str:
+        return self._backend.name
+
+    def all_chunks(self) -> dict:
+        """``{device: [chunk array, ...]}``: the chunk arrays, in index-map order."""
+        out: dict = {}
+        for device, array in zip(self._layout.chunk_devices, self._data):
+            out.setdefault(device, []).append(array)
+        return out
+
+    # Moving data --------------------------------------------------------------------
+
+    def get(self) -> np.ndarray:
+        """The value as a NumPy array on the host (partial results are combined).
+
+        >>> import mdarray, numpy as np
+        >>> x = mdarray.distributed_array([1, 2, 3], {0: slice(0, 2), 1: slice(1, 3)})
+        >>> x.get()
+        array([1, 2, 3])
+        """
+        return _redistribute.to_host(self)
+
+    def __array__(self, dtype=None, copy=None):
+        if copy is False:
+            raise ValueError("a DistArray cannot be viewed as a NumPy array without a copy")
+        out = self.get()
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+    def change_mode(self, mode) -> DistArray:
+        """This array's value in `mode` (a Mode or its name), with the same layout.
+
+        The result may share chunk buffers with this array where they need no change.
+
+        >>> import mdarray, numpy as np
+        >>> x = mdarray.distributed_array(np.ones(4), mdarray.Layout.replicated((4,), devices=[0, 1]))
+        >>> [c.tolist() for c in x.change_mode("sum").all_chunks()[1]]
+        [[0.0, 0.0, 0.0, 0.0]]
+        """
+        return _redistribute.change_mode(self, as_mode(mode))
+
+    def reshard(self, index_map) -> DistArray:
+        """This array with a new layout (an index map or a Layout), in the same mode.
+
+        The result may share chunk buffers with this array where a chunk keeps its place.
+
+        >>> import mdarray, numpy as np
+        >>> x = mdarray.distributed_array(np.arange(4), mdarray.Layout.block((4,), devices=[0, 1]))
+        >>> x.reshard({1: slice(None)}).index_map
+        {1: [(slice(0, 4, 1),)]}
+        """
+        layout = index_map if isinstance(index_map, Layout) else Layout(self.shape, index_map)
+        if layout.shape != self.shape:
+            raise ValueError(f"reshard: layout shape {layout.shape} does not match the array's {self.shape}")
+        _check_devices(layout, self._backend)
+        return _redistribute.reshard(self, layout)
+
+    def to_device(self, device, /, *, stream=None) -> DistArray:
+        """This array on `device`: a device id, a DeviceSet or a Layout (see `DeviceSet`)."""
+        from ._creation_functions import layout_for_device
+
+        return self.reshard(layout_for_device(self.shape, device, self._backend))
+
+    # Presentation -------------------------------------------------------------------
+
+    def __repr__(self) -> str:
+        from ._visualize import summary
+
+        values = np.array2string(self.get(), separator=", ", prefix="DistArray(")
+        return f"DistArray({values}, dtype={self.dtype}, mode={self.mode}, {summary(self)})"
+
+    def visualize(self) -> str:
+        """A text picture of which device holds which part of the array.
+
+        >>> import mdarray, numpy as np
+        >>> x = mdarray.distributed_array(np.zeros((2, 4)), mdarray.Layout.block((2, 4), axis=1, devices=[0, 1]))
+        >>> print(x.visualize())  # doctest: +ELLIPSIS
+        DistArray shape=(2, 4) dtype=float64 mode=replica ...
+        """
+        from ._visualize import picture
+
+        return picture(self)
+
+    def _repr_html_(self) -> str:
+        from ._visualize import html
+
+        return html(self)
+
+    # NumPy methods: each goes through the NumPy function, so one registered
+    # implementation serves ``x.sum()``, ``np.sum(x)`` and ``mdarray.sum(x)``.
+
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+        return np.sum(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kwargs)
+
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+        return np.prod(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kwargs)
+
+    def max(self, axis=None, out=None, keepdims=False, **kwargs):
+        return np.max(self, axis=axis, out=out, keepdims=keepdims, **kwargs)
+
+    def min(self, axis=None, out=None, keepdims=False, **kwargs):
+        return np.min(self, axis=axis, out=out, keepdims=keepdims, **kwargs)
+
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+        return np.mean(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kwargs)
+
+    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+        return np.var(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, **kwargs)
+
+    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+        return np.std(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, **kwargs)
+
+    def all(self, axis=None, out=None, keepdims=False, **kwargs):
+        return np.all(self, axis=axis, out=out, keepdims=keepdims, **kwargs)
+
+    def any(self, axis=None, out=None, keepdims=False, **kwargs):
+        return np.any(self, axis=axis, out=out, keepdims=keepdims, **kwargs)
+
+    def argmax(self, axis=None, out=None, *, keepdims=False):
+        return np.argmax(self, axis=axis, out=out, keepdims=keepdims)
+
+    def argmin(self, axis=None, out=None, *, keepdims=False):
+        return np.argmin(self, axis=axis, out=out, keepdims=keepdims)
+
+    def cumsum(self, axis=None, dtype=None, out=None):
+        return np.cumsum(self, axis=axis, dtype=dtype, out=out)
+
+    def cumprod(self, axis=None, dtype=None, out=None):
+        return np.cumprod(self, axis=axis, dtype=dtype, out=out)
+
+    def astype(self, dtype, copy=True):
+        return np.astype(self, dtype, copy=copy)
+
+    def copy(self):
+        return np.copy(self)
+
+    def reshape(self, *shape, **kwargs):
+        if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
+            shape = shape[0]
+        return np.reshape(self, shape, **kwargs)
+
+    def transpose(self, *axes):
+        if len(axes) == 1 and (axes[0] is None or not isinstance(axes[0], (int, np.integer))):
+            axes = axes[0]
+        return np.transpose(self, axes or None)
+
+    @property
+    def T(self) -> DistArray:
+        return np.transpose(self)
+
+    @property
+    def mT(self) -> DistArray:
+        if self.ndim < 2:
+            raise ValueError("matrix transpose with ndim < 2 is undefined")
+        return np.matrix_transpose(self)
+
+    def __getitem__(self, key):
+        from ._indexing import getitem
+
+        return getitem(self, key)
+
+    def __setitem__(self, key, value) -> None:
+        from ._indexing import setitem
+
+        setitem(self, key, value)
+
+    # Python scalar protocols --------------------------------------------------------
+
+    def __len__(self) -> int:
+        if not self.ndim:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.ndim:
+            raise TypeError("iteration over a 0-d array")
+        for i in range(self.shape[0]):
+            yield self[i]
+
+    def item(self, *args):
+        return self.get().item(*args)
+
+    def tolist(self):
+        return self.get().tolist()
+
+    def _scalar(self, kind):
+        if self.size != 1:
+            raise TypeError("only arrays with one element can be converted to Python scalars")
+        return kind(self.get().reshape(()))
+
+    def __bool__(self) -> bool:
+        if self.size != 1:
+            raise ValueError(
+                "The truth value of an array with more than one element is ambiguous. Use a.any() or a.all()"
+            )
+        return bool(self.get().reshape(()))
+
+    def __int__(self) -> int:
+        return self._scalar(int)
+
+    def __float__(self) -> float:
+        return self._scalar(float)
+
+    def __complex__(self) -> complex:
+        return self._scalar(complex)
+
+    def __index__(self) -> int:
+        if self.dtype.kind not in "iu":
+            raise TypeError("only integer arrays can be converted to an index")
+        return operator.index(self._scalar(int))
+
+    # Protocols ----------------------------------------------------------------------
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        from ._dispatch import array_ufunc
+
+        return array_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        from ._dispatch import array_function
+
+        return array_function(func, types, args, kwargs)
+
+    def __array_namespace__(self, /, *, api_version=None):
+        import mdarray
+
+        if api_version not in (None, "2022.12", "2023.12", "2024.12"):
+            raise ValueError(f"unsupported array API version {api_version!r}")
+        return mdarray
+
+    def _single_chunk(self, protocol: str, error):
+        if len(self._data) != 1 or self.mode.is_partial or self._data[0].shape != self.shape:
+            raise error(
+                f"{protocol} needs the whole value in one chunk on one device; this array has "
+                f"{len(self._data)} chunks in mode {self.mode}: gather it with "
+                "x.reshard(mdarray.Layout.replicated(x.shape, devices=[d])) or x.get() first"
+            )
+        return self._data[0]
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        if self._backend.name != "cuda":
+            raise AttributeError("__cuda_array_interface__ exists only for arrays on CUDA devices")
+        return self._single_chunk("__cuda_array_interface__", AttributeError).__cuda_array_interface__
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        chunk = self._single_chunk("__dlpack__", BufferError)
+        kwargs = {"stream": stream} if stream is not None else {}
+        if max_version is not None:
+            kwargs["max_version"] = max_version
+        if dl_device is not None:
+            kwargs["dl_device"] = dl_device
+        if copy is not None:
+            kwargs["copy"] = copy
+        return chunk.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._single_chunk("__dlpack_device__", BufferError).__dlpack_device__()
+
+    def __cupy_get_ndarray__(self):
+        import cupy
+
+        from ._dispatch import check_fallback
+
+        check_fallback("cupy.asarray", self.nbytes)
+        if self._backend.name == "cuda":
+            device = cupy.cuda.Device().id
+            from ._regions import full_box
+
+            return _redistribute.region_value(self, full_box(self.shape), device)
+        return cupy.asarray(self.get())
+
+
+def _check_devices(layout: Layout, backend) -> None:
+    for device in layout.devices:
+        if device not in backend.device_ids:
+            raise ValueError(
+                f"device {device} in the index map is not a device of the {backend.name} backend "
+                f"(devices {list(backend.device_ids)})"
+            )
+

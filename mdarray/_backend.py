@@ -1,0 +1,336 @@
+"""Backends: where chunks live, how work on a device is ordered, and how bytes move.
+
+Two backends share one interface:
+
+- ``cpu``: NumPy chunks on ``MDARRAY_CPU_DEVICES`` virtual devices (default 4). Work
+  completes at once; the stream and event calls keep CUDA's shape so the code above this
+  module is the same for both.
+- ``cuda``: CuPy chunks on GPU ids. Each device has one stream and all work for a chunk
+  is issued on its device's stream, so work on one device is ordered by the stream. A
+  chunk's ready event is recorded on its device's stream when another device needs it
+  (a copy waits for the event), which orders cross-device work without a host
+  synchronization.
+
+This is the only module that imports CuPy, lazily, so importing mdarray works without
+CuPy or without a GPU.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from functools import cache
+
+import numpy as np
+
+from . import _debug
+
+HOST = "host"
+
+
+class CpuBackend:
+    """Virtual CPU devices holding NumPy chunks."""
+
+    name = "cpu"
+    xp = np
+
+    def __init__(self, n_devices: int) -> None:
+        if n_devices < 1:
+            raise ValueError(f"MDARRAY_CPU_DEVICES must be at least 1, got {n_devices}")
+        self.device_ids = tuple(range(n_devices))
+
+    def __repr__(self) -> str:
+        return f"<mdarray cpu backend, devices {list(self.device_ids)}>"
+
+    def on(self, device: int):
+        """Context in which work for `device` is issued (nothing to set on the CPU)."""
+        return contextlib.nullcontext()
+
+    def is_native(self, obj) -> bool:
+        return isinstance(obj, np.ndarray)
+
+    def device_of(self, array) -> int | None:
+        """The device an array of this backend lives on, or None if it is not one."""
+        return None
+
+    def empty(self, shape, dtype, device: int):
+        return np.empty(shape, dtype)
+
+    def full(self, shape, value, dtype, device: int):
+        return np.full(shape, value, dtype)
+
+    def from_host(self, host_array: np.ndarray, device: int):
+        """A new chunk array on `device` holding a copy of `host_array`."""
+        _debug.record_transfer(HOST, device, host_array.nbytes)
+        return np.array(host_array, copy=True, order="C")
+
+    def adopt(self, array, device: int):
+        """A chunk array on `device` holding `array` (an array of this backend's kind)."""
+        return self.from_host(np.asarray(array), device)
+
+    def move(self, array, src_device: int, dst_device: int):
+        """`array` (on `src_device`) as an array on `dst_device`: a view if they are one."""
+        if src_device == dst_device:
+            return array
+        _debug.record_transfer(src_device, dst_device, array.nbytes)
+        return np.array(array, copy=True)
+
+    def to_host_into(self, host_out: np.ndarray, array, device: int) -> None:
+        _debug.record_transfer(device, HOST, array.nbytes)
+        host_out[...] = array
+
+    def host_empty(self, shape, dtype) -> np.ndarray:
+        return np.empty(shape, dtype)
+
+    def synchronize(self, devices=None) -> None:
+        pass
+
+
+class CudaBackend:
+    """CUDA GPUs holding CuPy chunks, one stream per device."""
+
+    name = "cuda"
+
+    def __init__(self) -> None:
+        import cupy
+
+        self.xp = cupy
+        self._cupy = cupy
+        self.device_ids = tuple(range(cupy.cuda.runtime.getDeviceCount()))
+        self._streams: dict[int, object] = {}
+        self._contexts: dict[int, object] = {}
+
+    def __repr__(self) -> str:
+        return f"<mdarray cuda backend, devices {list(self.device_ids)}>"
+
+    def stream(self, device: int):
+        stream = self._streams.get(device)
+        if stream is None:
+            with self._cupy.cuda.Device(device):
+                # A blocking stream: it stays ordered with the legacy default stream that
+                # users' own CuPy code runs on, so arrays handed in need no extra events.
+                stream = self._cupy.cuda.Stream(non_blocking=False)
+            self._streams[device] = stream
+        return stream
+
+    def on(self, device: int):
+        context = self._contexts.get(device)
+        if context is None:
+            context = _DeviceStream(self._cupy.cuda.Device(device), self.stream(device))
+            self._contexts[device] = context
+        return context
+
+    def is_native(self, obj) -> bool:
+        return isinstance(obj, self._cupy.ndarray)
+
+    def device_of(self, array) -> int | None:
+        if isinstance(array, self._cupy.ndarray):
+            return array.device.id
+        return None
+
+    def empty(self, shape, dtype, device: int):
+        with self.on(device):
+            return self._cupy.empty(shape, dtype)
+
+    def full(self, shape, value, dtype, device: int):
+        with self.on(device):
+            return self._cupy.full(shape, value, dtype)
+
+    def from_host(self, host_array: np.ndarray, device: int):
+        _debug.record_transfer(HOST, device, host_array.nbytes)
+        with self.on(device):
+            out = self._cupy.empty(host_array.shape, host_array.dtype)
+            out.set(np.ascontiguousarray(host_array), stream=self.stream(device))
+            return out
+
+    def adopt(self, array, device: int):
+        src_device = array.device.id
+        if src_device == device:
+            with self.on(device):
+                return self._cupy.array(array, copy=True, order="C")
+        return self.move(array, src_device, device, copy=True)
+
+    def move(self, array, src_device: int, dst_device: int, copy: bool = False):
+        """`array` (on `src_device`) as an array on `dst_device`.
+
+        Same device: the array itself (a view) unless `copy`. Another device: the
+        destination stream waits for the source's ready event, copies peer to peer, and the
+        source stream then waits for the copy, so neither side's buffer is reused early.
+        """
+        cupy = self._cupy
+        if src_device == dst_device:
+            if not copy:
+                return array
+            with self.on(dst_device):
+                return cupy.array(array, copy=True, order="C")
+        with self.on(src_device):
+            src = cupy.ascontiguousarray(array)
+            ready = self.stream(src_device).record()
+        dst_stream = self.stream(dst_device)
+        with self.on(dst_device):
+            out = cupy.empty(src.shape, src.dtype)
+            dst_stream.wait_event(ready)
+            if src.nbytes:
+                cupy.cuda.runtime.memcpyPeerAsync(
+                    out.data.ptr, dst_device, src.data.ptr, src_device, src.nbytes, dst_stream.ptr
+                )
+            done = dst_stream.record()
+        self.stream(src_device).wait_event(done)
+        _debug.record_transfer(src_device, dst_device, src.nbytes)
+        return out
+
+    def host_empty(self, shape, dtype) -> np.ndarray:
+        """A host array in page-locked memory from CuPy's pinned pool.
+
+        Device-to-host copies into pinned memory run at the link's speed and without a
+        staging copy; the pool makes later allocations of the same size cheap.
+        """
+        dtype = np.dtype(dtype)
+        count = int(np.prod(shape, dtype=np.int64))
+        memory = self._cupy.cuda.alloc_pinned_memory(max(count * dtype.itemsize, 1))
+        return np.frombuffer(memory, dtype, count).reshape(shape)
+
+    def to_host_into(self, host_out: np.ndarray, array, device: int) -> None:
+        """Copy device `array` into `host_out` (same shape), asynchronously when possible.
+
+        The copy is complete after `synchronize(device)`.
+        """
+        cupy = self._cupy
+        _debug.record_transfer(device, HOST, array.nbytes)
+        if not array.size:
+            return
+        stream = self.stream(device)
+        with self.on(device):
+            src = cupy.ascontiguousarray(array)
+            if host_out.flags.c_contiguous:
+                cupy.cuda.runtime.memcpyAsync(
+                    host_out.ctypes.data, src.data.ptr, src.nbytes,
+                    cupy.cuda.runtime.memcpyDeviceToHost, stream.ptr,
+                )
+            else:
+                host_out[...] = src.get(stream=stream)
+
+    def synchronize(self, devices=None) -> None:
+        for device in self.device_ids if devices is None else devices:
+            if device in self._streams:
+                self._streams[device].synchronize()
+
+
+class _DeviceStream:
+    """Enter a CUDA device and its stream together (one reusable object per device)."""
+
+    __slots__ = ("device", "stream")
+
+    def __init__(self, device, stream) -> None:
+        self.device = device
+        self.stream = stream
+
+    def __enter__(self):
+        self.device.__enter__()
+        self.stream.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stream.__exit__(*exc)
+        self.device.__exit__(*exc)
+
+
+@cache
+def get_backend(name: str):
+    """The backend called `name` ("cpu" or "cuda"), created once."""
+    if name == "cpu":
+        return CpuBackend(int(os.environ.get("MDARRAY_CPU_DEVICES", "4")))
+    if name == "cuda":
+        try:
+            backend = CudaBackend()
+        except ImportError as error:
+            raise RuntimeError("the cuda backend needs CuPy: pip install 'mdarray[cuda12]'") from error
+        if not backend.device_ids:
+            raise RuntimeError("the cuda backend found no CUDA device")
+        return backend
+    raise ValueError(f"unknown mdarray backend {name!r}; expected 'cpu' or 'cuda'")
+
+
+@cache
+def default_backend_name() -> str:
+    name = os.environ.get("MDARRAY_BACKEND")
+    if name:
+        if name not in ("cpu", "cuda"):
+            raise ValueError(f"MDARRAY_BACKEND must be 'cpu' or 'cuda', got {name!r}")
+        return name
+    try:
+        import cupy
+
+        if cupy.cuda.runtime.getDeviceCount() > 0:
+            return "cuda"
+    except Exception:  # no CuPy, no driver, or no device: the CPU serves
+        pass
+    return "cpu"
+
+
+def default_backend() -> str:
+    """The name of the default backend: ``"cuda"`` when CuPy sees a GPU, else ``"cpu"``.
+
+    ``MDARRAY_BACKEND=cpu|cuda`` overrides the choice.
+
+    >>> import mdarray
+    >>> mdarray.default_backend() in ("cpu", "cuda")
+    True
+    """
+    return default_backend_name()
+
+
+def backend():
+    """The default backend object."""
+    return get_backend(default_backend_name())
+
+
+def devices() -> tuple[int, ...]:
+    """Device ids of the default backend.
+
+    >>> import mdarray
+    >>> len(mdarray.devices()) >= 1
+    True
+    """
+    return backend().device_ids
+
+
+class DeviceSet:
+    """A set of devices of one backend: what ``x.device`` returns.
+
+    Hashable and iterable over device ids. As ``device=`` of a creation function it means
+    the default layout (blocks along axis 0) over these devices, whatever the shape.
+
+    >>> import mdarray
+    >>> ds = mdarray.DeviceSet([0, 1])
+    >>> list(ds), ds.backend in ("cpu", "cuda")
+    ([0, 1], True)
+    """
+
+    __slots__ = ("device_ids", "backend")
+
+    def __init__(self, device_ids, backend: str | None = None) -> None:
+        self.device_ids = tuple(int(d) for d in device_ids)
+        self.backend = default_backend_name() if backend is None else backend
+        if not self.device_ids:
+            raise ValueError("a DeviceSet needs at least one device")
+
+    def __iter__(self):
+        return iter(self.device_ids)
+
+    def __len__(self) -> int:
+        return len(self.device_ids)
+
+    def __contains__(self, device) -> bool:
+        return device in self.device_ids
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, DeviceSet):
+            return NotImplemented
+        return (self.device_ids, self.backend) == (other.device_ids, other.backend)
+
+    def __hash__(self) -> int:
+        return hash((self.device_ids, self.backend))
+
+    def __repr__(self) -> str:
+        return f"DeviceSet({list(self.device_ids)}, backend={self.backend!r})"

@@ -1,0 +1,54 @@
+"""Options that change how operations behave, set with the `options` context manager."""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from dataclasses import dataclass, replace
+
+
+class PerformanceWarning(UserWarning):
+    """An operation ran on gathered data instead of on the distributed chunks."""
+
+
+FALLBACK_POLICIES = ("warn", "raise", "allow")
+
+
+@dataclass(frozen=True)
+class Options:
+    #: What to do with a NumPy function that has no distributed implementation:
+    #: ``"warn"`` (gather, run, re-distribute, warn), ``"raise"`` (TypeError) or ``"allow"``.
+    fallback: str = "warn"
+    #: Arrays larger than this many bytes are never gathered implicitly.
+    fallback_limit: int = 1 << 30
+
+
+_current = contextvars.ContextVar("mdarray_options", default=Options())
+
+
+def get_options() -> Options:
+    return _current.get()
+
+
+@contextlib.contextmanager
+def options(**changes):
+    """Set options for the ``with`` block: ``fallback`` and ``fallback_limit``.
+
+    >>> import mdarray
+    >>> with mdarray.options(fallback="raise"):
+    ...     pass
+    """
+    unknown = set(changes) - set(Options.__dataclass_fields__)
+    if unknown:
+        raise TypeError(f"unknown mdarray option(s): {', '.join(sorted(unknown))}")
+    if "fallback" in changes and changes["fallback"] not in FALLBACK_POLICIES:
+        raise ValueError(f"fallback must be one of {FALLBACK_POLICIES}, got {changes['fallback']!r}")
+    if "fallback_limit" in changes and (
+        not isinstance(changes["fallback_limit"], int) or changes["fallback_limit"] < 0
+    ):
+        raise ValueError(f"fallback_limit must be a non-negative int, got {changes['fallback_limit']!r}")
+    token = _current.set(replace(_current.get(), **changes))
+    try:
+        yield _current.get()
+    finally:
+        _current.reset(token)

@@ -1,0 +1,57 @@
+"""Seeing data movement: `count_transfers` counts bytes moved per device pair."""
+
+from __future__ import annotations
+
+import contextlib
+from collections import Counter
+
+_counters: list[TransferCount] = []
+
+
+class TransferCount:
+    """Bytes moved per ``(source, destination)`` device pair inside `count_transfers`.
+
+    ``"host"`` stands for host memory. ``total`` is the sum over pairs; ``copies`` the
+    number of separate copies issued.
+    """
+
+    def __init__(self) -> None:
+        self.bytes: Counter = Counter()
+        self.copies = 0
+
+    @property
+    def total(self) -> int:
+        return sum(self.bytes.values())
+
+    def __getitem__(self, pair) -> int:
+        return self.bytes[pair]
+
+    def __repr__(self) -> str:
+        pairs = ", ".join(f"{src}->{dst}: {n}" for (src, dst), n in sorted(self.bytes.items(), key=str))
+        return f"TransferCount({{{pairs}}}, copies={self.copies})"
+
+
+def record_transfer(src, dst, nbytes: int) -> None:
+    """Called by the backend for every copy between two devices or host and device."""
+    for counter in _counters:
+        counter.bytes[(src, dst)] += int(nbytes)
+        counter.copies += 1
+
+
+@contextlib.contextmanager
+def count_transfers():
+    """Count bytes moved between devices (and host) inside the ``with`` block.
+
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.distributed_array(np.ones(8), mdarray.Layout.block((8,), devices=[0, 1]))
+    >>> with mdarray.count_transfers() as moved:
+    ...     y = x.reshard(mdarray.Layout.replicated((8,), devices=[0, 1]))
+    >>> moved.total
+    64
+    """
+    counter = TransferCount()
+    _counters.append(counter)
+    try:
+        yield counter
+    finally:
+        _counters.remove(counter)

@@ -1,0 +1,263 @@
+"""Layouts: which device holds which part of an array, as an immutable value."""
+
+from __future__ import annotations
+
+import itertools
+import operator
+from functools import cached_property
+
+import numpy as np
+from ndindex import Integer, Slice
+
+from . import _regions
+
+
+class Layout:
+    """The immutable, hashable pair (shape, normalized index map).
+
+    An index map is ``{device: [index, ...]}``; a bare index (not a list) means one chunk.
+    Each index has one int or slice per leading axis (missing axes mean the whole axis);
+    slices need a positive step. Normalized, every index is a tuple of ``slice(start,
+    stop, step)`` with all three set, ints becoming length-1 slices, so chunks keep the
+    array's ndim. Chunks may overlap, be strided, be empty, and several may share a
+    device; together they must cover every element.
+
+    >>> import mdarray
+    >>> layout = mdarray.Layout((4, 6), {0: (slice(0, 2),), 1: [(slice(2, 4), 0), (slice(2, 4), slice(1, 6))]})
+    >>> layout.index_map[1]
+    [(slice(2, 4, 1), slice(0, 1, 1)), (slice(2, 4, 1), slice(1, 6, 1))]
+    >>> Layout.block((4, 6), devices=[0, 1]).chunk_shapes
+    ((2, 6), (2, 6))
+    """
+
+    __slots__ = ("shape", "chunks", "_hash", "__dict__")
+
+    def __init__(self, shape, index_map) -> None:
+        self.shape = _normalize_shape(shape)
+        if not isinstance(index_map, dict):
+            raise TypeError(f"index_map must be a dict {{device: [index, ...]}}, got {type(index_map).__name__}")
+        chunks = []
+        for device, indices in index_map.items():
+            device = _normalize_device(device)
+            if not isinstance(indices, list):
+                indices = [indices]
+            for k, index in enumerate(indices):
+                chunks.append((device, _normalize_index(index, self.shape, device, k)))
+        if not chunks:
+            raise ValueError("index_map has no chunks; every element needs a chunk holding it")
+        self.chunks = tuple(chunks)
+        self._hash = hash((self.shape, self._key))
+        self._check_coverage()
+
+    @cached_property
+    def _key(self) -> tuple:
+        return tuple((d, tuple((s.start, s.stop, s.step) for s in index)) for d, index in self.chunks)
+
+    @cached_property
+    def boxes(self) -> tuple:
+        """Each chunk's global positions as a tuple of ranges (see `_regions`)."""
+        return tuple(tuple(range(s.start, s.stop, s.step) for s in index) for _, index in self.chunks)
+
+    @cached_property
+    def chunk_shapes(self) -> tuple:
+        return tuple(_regions.box_shape(box) for box in self.boxes)
+
+    @cached_property
+    def chunk_devices(self) -> tuple:
+        return tuple(device for device, _ in self.chunks)
+
+    @property
+    def index_map(self) -> dict:
+        """``{device: [index, ...]}`` with normalized indices (a new dict each time)."""
+        out: dict = {}
+        for device, index in self.chunks:
+            out.setdefault(device, []).append(index)
+        return out
+
+    @cached_property
+    def devices(self) -> tuple:
+        """The devices holding chunks, in order of first appearance."""
+        return tuple(dict.fromkeys(self.chunk_devices))
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @cached_property
+    def has_overlaps(self) -> bool:
+        """True if some element is held by more than one chunk."""
+        return self.cover.shadowed_any
+
+    @cached_property
+    def cover(self):
+        return _LayoutCover(self)
+
+    def _check_coverage(self) -> None:
+        if not int(np.prod(self.shape, dtype=np.int64)):
+            return
+        missing = _regions.cover(_regions.full_box(self.shape), self.boxes).uncovered()
+        if missing is not None:
+            raise ValueError(
+                f"index_map leaves element {missing} of an array of shape {self.shape} "
+                "uncovered: every element needs a chunk holding it"
+            )
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, Layout):
+            return NotImplemented
+        return self.shape == other.shape and self._key == other._key
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __repr__(self) -> str:
+        return f"Layout({self.shape}, {self.index_map!r})"
+
+    def __reduce__(self):
+        return (Layout, (self.shape, self.index_map))
+
+    # Constructors -------------------------------------------------------------------
+
+    @classmethod
+    def block(cls, shape, axis: int = 0, devices=None) -> Layout:
+        """Contiguous blocks along `axis`, one per device, sizes as even as possible.
+
+        >>> Layout.block((5, 2), devices=[0, 1]).index_map
+        {0: [(slice(0, 3, 1), slice(0, 2, 1))], 1: [(slice(3, 5, 1), slice(0, 2, 1))]}
+        """
+        shape = _normalize_shape(shape)
+        devices = _default_devices(devices)
+        if not shape:
+            return cls.replicated(shape, devices[:1])
+        axis = _normalize_axis(axis, len(shape))
+        grid = tuple(len(devices) if a == axis else 1 for a in range(len(shape)))
+        return cls.grid(shape, grid, devices)
+
+    @classmethod
+    def grid(cls, shape, grid, devices=None) -> Layout:
+        """Blocks on a grid: ``grid[a]`` parts along axis ``a``; devices assigned in C
+        order over the blocks, cycling when there are more blocks than devices.
+
+        >>> Layout.grid((4, 4), (2, 2), devices=[0, 1, 2, 3]).index_map[3]
+        [(slice(2, 4, 1), slice(2, 4, 1))]
+        """
+        shape = _normalize_shape(shape)
+        devices = _default_devices(devices)
+        grid = tuple(operator.index(g) for g in grid)
+        if len(grid) > len(shape) or any(g < 1 for g in grid):
+            raise ValueError(f"grid {grid} must have at most {len(shape)} positive entries for shape {shape}")
+        grid = grid + (1,) * (len(shape) - len(grid))
+        edges = [_split(n, g) for n, g in zip(shape, grid)]
+        index_map: dict = {}
+        for k, block in enumerate(itertools.product(*[range(g) for g in grid])):
+            index = tuple(slice(edges[a][b], edges[a][b + 1], 1) for a, b in enumerate(block))
+            index_map.setdefault(devices[k % len(devices)], []).append(index)
+        return cls(shape, index_map)
+
+    @classmethod
+    def replicated(cls, shape, devices=None) -> Layout:
+        """The whole array on every device.
+
+        >>> Layout.replicated((3,), devices=[0, 2]).index_map
+        {0: [(slice(0, 3, 1),)], 2: [(slice(0, 3, 1),)]}
+        """
+        shape = _normalize_shape(shape)
+        full = tuple(slice(0, n, 1) for n in shape)
+        return cls(shape, {d: [full] for d in _default_devices(devices)})
+
+
+class _LayoutCover:
+    """The cover of a layout's own array by its chunks: who owns each element."""
+
+    def __init__(self, layout: Layout) -> None:
+        self.cover = _regions.cover(_regions.full_box(layout.shape), layout.boxes)
+        self.shadowed = tuple(self.cover.shadowed(k) for k in range(len(layout.chunks)))
+        self.shadowed_any = any(self.shadowed)
+
+
+def _normalize_shape(shape) -> tuple[int, ...]:
+    if isinstance(shape, (int, np.integer)):
+        shape = (shape,)
+    try:
+        shape = tuple(operator.index(n) for n in shape)
+    except TypeError:
+        raise TypeError(f"shape must be a tuple of ints, got {shape!r}") from None
+    if any(n < 0 for n in shape):
+        raise ValueError(f"negative dimensions are not allowed: {shape}")
+    return shape
+
+
+def _normalize_device(device) -> int:
+    if isinstance(device, (bool, np.bool_)) or not isinstance(device, (int, np.integer)):
+        raise TypeError(f"index_map keys must be int device ids, got {device!r}")
+    if device < 0:
+        raise ValueError(f"device ids are non-negative, got {device}")
+    return int(device)
+
+
+def _normalize_axis(axis, ndim: int) -> int:
+    axis = operator.index(axis)
+    if not -ndim <= axis < ndim:
+        raise np.exceptions.AxisError(axis, ndim)
+    return axis % ndim
+
+
+def _normalize_index(index, shape: tuple, device: int, k: int) -> tuple[slice, ...]:
+    where = f"chunk {k} of device {device}"
+    if not isinstance(index, tuple):
+        index = (index,)
+    if len(index) > len(shape):
+        raise IndexError(
+            f"too many indices for an array of shape {shape}: {where} has {len(index)}"
+        )
+    out = []
+    for axis, (item, n) in enumerate(zip(index + (slice(None),) * (len(shape) - len(index)), shape)):
+        if isinstance(item, (bool, np.bool_)) or not isinstance(item, (int, np.integer, slice)):
+            raise TypeError(f"{where}: index {item!r} on axis {axis} must be an int or a slice")
+        if isinstance(item, slice):
+            for name in ("start", "stop", "step"):
+                value = getattr(item, name)
+                if value is not None and not isinstance(value, (int, np.integer)):
+                    raise TypeError(f"{where}: slice {name} {value!r} on axis {axis} must be an int")
+            if item.step is not None and item.step <= 0:
+                raise ValueError(f"{where}: slice step must be positive on axis {axis}, got {item.step}")
+            for name in ("start", "stop"):
+                value = getattr(item, name)
+                if value is not None and not -n <= value <= n:
+                    raise IndexError(
+                        f"{where}: slice {name} {value} is out of bounds for axis {axis} with size {n}"
+                    )
+            reduced = Slice(item.start, item.stop, item.step).reduce(n)
+            step = reduced.step
+            r = range(reduced.start, reduced.stop, step)
+            out.append(slice(r.start, r.start + len(r) * step, step) if len(r) else slice(0, 0, 1))
+        else:
+            if not -n <= item < n:
+                raise IndexError(f"{where}: index {item} is out of bounds for axis {axis} with size {n}")
+            i = int(Integer(item).reduce(n).raw)
+            out.append(slice(i, i + 1, 1))
+    return tuple(out)
+
+
+def _split(n: int, parts: int) -> list[int]:
+    base, extra = divmod(n, parts)
+    edges = [0]
+    for p in range(parts):
+        edges.append(edges[-1] + base + (1 if p < extra else 0))
+    return edges
+
+
+def _default_devices(devices) -> tuple[int, ...]:
+    if devices is None:
+        from ._backend import devices as backend_devices
+
+        return backend_devices()
+    if hasattr(devices, "device_ids"):
+        devices = devices.device_ids
+    if isinstance(devices, (int, np.integer)):
+        devices = (devices,)
+    devices = tuple(_normalize_device(d) for d in devices)
+    if not devices:
+        raise ValueError("devices must not be empty")
+    return devices
+

@@ -1,0 +1,97 @@
+"""Modes: how the copies of an element held by overlapping chunks combine into its value."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class Mode:
+    """How overlapping copies combine: REPLICA, or a partial result (SUM, PROD, MAX, MIN).
+
+    In REPLICA mode every copy holds the value. In the other modes the value is the
+    sum / product / max / min of all copies; a copy that does not contribute holds the
+    mode's identity. Modes are singletons; ``str(mode)`` is the name accepted wherever a
+    mode is taken.
+
+    >>> import mdarray
+    >>> str(mdarray.SUM), mdarray.as_mode("max") is mdarray.MAX
+    ('sum', True)
+    """
+
+    __slots__ = ("name", "ufunc_name")
+
+    def __init__(self, name: str, ufunc_name: str | None) -> None:
+        self.name = name
+        self.ufunc_name = ufunc_name
+
+    def __repr__(self) -> str:
+        return f"mdarray.{self.name.upper()}"
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __reduce__(self):
+        return (as_mode, (self.name,))
+
+    @property
+    def is_partial(self) -> bool:
+        """True for SUM, PROD, MAX and MIN: the value is spread over the copies."""
+        return self.ufunc_name is not None
+
+    @property
+    def idempotent(self) -> bool:
+        """True where combining a value with itself gives it back (REPLICA, MAX, MIN)."""
+        return self.name in ("replica", "max", "min")
+
+    def ufunc(self, xp):
+        """The binary ufunc of `xp` that combines two partial copies."""
+        return getattr(xp, self.ufunc_name)
+
+    def identity(self, dtype) -> object:
+        """The value a non-contributing copy holds, as a scalar of `dtype`.
+
+        Raises TypeError where the dtype cannot hold this mode (MAX or MIN on complex,
+        any partial mode on non-numeric dtypes).
+        """
+        dtype = np.dtype(dtype)
+        if not self.is_partial:
+            raise TypeError("REPLICA mode has no identity")
+        kind = dtype.kind
+        if kind not in "biufc":
+            raise TypeError(f"mode {self} needs a numeric or bool dtype, got {dtype}")
+        if self.name == "sum":
+            return dtype.type(0)
+        if self.name == "prod":
+            return dtype.type(1)
+        if kind == "c":
+            raise TypeError(f"mode {self} is not defined for complex dtype {dtype}")
+        lowest = self.name == "max"
+        if kind == "b":
+            return np.bool_(not lowest)
+        if kind == "f":
+            return dtype.type(-np.inf if lowest else np.inf)
+        info = np.iinfo(dtype)
+        return dtype.type(info.min if lowest else info.max)
+
+    def check_dtype(self, dtype) -> None:
+        """Raise TypeError if `dtype` cannot hold this mode."""
+        if self.is_partial:
+            self.identity(dtype)
+
+
+REPLICA = Mode("replica", None)
+SUM = Mode("sum", "add")
+PROD = Mode("prod", "multiply")
+MAX = Mode("max", "maximum")
+MIN = Mode("min", "minimum")
+
+MODES = {mode.name: mode for mode in (REPLICA, SUM, PROD, MAX, MIN)}
+
+
+def as_mode(mode) -> Mode:
+    """The Mode for a Mode or its name (case-insensitive)."""
+    if isinstance(mode, Mode):
+        return mode
+    if isinstance(mode, str) and mode.lower() in MODES:
+        return MODES[mode.lower()]
+    raise ValueError(f"unknown mode {mode!r}; expected one of {sorted(MODES)} or a mdarray.Mode")
