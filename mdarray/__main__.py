@@ -20,7 +20,9 @@ def main() -> None:
     print(z)
     print("matches NumPy:", np.allclose(z.get(), np.sqrt(host) * 2 + host))
     partial = x.change_mode("sum")
-    print(f"\nx in SUM mode: {partial.mode}, value unchanged: {np.array_equal(partial.get(), host)}")
+    print(
+        f"\nx in SUM mode: {partial.mode}, value unchanged: {np.array_equal(partial.get(), host)}"
+    )
 
 
 if __name__ == "__main__":

@@ -40,16 +40,26 @@ class DistArray(NDArrayOperatorsMixin):
         data = tuple(data)
         dtype = np.dtype(dtype)
         if len(data) != len(layout.chunks):
-            raise ValueError(f"layout has {len(layout.chunks)} chunks but {len(data)} arrays were given")
+            raise ValueError(
+                f"layout has {len(layout.chunks)} chunks but {len(data)} arrays were given"
+            )
         _check_devices(layout, backend)
-        for k, (array, shape, device) in enumerate(zip(data, layout.chunk_shapes, layout.chunk_devices)):
+        for k, (array, shape, device) in enumerate(
+            zip(data, layout.chunk_shapes, layout.chunk_devices)
+        ):
             if tuple(array.shape) != shape:
-                raise ValueError(f"chunk {k} on device {device} has shape {array.shape}, its index needs {shape}")
+                raise ValueError(
+                    f"chunk {k} on device {device} has shape {array.shape}, its index needs {shape}"
+                )
             if array.dtype != dtype:
-                raise TypeError(f"chunk {k} on device {device} has dtype {array.dtype}, the array's is {dtype}")
+                raise TypeError(
+                    f"chunk {k} on device {device} has dtype {array.dtype}, the array's is {dtype}"
+                )
             where = backend.device_of(array)
             if where is not None and where != device:
-                raise ValueError(f"chunk {k} is on device {where}, its index map puts it on device {device}")
+                raise ValueError(
+                    f"chunk {k} is on device {where}, its index map puts it on device {device}"
+                )
         mode.check_dtype(dtype)
         self = object.__new__(cls)
         self._layout = layout
@@ -171,7 +181,9 @@ class DistArray(NDArrayOperatorsMixin):
         """
         layout = index_map if isinstance(index_map, Layout) else Layout(self.shape, index_map)
         if layout.shape != self.shape:
-            raise ValueError(f"reshard: layout shape {layout.shape} does not match the array's {self.shape}")
+            raise ValueError(
+                f"reshard: layout shape {layout.shape} does not match the array's {self.shape}"
+            )
         _check_devices(layout, self._backend)
         return _redistribute.reshard(self, layout)
 
@@ -361,7 +373,9 @@ class DistArray(NDArrayOperatorsMixin):
     def __cuda_array_interface__(self) -> dict:
         if self._backend.name != "cuda":
             raise AttributeError("__cuda_array_interface__ exists only for arrays on CUDA devices")
-        return self._single_chunk("__cuda_array_interface__", AttributeError).__cuda_array_interface__
+        return self._single_chunk(
+            "__cuda_array_interface__", AttributeError
+        ).__cuda_array_interface__
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         chunk = self._single_chunk("__dlpack__", BufferError)
@@ -398,4 +412,3 @@ def _check_devices(layout: Layout, backend) -> None:
                 f"device {device} in the index map is not a device of the {backend.name} backend "
                 f"(devices {list(backend.device_ids)})"
             )
-

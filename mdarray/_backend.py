@@ -204,8 +204,11 @@ class CudaBackend:
             src = cupy.ascontiguousarray(array)
             if host_out.flags.c_contiguous:
                 cupy.cuda.runtime.memcpyAsync(
-                    host_out.ctypes.data, src.data.ptr, src.nbytes,
-                    cupy.cuda.runtime.memcpyDeviceToHost, stream.ptr,
+                    host_out.ctypes.data,
+                    src.data.ptr,
+                    src.nbytes,
+                    cupy.cuda.runtime.memcpyDeviceToHost,
+                    stream.ptr,
                 )
             else:
                 host_out[...] = src.get(stream=stream)
@@ -244,7 +247,9 @@ def get_backend(name: str):
         try:
             backend = CudaBackend()
         except ImportError as error:
-            raise RuntimeError("the cuda backend needs CuPy: pip install 'mdarray[cuda12]'") from error
+            raise RuntimeError(
+                "the cuda backend needs CuPy: pip install 'mdarray[cuda12]'"
+            ) from error
         if not backend.device_ids:
             raise RuntimeError("the cuda backend found no CUDA device")
         return backend

@@ -23,7 +23,7 @@ class Options:
     fallback_limit: int = 1 << 30
 
 
-_current = contextvars.ContextVar("mdarray_options", default=Options())
+_current = contextvars.ContextVar("mdarray_options", default=Options())  # noqa: B039 (frozen)
 
 
 def get_options() -> Options:
@@ -42,11 +42,15 @@ def options(**changes):
     if unknown:
         raise TypeError(f"unknown mdarray option(s): {', '.join(sorted(unknown))}")
     if "fallback" in changes and changes["fallback"] not in FALLBACK_POLICIES:
-        raise ValueError(f"fallback must be one of {FALLBACK_POLICIES}, got {changes['fallback']!r}")
+        raise ValueError(
+            f"fallback must be one of {FALLBACK_POLICIES}, got {changes['fallback']!r}"
+        )
     if "fallback_limit" in changes and (
         not isinstance(changes["fallback_limit"], int) or changes["fallback_limit"] < 0
     ):
-        raise ValueError(f"fallback_limit must be a non-negative int, got {changes['fallback_limit']!r}")
+        raise ValueError(
+            f"fallback_limit must be a non-negative int, got {changes['fallback_limit']!r}"
+        )
     token = _current.set(replace(_current.get(), **changes))
     try:
         yield _current.get()

@@ -8,7 +8,8 @@ import numpy as np
 
 from . import _regions
 from ._array import DistArray
-from ._backend import DeviceSet, backend as default_backend_object, get_backend
+from ._backend import DeviceSet, get_backend
+from ._backend import backend as default_backend_object
 from ._layout import Layout
 from ._modes import REPLICA, as_mode
 
@@ -55,7 +56,9 @@ def distributed_array(array, index_map, mode=REPLICA) -> DistArray:
 def _as_layout(shape, index_map) -> Layout:
     if isinstance(index_map, Layout):
         if index_map.shape != tuple(shape):
-            raise ValueError(f"layout shape {index_map.shape} does not match the array's shape {tuple(shape)}")
+            raise ValueError(
+                f"layout shape {index_map.shape} does not match the array's shape {tuple(shape)}"
+            )
         return index_map
     return Layout(shape, index_map)
 
@@ -103,7 +106,10 @@ def full(shape, fill_value, *, dtype=None, device=None) -> DistArray:
     dtype = np.asarray(fill_value).dtype if dtype is None else np.dtype(dtype)
     backend = _backend_for(device)
     layout = layout_for_device(_shape_tuple(shape), device, backend)
-    data = [backend.full(s, fill_value, dtype, d) for s, d in zip(layout.chunk_shapes, layout.chunk_devices)]
+    data = [
+        backend.full(s, fill_value, dtype, d)
+        for s, d in zip(layout.chunk_shapes, layout.chunk_devices)
+    ]
     return DistArray._new(layout, data, REPLICA, dtype, backend)
 
 

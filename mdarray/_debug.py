@@ -27,7 +27,9 @@ class TransferCount:
         return self.bytes[pair]
 
     def __repr__(self) -> str:
-        pairs = ", ".join(f"{src}->{dst}: {n}" for (src, dst), n in sorted(self.bytes.items(), key=str))
+        pairs = ", ".join(
+            f"{src}->{dst}: {n}" for (src, dst), n in sorted(self.bytes.items(), key=str)
+        )
         return f"TransferCount({{{pairs}}}, copies={self.copies})"
 
 

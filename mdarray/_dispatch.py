@@ -49,7 +49,9 @@ def check_fallback(name: str, nbytes: int) -> None:
     """Apply the fallback policy to gathering `nbytes` for `name`; raise or warn."""
     opts = get_options()
     if opts.fallback == "raise":
-        raise TypeError(f"{name} has no distributed implementation for DistArray (fallback='raise')")
+        raise TypeError(
+            f"{name} has no distributed implementation for DistArray (fallback='raise')"
+        )
     if nbytes > opts.fallback_limit:
         raise TypeError(
             f"{name} has no distributed implementation and its DistArray operands ({nbytes} bytes) "
@@ -103,8 +105,10 @@ def _redistributed(result, template: DistArray):
     if isinstance(result, list):
         return [_redistributed(r, template) for r in result]
     if isinstance(result, np.ndarray) and result.ndim:
-        layout = template.layout if result.shape == template.shape else Layout.block(
-            result.shape, devices=template.devices
+        layout = (
+            template.layout
+            if result.shape == template.shape
+            else Layout.block(result.shape, devices=template.devices)
         )
         return distributed_array(result, layout)
     return result
@@ -156,9 +160,11 @@ def aligned_chunks(operand, layout: Layout, backend) -> list:
         return out
     if isinstance(operand, np.ndarray) or backend.is_native(operand):
         if operand.ndim == 0:
-            return [operand[()]] * len(layout.chunks) if isinstance(operand, np.ndarray) else [
-                backend.adopt(operand, d) for d in layout.chunk_devices
-            ]
+            return (
+                [operand[()]] * len(layout.chunks)
+                if isinstance(operand, np.ndarray)
+                else [backend.adopt(operand, d) for d in layout.chunk_devices]
+            )
         regions = broadcast_regions(layout, operand.shape)
         out = []
         for region, device in zip(regions, layout.chunk_devices):

@@ -25,4 +25,6 @@ def ufunc_call(ufunc, inputs, kwargs):
             results.append(kernel(*(chunks[k] for chunks in operands), **kwargs))
     if ufunc.nout == 1:
         return _dispatch.wrap(layout, results, backend)
-    return tuple(_dispatch.wrap(layout, [r[i] for r in results], backend) for i in range(ufunc.nout))
+    return tuple(
+        _dispatch.wrap(layout, [r[i] for r in results], backend) for i in range(ufunc.nout)
+    )

@@ -35,7 +35,9 @@ class Layout:
     def __init__(self, shape, index_map) -> None:
         self.shape = _normalize_shape(shape)
         if not isinstance(index_map, dict):
-            raise TypeError(f"index_map must be a dict {{device: [index, ...]}}, got {type(index_map).__name__}")
+            raise TypeError(
+                f"index_map must be a dict {{device: [index, ...]}}, got {type(index_map).__name__}"
+            )
         chunks = []
         for device, indices in index_map.items():
             device = _normalize_device(device)
@@ -51,12 +53,16 @@ class Layout:
 
     @cached_property
     def _key(self) -> tuple:
-        return tuple((d, tuple((s.start, s.stop, s.step) for s in index)) for d, index in self.chunks)
+        return tuple(
+            (d, tuple((s.start, s.stop, s.step) for s in index)) for d, index in self.chunks
+        )
 
     @cached_property
     def boxes(self) -> tuple:
         """Each chunk's global positions as a tuple of ranges (see `_regions`)."""
-        return tuple(tuple(range(s.start, s.stop, s.step) for s in index) for _, index in self.chunks)
+        return tuple(
+            tuple(range(s.start, s.stop, s.step) for s in index) for _, index in self.chunks
+        )
 
     @cached_property
     def chunk_shapes(self) -> tuple:
@@ -145,7 +151,9 @@ class Layout:
         devices = _default_devices(devices)
         grid = tuple(operator.index(g) for g in grid)
         if len(grid) > len(shape) or any(g < 1 for g in grid):
-            raise ValueError(f"grid {grid} must have at most {len(shape)} positive entries for shape {shape}")
+            raise ValueError(
+                f"grid {grid} must have at most {len(shape)} positive entries for shape {shape}"
+            )
         grid = grid + (1,) * (len(shape) - len(grid))
         edges = [_split(n, g) for n, g in zip(shape, grid)]
         index_map: dict = {}
@@ -211,16 +219,22 @@ def _normalize_index(index, shape: tuple, device: int, k: int) -> tuple[slice, .
             f"too many indices for an array of shape {shape}: {where} has {len(index)}"
         )
     out = []
-    for axis, (item, n) in enumerate(zip(index + (slice(None),) * (len(shape) - len(index)), shape)):
+    for axis, (item, n) in enumerate(
+        zip(index + (slice(None),) * (len(shape) - len(index)), shape)
+    ):
         if isinstance(item, (bool, np.bool_)) or not isinstance(item, (int, np.integer, slice)):
             raise TypeError(f"{where}: index {item!r} on axis {axis} must be an int or a slice")
         if isinstance(item, slice):
             for name in ("start", "stop", "step"):
                 value = getattr(item, name)
                 if value is not None and not isinstance(value, (int, np.integer)):
-                    raise TypeError(f"{where}: slice {name} {value!r} on axis {axis} must be an int")
+                    raise TypeError(
+                        f"{where}: slice {name} {value!r} on axis {axis} must be an int"
+                    )
             if item.step is not None and item.step <= 0:
-                raise ValueError(f"{where}: slice step must be positive on axis {axis}, got {item.step}")
+                raise ValueError(
+                    f"{where}: slice step must be positive on axis {axis}, got {item.step}"
+                )
             for name in ("start", "stop"):
                 value = getattr(item, name)
                 if value is not None and not -n <= value <= n:
@@ -233,7 +247,9 @@ def _normalize_index(index, shape: tuple, device: int, k: int) -> tuple[slice, .
             out.append(slice(r.start, r.start + len(r) * step, step) if len(r) else slice(0, 0, 1))
         else:
             if not -n <= item < n:
-                raise IndexError(f"{where}: index {item} is out of bounds for axis {axis} with size {n}")
+                raise IndexError(
+                    f"{where}: index {item} is out of bounds for axis {axis} with size {n}"
+                )
             i = int(Integer(item).reduce(n).raw)
             out.append(slice(i, i + 1, 1))
     return tuple(out)
@@ -260,4 +276,3 @@ def _default_devices(devices) -> tuple[int, ...]:
     if not devices:
         raise ValueError("devices must not be empty")
     return devices
-

@@ -40,7 +40,9 @@ def partial_plan(layout: Layout, region: tuple) -> tuple:
     for k, box in enumerate(layout.boxes):
         common = _regions.intersect(region, box)
         if common is not None:
-            out.append((k, _regions.local_box_index(region, common), _regions.local_box_index(box, common)))
+            out.append(
+                (k, _regions.local_box_index(region, common), _regions.local_box_index(box, common))
+            )
     return tuple(out)
 
 
@@ -75,7 +77,12 @@ def region_value(x, region: tuple, device):
     with backend.on(device):
         for k, region_index, chunk_index in plan:
             piece = _regions.apply_index(x._data[k], chunk_index, backend.xp)
-            _assign(out, region_index, backend.move(piece, x.layout.chunk_devices[k], device), backend.xp)
+            _assign(
+                out,
+                region_index,
+                backend.move(piece, x.layout.chunk_devices[k], device),
+                backend.xp,
+            )
     return out
 
 
@@ -138,7 +145,7 @@ def reshard(x, layout: Layout):
         for shape, device in zip(layout.chunk_shapes, layout.chunk_devices)
     ]
     ufunc = x.mode.ufunc(backend.xp)
-    for s, (box, src_device) in enumerate(zip(x.layout.boxes, x.layout.chunk_devices)):
+    for s, src_device in enumerate(x.layout.chunk_devices):
         for t, chunk_index, target_index in _partial_sends(x.layout, layout, s):
             piece = backend.move(x._data[s][chunk_index], src_device, layout.chunk_devices[t])
             with backend.on(layout.chunk_devices[t]):

@@ -153,10 +153,20 @@ def _local_range(r: range, src: range) -> range:
 
 def _axis_classes(n: int, local: list[range]):
     if all(lr.step == 1 or len(lr) <= 1 for lr in local):
-        cuts = sorted({0, n} | {lr.start for lr in local if len(lr)} | {lr.start + len(lr) for lr in local if len(lr)})
+        cuts = sorted(
+            {0, n}
+            | {lr.start for lr in local if len(lr)}
+            | {lr.start + len(lr) for lr in local if len(lr)}
+        )
         classes = [range(a, b) for a, b in zip(cuts, cuts[1:])]
         members = np.array(
-            [[len(lr) > 0 and lr.start <= c.start and c.stop <= lr.start + len(lr) for c in classes] for lr in local],
+            [
+                [
+                    len(lr) > 0 and lr.start <= c.start and c.stop <= lr.start + len(lr)
+                    for c in classes
+                ]
+                for lr in local
+            ],
             dtype=bool,
         ).reshape(len(local), len(classes))
         return classes, members, True
@@ -219,7 +229,8 @@ def _boxes(mask: np.ndarray, contiguous: list[bool]):
                 continue
             while hi[axis] < mask.shape[axis]:
                 slab = tuple(
-                    slice(hi[a], hi[a] + 1) if a == axis else slice(lo[a], hi[a]) for a in range(ndim)
+                    slice(hi[a], hi[a] + 1) if a == axis else slice(lo[a], hi[a])
+                    for a in range(ndim)
                 )
                 if not todo[slab].all():
                     break

@@ -61,13 +61,16 @@ def picture(x, rows: int = 8, cols: int = 32) -> str:
             lines.append(f"(first two axes shown; the picture samples {rows}x{cols} points)")
     per_device: dict = {}
     for device, shape in zip(layout.chunk_devices, layout.chunk_shapes):
-        per_device[device] = per_device.get(device, 0) + int(np.prod(shape, dtype=np.int64)) * x.itemsize
+        per_device[device] = (
+            per_device.get(device, 0) + int(np.prod(shape, dtype=np.int64)) * x.itemsize
+        )
     lines.append(
         "bytes per device: " + ", ".join(f"{d}: {_bytes(n)}" for d, n in per_device.items())
     )
     if layout.has_overlaps:
         lines.append(
-            "overlapping chunks hold " + ("copies of one value" if not x.mode.is_partial else f"partial values ({x.mode})")
+            "overlapping chunks hold "
+            + ("copies of one value" if not x.mode.is_partial else f"partial values ({x.mode})")
         )
     return "\n".join(lines)
 
