@@ -66,7 +66,7 @@ def region_value(x, region: tuple, device):
         for k, region_index, chunk_index in plan:
             piece = _regions.apply_index(x._data[k], chunk_index, backend.xp)
             if _regions.is_basic(region_index):
-                backend.to_host_into(out[region_index], piece, x.layout.chunk_devices[k])
+                backend.to_host_into(out[(*region_index, ...)], piece, x.layout.chunk_devices[k])
             else:
                 staged.append((region_index, _to_host(backend, piece, x.layout.chunk_devices[k])))
         backend.synchronize(x.layout.devices)
@@ -93,7 +93,7 @@ def _combine_region(x, region: tuple, device):
     with backend.on(device):
         for k, region_index, chunk_index in partial_plan(x.layout, region):
             piece = backend.move(x._data[k][chunk_index], x.layout.chunk_devices[k], device)
-            target = out[region_index]
+            target = out[(*region_index, ...)]
             ufunc(target, piece, out=target)
     return out
 
@@ -149,7 +149,7 @@ def reshard(x, layout: Layout):
         for t, chunk_index, target_index in _partial_sends(x.layout, layout, s):
             piece = backend.move(x._data[s][chunk_index], src_device, layout.chunk_devices[t])
             with backend.on(layout.chunk_devices[t]):
-                target = data[t][target_index]
+                target = data[t][(*target_index, ...)]
                 ufunc(target, piece, out=target)
     return x._with(layout=layout, data=data)
 

@@ -1,9 +1,10 @@
-import numpy as np
+from hypothesis import given
 
-import mdarray
+from mdarray.testing import assert_dist_equal
+from mdarray.testing import strategies as mst
 
 
-def test_round_trip_over_block_layout():
-    host = np.arange(24.0).reshape(6, 4)
-    x = mdarray.distributed_array(host, mdarray.Layout.block(host.shape))
-    np.testing.assert_array_equal(x.get(), host)
+@given(mst.dist_arrays())
+def test_drawn_arrays_hold_their_value(pair):
+    x, expected = pair
+    assert_dist_equal(x, expected)
