@@ -68,6 +68,9 @@ class CpuBackend:
         """A chunk array on `device` holding `array` (an array of this backend's kind)."""
         return self.from_host(np.asarray(array), device)
 
+    def export_to_current(self, device: int) -> None:
+        """Nothing to order on the CPU (see `CudaBackend.export_to_current`)."""
+
     def move(self, array, src_device: int, dst_device: int):
         """`array` (on `src_device`) as an array on `dst_device`: a view if they are one."""
         if src_device == dst_device:
@@ -99,6 +102,8 @@ class CudaBackend:
         self.device_ids = tuple(range(cupy.cuda.runtime.getDeviceCount()))
         self._streams: dict[int, object] = {}
         self._contexts: dict[int, object] = {}
+        # Per device: (host view, pinned staging) pairs written when the device syncs.
+        self._pending: dict[int, list] = {}
 
     def __repr__(self) -> str:
         return f"<mdarray cuda backend, devices {list(self.device_ids)}>"
@@ -143,12 +148,48 @@ class CudaBackend:
             out.set(np.ascontiguousarray(host_array), stream=self.stream(device))
             return out
 
+    def _foreign_stream(self, device: int):
+        """The caller's current stream on `device` when it is not ordered with ours.
+
+        The legacy default stream (ptr 0) needs no events: our streams are blocking, so
+        CUDA orders them with it. Any other stream (a user's non-blocking stream, the
+        per-thread default stream) is ordered with ours only through events.
+        """
+        with self._cupy.cuda.Device(device):
+            current = self._cupy.cuda.get_current_stream()
+        if current.ptr == 0 or current.ptr == self.stream(device).ptr:
+            return None
+        return current
+
     def adopt(self, array, device: int):
+        """A copy of the CuPy `array` (of the caller's stream) as a chunk on `device`.
+
+        Our stream waits for the caller's current stream before reading `array`, and the
+        caller's stream waits for the copy, so the caller may free or overwrite `array`
+        at once (CuPy's pool reuses its memory on the caller's stream).
+        """
         src_device = array.device.id
+        foreign = self._foreign_stream(src_device)
+        if foreign is not None:
+            self.stream(src_device).wait_event(foreign.record())
         if src_device == device:
             with self.on(device):
-                return self._cupy.array(array, copy=True, order="C")
-        return self.move(array, src_device, device, copy=True)
+                out = self._cupy.array(array, copy=True, order="C")
+        else:
+            out = self.move(array, src_device, device, copy=True)
+        if foreign is not None:
+            foreign.wait_event(self.stream(src_device).record())
+        return out
+
+    def export_to_current(self, device: int) -> None:
+        """Order the caller's current stream on `device` after work issued there by us.
+
+        Call before handing a chunk (or a result gathered on `device`) to code that runs
+        on the caller's stream: ``cupy.asarray(x)``, ``__cuda_array_interface__``.
+        """
+        foreign = self._foreign_stream(device)
+        if foreign is not None:
+            foreign.wait_event(self.stream(device).record())
 
     def move(self, array, src_device: int, dst_device: int, copy: bool = False):
         """`array` (on `src_device`) as an array on `dst_device`.
@@ -182,18 +223,21 @@ class CudaBackend:
     def host_empty(self, shape, dtype) -> np.ndarray:
         """A host array in page-locked memory from CuPy's pinned pool.
 
-        Device-to-host copies into pinned memory run at the link's speed and without a
-        staging copy; the pool makes later allocations of the same size cheap.
+        Device-to-host copies into pinned memory run at the link's speed, asynchronously
+        and without the driver's staging copy; the pool makes later allocations of the
+        same size cheap (the memory returns to the pool when the array is freed).
         """
         dtype = np.dtype(dtype)
         count = int(np.prod(shape, dtype=np.int64))
         memory = self._cupy.cuda.alloc_pinned_memory(max(count * dtype.itemsize, 1))
-        return np.frombuffer(memory, dtype, count).reshape(shape)
+        return np.ndarray(tuple(shape), dtype, buffer=memory)
 
     def to_host_into(self, host_out: np.ndarray, array, device: int) -> None:
-        """Copy device `array` into `host_out` (same shape), asynchronously when possible.
+        """Copy device `array` into `host_out` (same shape) asynchronously.
 
-        The copy is complete after `synchronize(device)`.
+        The copy is complete after `synchronize(device)`. A strided `host_out` (a box of
+        a bigger array) takes one 2-D copy per run of rows; one too scattered for that is
+        staged through a pinned buffer and written into place by `synchronize`.
         """
         cupy = self._cupy
         _debug.record_transfer(device, HOST, array.nbytes)
@@ -202,21 +246,74 @@ class CudaBackend:
         stream = self.stream(device)
         with self.on(device):
             src = cupy.ascontiguousarray(array)
-            if host_out.flags.c_contiguous:
-                cupy.cuda.runtime.memcpyAsync(
-                    host_out.ctypes.data,
-                    src.data.ptr,
-                    src.nbytes,
+            plan = _row_copies(host_out)
+            if plan is None:
+                staging = self.host_empty(src.shape, src.dtype)
+                plan = _row_copies(staging)
+                self._pending.setdefault(device, []).append((host_out, staging))
+                host_out = staging
+            base = host_out.ctypes.data
+            src_offset = 0
+            for dst_offset, width, height, pitch in plan:
+                cupy.cuda.runtime.memcpy2DAsync(
+                    base + dst_offset,
+                    pitch,
+                    src.data.ptr + src_offset,
+                    width,
+                    width,
+                    height,
                     cupy.cuda.runtime.memcpyDeviceToHost,
                     stream.ptr,
                 )
-            else:
-                host_out[...] = src.get(stream=stream)
+                src_offset += width * height
 
     def synchronize(self, devices=None) -> None:
+        """Wait for the work issued on `devices` (all by default), then finish staged
+        host copies."""
         for device in self.device_ids if devices is None else devices:
             if device in self._streams:
                 self._streams[device].synchronize()
+            for host_out, staging in self._pending.pop(device, ()):
+                host_out[...] = staging
+
+
+# Copies into a strided host view take at most this many 2-D copies; more are staged.
+_MAX_ROW_COPIES = 16
+# Rows narrower than this copy slowly one by one (a 2-D copy moves a row at a time).
+_MIN_ROW_BYTES = 512
+
+
+def _row_copies(view: np.ndarray):
+    """2-D copies ``(byte offset, row bytes, rows, pitch)`` that fill `view` in C order
+    from a contiguous source, or None where that takes too many or too narrow copies.
+    """
+    itemsize = view.itemsize
+    if any(s < 0 for s in view.strides):
+        return None
+    # Merge axes that are contiguous with the next one; size-1 axes do not matter.
+    axes: list[list[int]] = []
+    for n, stride in zip(view.shape, view.strides):
+        if n == 1:
+            continue
+        if axes and axes[-1][1] == n * stride:
+            axes[-1] = [axes[-1][0] * n, stride]
+        else:
+            axes.append([n, stride])
+    if axes and axes[-1][1] == itemsize:
+        width = axes.pop()[0] * itemsize
+    else:
+        width = itemsize
+    if not axes:
+        return ((0, width, 1, width),)
+    rows, pitch = axes.pop()
+    outer = [n for n, _ in axes]
+    count = int(np.prod(outer, dtype=np.int64))
+    if count > _MAX_ROW_COPIES or (rows > 1 and width < _MIN_ROW_BYTES):
+        return None
+    return tuple(
+        (sum(i * s for i, (_, s) in zip(position, axes)), width, rows, pitch)
+        for position in np.ndindex(*outer)
+    )
 
 
 class _DeviceStream:

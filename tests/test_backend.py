@@ -1,0 +1,189 @@
+"""The backend interface: chunk allocation, moves, host copies and their accounting.
+
+These run on the default backend, so the same tests check the cpu backend here and the
+cuda backend under ``MDARRAY_BACKEND=cuda``.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+import mdarray
+from mdarray import _backend
+from mdarray._backend import _row_copies
+
+
+@pytest.fixture
+def backend():
+    return _backend.backend()
+
+
+def _host(backend, array):
+    """A chunk array of `backend` as NumPy (through the backend's own host copy)."""
+    out = backend.host_empty(array.shape, array.dtype)
+    backend.to_host_into(out, array, backend.device_of(array) or 0)
+    backend.synchronize()
+    return out
+
+
+def test_default_backend_and_devices(backend):
+    assert mdarray.default_backend() == backend.name
+    assert mdarray.devices() == backend.device_ids
+    assert backend.device_ids
+    assert _backend.get_backend(backend.name) is backend
+
+
+def test_unknown_backend_name_is_refused():
+    with pytest.raises(ValueError, match="unknown mdarray backend 'tpu'"):
+        _backend.get_backend("tpu")
+
+
+def test_cpu_backend_needs_a_device():
+    with pytest.raises(ValueError, match="at least 1"):
+        _backend.CpuBackend(0)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "complex128", "bool"])
+def test_empty_full_and_from_host_make_chunks_on_the_device(backend, dtype):
+    device = backend.device_ids[-1]
+    host = (np.arange(12) % 3).astype(dtype).reshape(3, 4)
+    with mdarray.count_transfers() as moved:
+        chunk = backend.from_host(host, device)
+    assert moved[("host", device)] == host.nbytes
+    assert backend.is_native(chunk)
+    assert backend.device_of(chunk) in (None, device)
+    np.testing.assert_array_equal(_host(backend, chunk), host)
+    filled = backend.full((2, 3), 1, dtype, device)
+    np.testing.assert_array_equal(_host(backend, filled), np.ones((2, 3), dtype))
+    assert backend.empty((0, 5), dtype, device).shape == (0, 5)
+
+
+def test_move_to_the_same_device_is_a_view_and_is_not_counted(backend):
+    device = backend.device_ids[0]
+    chunk = backend.from_host(np.arange(6.0), device)
+    with mdarray.count_transfers() as moved:
+        same = backend.move(chunk, device, device)
+    assert same is chunk
+    assert moved.total == 0
+
+
+def test_move_between_devices_copies_once(backend):
+    if len(backend.device_ids) < 2:
+        pytest.skip("needs two devices")
+    src, dst = backend.device_ids[0], backend.device_ids[1]
+    host = np.arange(20.0).reshape(4, 5)
+    chunk = backend.from_host(host, src)
+    with mdarray.count_transfers() as moved:
+        out = backend.move(chunk[:, 1:4], src, dst)
+    assert moved[(src, dst)] == 4 * 3 * 8
+    assert moved.copies == 1
+    assert backend.device_of(out) in (None, dst)
+    np.testing.assert_array_equal(_host(backend, out), host[:, 1:4])
+
+
+def test_host_empty_gives_writable_host_arrays(backend):
+    out = backend.host_empty((3, 2), np.int16)
+    assert isinstance(out, np.ndarray)
+    assert out.shape == (3, 2) and out.dtype == np.int16
+    out[...] = 7
+    assert out.sum() == 42
+    assert backend.host_empty((0,), np.float64).shape == (0,)
+
+
+# A host view of a box of a bigger array, as `get` writes it: (shape, box as slices).
+_VIEWS = [
+    ((8, 16, 32), (slice(None),) * 3),
+    ((8, 16, 32), (slice(1, 3), slice(None), slice(None))),
+    ((8, 16, 32), (slice(None), slice(2, 5), slice(None))),
+    ((8, 16, 32), (slice(None), slice(None), slice(4, 20))),
+    ((8, 16, 32), (slice(2, 4), slice(3, 9), slice(0, 30))),
+    ((8, 16, 32), (slice(None), slice(None), slice(None, None, 2))),
+    ((64, 256), (slice(None), slice(0, 128))),
+    ((64, 256), (slice(5, 6), slice(3, 4))),
+    ((5,), (slice(1, 4),)),
+    ((), ()),
+]
+
+
+@pytest.mark.parametrize(("shape", "box"), _VIEWS)
+def test_to_host_into_fills_strided_views(backend, shape, box):
+    device = backend.device_ids[-1]
+    value = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+    out = backend.host_empty(shape, np.float32)
+    out[...] = -1
+    box = (*box, ...)  # views, also for 0-d arrays
+    chunk = backend.from_host(value[box], device)
+    with mdarray.count_transfers() as moved:
+        backend.to_host_into(out[box], chunk, device)
+    backend.synchronize([device])
+    assert moved[(device, "host")] == value[box].nbytes
+    expected = np.full(shape, -1, np.float32)
+    expected[box] = value[box]
+    np.testing.assert_array_equal(out, expected)
+
+
+def _apply_row_copies(view: np.ndarray, source: np.ndarray) -> None:
+    """Do what the planned 2-D copies do, on host memory, to check the plan."""
+    base = view.__array_interface__["data"][0]
+    memory = np.frombuffer(view.base if view.base is not None else view, np.uint8)
+    start = base - memory.__array_interface__["data"][0]
+    src = source.reshape(-1).view(np.uint8)
+    offset = 0
+    for dst_offset, width, height, pitch in _row_copies(view):
+        for row in range(height):
+            at = start + dst_offset + row * pitch
+            memory[at : at + width] = src[offset : offset + width]
+            offset += width
+    assert offset == source.nbytes
+
+
+@example(shape=(4, 6, 300), lo=(0, 1, 0), hi=(4, 3, 300))
+@given(
+    shape=st.lists(st.integers(1, 40), min_size=1, max_size=4).map(tuple),
+    lo=st.lists(st.integers(0, 39), min_size=4, max_size=4).map(tuple),
+    hi=st.lists(st.integers(1, 40), min_size=4, max_size=4).map(tuple),
+)
+def test_row_copies_write_exactly_the_view(shape, lo, hi):
+    box = tuple(
+        slice(min(a, n - 1), max(min(a, n - 1) + 1, min(b, n))) for a, b, n in zip(lo, hi, shape)
+    )
+    parent = np.zeros(shape, np.float64)
+    view = parent[box]
+    if _row_copies(view) is None:
+        return  # staged instead; the device test above covers that path
+    source = np.arange(1, view.size + 1, dtype=np.float64).reshape(view.shape)
+    _apply_row_copies(view, source)
+    expected = np.zeros(shape)
+    expected[box] = source
+    np.testing.assert_array_equal(parent, expected)
+
+
+def test_row_copies_merge_contiguous_axes():
+    a = np.zeros((16, 32), np.float32)
+    assert _row_copies(a) == ((0, 16 * 32 * 4, 1, 16 * 32 * 4),)
+    assert _row_copies(a[:, 0:16]) == ((0, 64, 16, 128),) or _row_copies(a[:, 0:16]) is None
+    b = np.zeros((4, 1024), np.float32)
+    assert _row_copies(b[:, 0:512]) == ((0, 2048, 4, 4096),)
+    assert _row_copies(b[:, ::2]) is None  # one-element rows: staged
+
+
+def test_synchronize_accepts_any_device_subset(backend):
+    backend.synchronize()
+    backend.synchronize([])
+    backend.synchronize(backend.device_ids[:1])
+
+
+def test_export_to_current_is_harmless_without_user_streams(backend):
+    backend.export_to_current(backend.device_ids[0])
+
+
+def test_device_set_is_hashable_and_iterable():
+    ds = mdarray.DeviceSet([0, 1], backend="cpu")
+    assert list(ds) == [0, 1] and len(ds) == 2 and 1 in ds
+    assert ds == mdarray.DeviceSet((0, 1), backend="cpu")
+    assert hash(ds) == hash(mdarray.DeviceSet((0, 1), backend="cpu"))
+    assert ds != mdarray.DeviceSet([0, 1], backend="cuda")
+    assert eval(repr(ds), {"DeviceSet": mdarray.DeviceSet}) == ds
+    with pytest.raises(ValueError, match="at least one device"):
+        mdarray.DeviceSet([])
