@@ -9,7 +9,7 @@ from ._backend import DeviceSet, default_backend, devices
 from ._config import PerformanceWarning, options
 from ._creation_functions import distributed_array, empty, full, ones, zeros
 from ._debug import count_transfers
-from ._layout import Layout
+from ._layout import Layout, make_2d_index_map
 from ._modes import MAX, MIN, PROD, REPLICA, SUM, Mode, as_mode
 
 __array_api_version__ = "2024.12"
@@ -32,6 +32,7 @@ __all__ = [
     "distributed_array",
     "empty",
     "full",
+    "make_2d_index_map",
     "ones",
     "options",
     "zeros",

@@ -179,13 +179,30 @@ class DistArray(NDArrayOperatorsMixin):
         >>> x.reshard({1: slice(None)}).index_map
         {1: [(slice(0, 4, 1),)]}
         """
+        return _redistribute.reshard(self, self._as_layout(index_map))
+
+    def reshard_cost(self, index_map):
+        """The bytes per device pair that ``reshard(index_map)`` would move, moving nothing.
+
+        Returns a `TransferCount` like the one `mdarray.count_transfers` yields: ``total``,
+        ``cost[(src, dst)]`` and ``copies``.
+
+        >>> import mdarray, numpy as np
+        >>> x = mdarray.distributed_array(np.zeros(8), mdarray.Layout.block((8,), devices=[0, 1]))
+        >>> x.reshard_cost(mdarray.Layout.replicated((8,), devices=[0, 1])).bytes
+        Counter({(1, 0): 32, (0, 1): 32})
+        """
+        return _redistribute.reshard_cost(self, self._as_layout(index_map))
+
+    def _as_layout(self, index_map) -> Layout:
+        """`index_map` (a dict or Layout) as a Layout of this array's shape and backend."""
         layout = index_map if isinstance(index_map, Layout) else Layout(self.shape, index_map)
         if layout.shape != self.shape:
             raise ValueError(
                 f"reshard: layout shape {layout.shape} does not match the array's {self.shape}"
             )
         _check_devices(layout, self._backend)
-        return _redistribute.reshard(self, layout)
+        return layout
 
     def to_device(self, device, /, *, stream=None) -> DistArray:
         """This array on `device`: a device id, a DeviceSet or a Layout (see `DeviceSet`)."""

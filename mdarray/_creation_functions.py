@@ -6,7 +6,7 @@ import operator
 
 import numpy as np
 
-from . import _regions
+from . import _redistribute, _regions
 from ._array import DistArray
 from ._backend import DeviceSet, get_backend
 from ._backend import backend as default_backend_object
@@ -34,8 +34,7 @@ def distributed_array(array, index_map, mode=REPLICA) -> DistArray:
     """
     mode = as_mode(mode)
     if isinstance(array, DistArray):
-        layout = _as_layout(array.shape, index_map)
-        return array.change_mode(REPLICA).reshard(layout).change_mode(mode)
+        return array.reshard(_as_layout(array.shape, index_map)).change_mode(mode)
     backend = default_backend_object()
     if not backend.is_native(array):
         array = np.asarray(array)
@@ -49,8 +48,9 @@ def distributed_array(array, index_map, mode=REPLICA) -> DistArray:
     for box, device in zip(layout.boxes, layout.chunk_devices):
         piece = array[tuple(_regions.to_slice(r) for r in box)]
         data.append(backend.from_host(piece, device) if on_host else backend.adopt(piece, device))
-    x = DistArray._new(layout, data, REPLICA, array.dtype, backend)
-    return x.change_mode(mode) if mode.is_partial else x
+    # The chunks are fresh copies, so a partial mode may write identities into them.
+    data = _redistribute.replica_to_partial(layout, data, mode, backend, copy=False)
+    return DistArray._new(layout, data, mode, array.dtype, backend)
 
 
 def _as_layout(shape, index_map) -> Layout:

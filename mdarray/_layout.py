@@ -174,6 +174,42 @@ class Layout:
         return cls(shape, {d: [full] for d in _default_devices(devices)})
 
 
+def make_2d_index_map(i_partitions, j_partitions, devices) -> dict:
+    """An index map for a 2-D array in blocks, as CuPy's seed function makes it.
+
+    Parameters
+    ----------
+    i_partitions, j_partitions : list of int
+        Block edges along each axis, increasing from 0 (the last is the axis length).
+    devices : list of lists of sets of int
+        ``devices[i][j]``: the devices holding block ``(i, j)`` (several mean copies).
+
+    >>> import mdarray
+    >>> mdarray.make_2d_index_map([0, 2, 4], [0, 3], [[{0}], [{1, 2}]])[2]
+    [(slice(2, 4, None), slice(0, 3, None))]
+    """
+    for name, edges in (("i_partitions", i_partitions), ("j_partitions", j_partitions)):
+        if not edges or edges[0] != 0 or any(a >= b for a, b in zip(edges, edges[1:])):
+            raise ValueError(f"{name} must increase strictly from 0, got {edges!r}")
+    if len(devices) != len(i_partitions) - 1 or any(
+        len(row) != len(j_partitions) - 1 for row in devices
+    ):
+        raise ValueError(
+            f"devices must be a {len(i_partitions) - 1} x {len(j_partitions) - 1} grid of "
+            "device sets, one per block"
+        )
+    index_map: dict = {}
+    for i, row in enumerate(devices):
+        for j, owners in enumerate(row):
+            index = (
+                slice(i_partitions[i], i_partitions[i + 1]),
+                slice(j_partitions[j], j_partitions[j + 1]),
+            )
+            for device in sorted(owners):
+                index_map.setdefault(device, []).append(index)
+    return index_map
+
+
 class _LayoutCover:
     """The cover of a layout's own array by its chunks: who owns each element."""
 
@@ -242,9 +278,7 @@ def _normalize_index(index, shape: tuple, device: int, k: int) -> tuple[slice, .
                         f"{where}: slice {name} {value} is out of bounds for axis {axis} with size {n}"
                     )
             reduced = Slice(item.start, item.stop, item.step).reduce(n)
-            step = reduced.step
-            r = range(reduced.start, reduced.stop, step)
-            out.append(slice(r.start, r.start + len(r) * step, step) if len(r) else slice(0, 0, 1))
+            out.append(_regions.to_slice(range(reduced.start, reduced.stop, reduced.step)))
         else:
             if not -n <= item < n:
                 raise IndexError(

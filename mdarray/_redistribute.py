@@ -9,11 +9,13 @@ overlap, and a faster transfer path in the backend speeds all of them up.
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 
 from . import _regions
 from ._backend import HOST
+from ._debug import TransferCount
 from ._layout import Layout
 from ._modes import REPLICA, Mode
 
@@ -73,6 +75,12 @@ def region_value(x, region: tuple, device):
         for region_index, piece in staged:
             _assign(out, region_index, piece, np)
         return out
+    return _gather(x, plan, shape, device)
+
+
+def _gather(x, plan, shape, device):
+    """A new array on `device` filled by the pieces ``(chunk, out_index, chunk_index)``."""
+    backend = x._backend
     out = backend.empty(shape, x.dtype, device)
     with backend.on(device):
         for k, region_index, chunk_index in plan:
@@ -121,6 +129,40 @@ def to_host(x) -> np.ndarray:
     return region_value(x, _regions.full_box(x.shape), HOST)
 
 
+class ReshardPlan(NamedTuple):
+    """How a reshard from `source` to `target` moves data (see `reshard_plan`).
+
+    `kept[t]` is the source chunk whose buffer target chunk `t` reuses, or None. `moves`
+    lists the copies ``(source chunk, target chunk, source index, target index)``: in
+    REPLICA mode they fill the target chunks that are not kept; in a partial mode each
+    source element is sent once and combined into the target chunk's identity-filled
+    buffer (a kept target chunk whose only move is its whole source chunk reuses it).
+    """
+
+    kept: tuple
+    moves: tuple
+
+
+@lru_cache(maxsize=4096)
+def reshard_plan(source: Layout, target: Layout, partial: bool) -> ReshardPlan:
+    """The plan that `reshard` executes and `reshard_cost` prices."""
+    kept = _kept_chunks(source, target)
+    if not partial:
+        moves = tuple(
+            (k, t, chunk_index, region_index)
+            for t, (box, device) in enumerate(zip(target.boxes, target.chunk_devices))
+            if kept[t] is None
+            for k, region_index, chunk_index in replica_plan(source, box, device)
+        )
+        return ReshardPlan(kept, moves)
+    moves = tuple(
+        (s, t, chunk_index, target_index)
+        for s in range(len(source.chunks))
+        for t, chunk_index, target_index in _partial_sends(source, target, kept, s)
+    )
+    return ReshardPlan(kept, moves)
+
+
 def reshard(x, layout: Layout):
     """`x` with `layout`, in the same mode.
 
@@ -131,87 +173,140 @@ def reshard(x, layout: Layout):
     """
     if layout == x.layout:
         return x
-    backend = x._backend
-    kept = _kept_chunks(x.layout, layout)
+    plan = reshard_plan(x.layout, layout, x.mode.is_partial)
     if not x.mode.is_partial:
         data = [
-            x._data[kept[t]] if t in kept else region_value(x, box, device)
-            for t, (box, device) in enumerate(zip(layout.boxes, layout.chunk_devices))
+            x._data[k]
+            if k is not None
+            else _gather(x, [(m[0], m[3], m[2]) for m in plan.moves if m[1] == t], shape, device)
+            for t, (k, shape, device) in enumerate(
+                zip(plan.kept, layout.chunk_shapes, layout.chunk_devices)
+            )
         ]
         return x._with(layout=layout, data=data)
+    return x._with(layout=layout, data=_partial_reshard(x, layout, plan))
+
+
+def _partial_reshard(x, layout: Layout, plan: ReshardPlan) -> list:
+    backend = x._backend
+    senders: dict = {}
+    for s, t, _, _ in plan.moves:
+        senders.setdefault(t, set()).add(s)
+    # A kept chunk fed only by its own source chunk already holds its contributions.
+    reused = {t for t, k in enumerate(plan.kept) if k is not None and senders.get(t, set()) <= {k}}
     identity = x.mode.identity(x.dtype)
     data = [
-        backend.full(shape, identity, x.dtype, device)
-        for shape, device in zip(layout.chunk_shapes, layout.chunk_devices)
+        x._data[k] if t in reused else backend.full(shape, identity, x.dtype, device)
+        for t, (k, shape, device) in enumerate(
+            zip(plan.kept, layout.chunk_shapes, layout.chunk_devices)
+        )
     ]
     ufunc = x.mode.ufunc(backend.xp)
-    for s, src_device in enumerate(x.layout.chunk_devices):
-        for t, chunk_index, target_index in _partial_sends(x.layout, layout, s):
-            piece = backend.move(x._data[s][chunk_index], src_device, layout.chunk_devices[t])
-            with backend.on(layout.chunk_devices[t]):
-                target = data[t][(*target_index, ...)]
-                ufunc(target, piece, out=target)
-    return x._with(layout=layout, data=data)
+    for s, t, chunk_index, target_index in plan.moves:
+        if t in reused:
+            continue
+        target_device = layout.chunk_devices[t]
+        piece = _regions.apply_index(x._data[s], chunk_index, backend.xp)
+        piece = backend.move(piece, x.layout.chunk_devices[s], target_device)
+        with backend.on(target_device):
+            _combine_into(data[t], target_index, piece, ufunc, backend.xp)
+    return data
+
+
+def _combine_into(out, index: tuple, piece, ufunc, xp) -> None:
+    """``out[index] = ufunc(out[index], piece)`` in place, for slices or int arrays."""
+    if _regions.is_basic(index):
+        target = out[(*index, ...)]
+        ufunc(target, piece, out=target)
+    else:
+        _assign(out, index, ufunc(_regions.apply_index(out, index, xp), piece), xp)
+
+
+def reshard_cost(x, layout: Layout):
+    """The bytes per device pair that ``reshard(x, layout)`` would move, as a TransferCount."""
+    count = TransferCount()
+    if layout == x.layout:
+        return count
+    plan = reshard_plan(x.layout, layout, x.mode.is_partial)
+    for s, t, chunk_index, _ in plan.moves:
+        pair = (x.layout.chunk_devices[s], layout.chunk_devices[t])
+        if pair[0] != pair[1]:
+            nbytes = _regions.index_size(chunk_index, x.layout.chunk_shapes[s]) * x.itemsize
+            count.bytes[pair] += nbytes
+            count.copies += 1
+    return count
 
 
 @lru_cache(maxsize=4096)
-def _kept_chunks(source: Layout, target: Layout) -> dict:
-    """Target chunk -> source chunk with the same box on the same device."""
-    where = {}
+def _kept_chunks(source: Layout, target: Layout) -> tuple:
+    """Per target chunk, the source chunk with the same box on the same device, or None."""
+    where: dict = {}
     for k, key in enumerate(zip(source.boxes, source.chunk_devices)):
         where.setdefault(key, k)
-    return {
-        t: where[key]
-        for t, key in enumerate(zip(target.boxes, target.chunk_devices))
-        if key in where
-    }
+    return tuple(where.get(key) for key in zip(target.boxes, target.chunk_devices))
 
 
-@lru_cache(maxsize=4096)
-def _partial_sends(source: Layout, target: Layout, s: int) -> tuple:
-    """Where source chunk `s` sends each element: ``(target chunk, s index, target index)``."""
-    order = _preference(target, source.chunk_devices[s])
-    box = source.boxes[s]
-    cover = _regions.cover(box, tuple(target.boxes[t] for t in order))
-    out = []
-    for piece in cover.pieces():
-        t = order[piece.source]
-        out.append((t, piece.region_index, piece.source_index))
-    return tuple(out)
+def _partial_sends(source: Layout, target: Layout, kept: tuple, s: int) -> tuple:
+    """Where source chunk `s` sends each element: ``(target chunk, s index, target index)``.
+
+    Target chunks on the source's device come first, the one keeping `s`'s box before all,
+    so elements stay on their device and a kept chunk takes its source whole.
+    """
+    order = list(_preference(target, source.chunk_devices[s]))
+    if s in kept:
+        t = kept.index(s)
+        order.remove(t)
+        order.insert(0, t)
+    cover = _regions.cover(source.boxes[s], tuple(target.boxes[t] for t in order))
+    return tuple((order[p.source], p.region_index, p.source_index) for p in cover.pieces())
 
 
 def change_mode(x, mode: Mode):
     """`x` in `mode`, with the same layout.
 
-    REPLICA to a partial mode keeps one copy of each element and sets the others to the
-    identity: chunks that share no element with another keep their buffers (no copy). A
+    REPLICA to SUM or PROD keeps one copy of each element and sets the others to the
+    identity: chunks that share no element with another keep their buffers (no copy).
+    REPLICA to MAX or MIN copies nothing: equal copies already combine to the value. A
     partial mode to REPLICA combines the overlaps; chunks without overlaps keep their
-    buffers. Partial to another partial mode goes through REPLICA.
+    buffers. A partial mode to another goes through REPLICA, since copies of one partial
+    mode mean nothing in another.
     """
     if mode is x.mode:
         return x
     if mode.is_partial:
         mode.check_dtype(x.dtype)
     if x.mode.is_partial:
+        overlapping = _overlapping(x.layout)
         replica = x._with(
             mode=REPLICA,
             data=[
-                region_value(x, box, device) if k in _overlapping(x.layout) else x._data[k]
+                region_value(x, box, device) if k in overlapping else x._data[k]
                 for k, (box, device) in enumerate(zip(x.layout.boxes, x.layout.chunk_devices))
             ],
         )
         return change_mode(replica, mode)
-    backend = x._backend
-    identity = mode.identity(x.dtype)
-    data = list(x._data)
-    for k, shadowed in enumerate(x.layout.cover.shadowed):
+    return x._with(mode=mode, data=replica_to_partial(x.layout, x._data, mode, x._backend))
+
+
+def replica_to_partial(layout: Layout, data, mode: Mode, backend, *, copy: bool = True) -> list:
+    """Chunks of a REPLICA value that hold the same value in partial `mode`.
+
+    For SUM and PROD each element stays in the chunk that owns it and the others get the
+    identity (chunks that shadow nothing keep their buffers; the others are copied first
+    unless `copy` is False). MAX and MIN need no change: equal copies combine to the value.
+    """
+    data = list(data)
+    if mode.idempotent:
+        return data
+    identity = mode.identity(data[0].dtype)
+    for k, shadowed in enumerate(layout.cover.shadowed):
         if shadowed:
-            device = x.layout.chunk_devices[k]
-            with backend.on(device):
-                data[k] = chunk = backend.xp.array(data[k], copy=True)
+            with backend.on(layout.chunk_devices[k]):
+                if copy:
+                    data[k] = backend.xp.array(data[k], copy=True)
                 for chunk_index in shadowed:
-                    _assign(chunk, chunk_index, identity, backend.xp)
-    return x._with(mode=mode, data=data)
+                    _assign(data[k], chunk_index, identity, backend.xp)
+    return data
 
 
 @lru_cache(maxsize=4096)

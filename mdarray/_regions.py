@@ -29,12 +29,24 @@ def box_size(box: Box) -> int:
     return int(np.prod(box_shape(box), dtype=np.int64))
 
 
+def index_size(index: tuple, shape: tuple) -> int:
+    """The number of elements of ``apply_index(array, index)`` for an array of `shape`."""
+    sizes = [
+        len(range(*i.indices(n))) if isinstance(i, slice) else len(i) for i, n in zip(index, shape)
+    ]
+    return int(np.prod(sizes, dtype=np.int64))
+
+
 def full_box(shape) -> Box:
     return tuple(range(n) for n in shape)
 
 
 def to_slice(r: range) -> slice:
-    return slice(r.start, r.start + len(r) * r.step if len(r) else r.start, r.step)
+    """The canonical slice of a range: stop just past the last element (so it stays in
+    bounds), step 1 for fewer than two elements, and ``slice(0, 0, 1)`` when empty."""
+    if not len(r):
+        return slice(0, 0, 1)
+    return slice(r[0], r[-1] + 1, r.step if len(r) > 1 else 1)
 
 
 def local_index(outer: range, inner: range) -> slice:

@@ -123,22 +123,42 @@ def index_maps(
             chunks.append(tuple(extra))
     index_map: dict = {}
     for chunk in chunks:
-        chunk = tuple(_simplify(s, draw) for s in chunk)
-        # Trailing whole-axis slices may be left out.
-        while chunk and chunk[-1] == slice(None) and draw(st.booleans()):
-            chunk = chunk[:-1]
-        index_map.setdefault(draw(st.sampled_from(devices)), []).append(chunk)
+        index_map.setdefault(draw(st.sampled_from(devices)), []).append(
+            _respell(chunk, shape, draw)
+        )
     return {
         d: (idx[0] if len(idx) == 1 and draw(st.booleans()) else idx)
         for d, idx in index_map.items()
     }
 
 
-def _simplify(s: slice, draw):
-    """Some equivalent spellings of a slice: an int for length 1, None for whole ends."""
+def _respell(chunk: tuple, shape: tuple, draw):
+    """An equivalent spelling of a chunk's index, as users write them: ints (negative
+    too), None for whole ends and unit steps, negative bounds, trailing whole axes left
+    out, and a bare int or slice for a one-axis index."""
+    chunk = tuple(_respell_slice(s, n, draw) for s, n in zip(chunk, shape))
+    while chunk and chunk[-1] == slice(None) and draw(st.booleans()):
+        chunk = chunk[:-1]
+    if len(chunk) == 1 and draw(st.booleans()):
+        return chunk[0]
+    return chunk
+
+
+def _respell_slice(s: slice, n: int, draw):
     if s.step == 1 and s.stop - s.start == 1 and draw(st.booleans()):
-        return s.start
-    return s
+        return draw(st.sampled_from([s.start, s.start - n, np.intp(s.start)]))
+    start, stop, step = s.start, s.stop, s.step
+    if start == 0 and draw(st.booleans()):
+        start = None
+    elif start < n and draw(st.booleans()):
+        start -= n
+    if range(s.start, n, s.step) == range(s.start, s.stop, s.step) and draw(st.booleans()):
+        stop = None
+    elif stop < n and draw(st.booleans()):
+        stop -= n
+    if step == 1 and draw(st.booleans()):
+        step = None
+    return slice(start, stop, step)
 
 
 @st.composite

@@ -1,0 +1,241 @@
+"""Layouts: index-map normalization against NumPy indexing, constructors, bad input."""
+
+import copy
+import pickle
+
+import numpy as np
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+import mdarray
+from mdarray import Layout
+from mdarray.testing import strategies as mst
+
+DEVICES = mdarray.devices()
+
+
+def _as_slices(index, shape):
+    """A raw chunk index as NumPy would see it with ints kept as length-1 slices."""
+    if not isinstance(index, tuple):
+        index = (index,)
+    out = []
+    for item, n in zip(index, shape):
+        if isinstance(item, slice):
+            out.append(item)
+        else:
+            i = int(item) % n
+            out.append(slice(i, i + 1))
+    return tuple(out)
+
+
+def _raw_chunks(index_map):
+    for device, indices in index_map.items():
+        for index in indices if isinstance(indices, list) else [indices]:
+            yield device, index
+
+
+@st.composite
+def shapes_and_maps(draw):
+    shape = draw(mst.shapes())
+    return shape, draw(mst.index_maps(shape))
+
+
+@given(shapes_and_maps())
+@example(((4, 6), {0: (slice(0, 2),), 1: [(slice(2, 4), 0), (slice(2, 4), slice(1, 6))]}))
+@example(((5,), {0: slice(None, None, 2), 1: slice(1, None, 2)}))
+@example(((3, 4), {0: -1, 1: [(slice(-3, -1),), (2, slice(None))]}))
+@example(((), {0: ()}))
+@example(((0, 3), {0: (slice(0, 0),)}))
+def test_chunks_equal_numpy_indexing(case):
+    shape, index_map = case
+    layout = Layout(shape, index_map)
+    array = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)
+    raw = list(_raw_chunks(index_map))
+    assert len(layout.chunks) == len(raw)
+    for (device, index), (raw_device, raw_index), box, chunk_shape in zip(
+        layout.chunks, raw, layout.boxes, layout.chunk_shapes
+    ):
+        assert device == raw_device
+        assert len(index) == len(shape)
+        for s in index:
+            assert all(type(v) is int for v in (s.start, s.stop, s.step))
+            assert s.step > 0
+        expected = array[_as_slices(raw_index, shape)]
+        np.testing.assert_array_equal(array[index], expected)
+        assert expected.shape == chunk_shape
+        np.testing.assert_array_equal(array[np.ix_(*box)] if box else array, expected)
+
+
+@given(shapes_and_maps())
+def test_layout_is_a_value(case):
+    shape, index_map = case
+    layout = Layout(shape, index_map)
+    again = Layout(shape, index_map)
+    assert layout == again and hash(layout) == hash(again)
+    assert Layout(layout.shape, layout.index_map) == layout
+    assert eval(repr(layout), {"Layout": Layout}) == layout
+    assert pickle.loads(pickle.dumps(layout)) == layout
+    assert copy.deepcopy(layout) == layout
+    assert layout.devices == tuple(dict.fromkeys(d for d, _ in _raw_chunks(index_map)))
+    assert layout.ndim == len(shape)
+
+
+@given(shapes_and_maps())
+def test_has_overlaps_matches_counting(case):
+    shape, index_map = case
+    layout = Layout(shape, index_map)
+    count = np.zeros(shape, dtype=np.int64)
+    for _, index in layout.chunks:
+        count[index] += 1
+    assert (count >= 1).all()
+    assert layout.has_overlaps == bool((count > 1).any())
+
+
+def test_index_map_is_a_new_dict_each_time():
+    layout = Layout((4,), {0: slice(0, 2), 1: slice(2, 4)})
+    layout.index_map[0].append((slice(0, 4, 1),))
+    assert layout.index_map == {0: [(slice(0, 2, 1),)], 1: [(slice(2, 4, 1),)]}
+
+
+def test_equal_layouts_hash_alike_whatever_the_spelling():
+    a = Layout((4, 2), {0: (slice(0, 2),), 1: [(slice(2, None), slice(None))]})
+    b = Layout((4, 2), {np.int64(0): [(slice(None, -2, 1), slice(0, 2, 1))], 1: (slice(-2, 4),)})
+    assert a == b and hash(a) == hash(b)
+    assert a != Layout((4, 2), {1: (slice(0, 2),), 0: (slice(2, None),)})
+    assert a != "layout"
+
+
+# Constructors ------------------------------------------------------------------------
+
+
+@given(mst.shapes(min_dims=1), st.data())
+def test_block(shape, data):
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1))
+    devices = data.draw(st.lists(st.sampled_from(DEVICES), min_size=1, unique=True))
+    layout = Layout.block(shape, axis=axis, devices=devices)
+    assert layout.chunk_devices == tuple(devices)
+    sizes = [s[axis] for s in layout.chunk_shapes]
+    assert sum(sizes) == shape[axis] and max(sizes) - min(sizes) <= 1
+    assert not layout.has_overlaps
+
+
+@given(mst.shapes(min_dims=1, max_dims=3), st.data())
+def test_grid(shape, data):
+    grid = tuple(data.draw(st.integers(1, 3)) for _ in shape)
+    devices = data.draw(st.lists(st.sampled_from(DEVICES), min_size=1, unique=True))
+    layout = Layout.grid(shape, grid, devices)
+    assert len(layout.chunks) == int(np.prod(grid))
+    expected = [devices[k % len(devices)] for k in range(len(layout.chunks))]
+    assert sorted(layout.chunk_devices) == sorted(expected)
+    assert sum(int(np.prod(s)) for s in layout.chunk_shapes) == int(np.prod(shape))
+    if all(shape):
+        assert not layout.has_overlaps
+
+
+def test_replicated_and_defaults():
+    layout = Layout.replicated((3, 2))
+    assert layout.devices == DEVICES
+    assert all(shape == (3, 2) for shape in layout.chunk_shapes)
+    assert Layout.block((5,)).devices == DEVICES
+    assert Layout.block((), devices=[DEVICES[-1]]).chunks == ((DEVICES[-1], ()),)
+    assert Layout.block(4, devices=mdarray.DeviceSet(DEVICES[:1])).shape == (4,)
+    assert Layout.grid((4, 4), (2,), devices=DEVICES[0]).chunk_shapes == ((2, 4), (2, 4))
+
+
+def test_make_2d_index_map_as_in_the_seed():
+    index_map = mdarray.make_2d_index_map([0, 2, 4], [0, 3, 5], [[{0}, {1}], [{2}, {0, 1}]])
+    assert index_map == {
+        0: [(slice(0, 2), slice(0, 3)), (slice(2, 4), slice(3, 5))],
+        1: [(slice(0, 2), slice(3, 5)), (slice(2, 4), slice(3, 5))],
+        2: [(slice(2, 4), slice(0, 3))],
+    }
+    assert Layout((4, 5), index_map).has_overlaps
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ([1, 2], [0, 2], [[{0}]]),  # must start at 0
+        ([0, 2, 1], [0, 2], [[{0}], [{0}]]),  # must increase
+        ([0, 2], [0, 2], [[{0}], [{1}]]),  # one row of devices per block row
+        ([0, 2], [0, 2, 4], [[{0}]]),  # one device set per block column
+    ],
+)
+def test_make_2d_index_map_bad_input(args):
+    with pytest.raises(ValueError):
+        mdarray.make_2d_index_map(*args)
+
+
+# Bad input --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("shape", "index_map", "error", "words"),
+    [
+        ((4,), {0: slice(None, None, -1)}, ValueError, ["step", "axis 0", "device 0"]),
+        ((4,), {0: slice(0, 4, 0)}, ValueError, ["step", "axis 0"]),
+        (
+            (4, 3),
+            {0: [(slice(None),), (slice(None), slice(0, 3, -2))]},
+            ValueError,
+            ["chunk 1", "axis 1"],
+        ),
+        ((4,), {0: 4}, IndexError, ["index 4", "axis 0", "size 4"]),
+        ((4,), {0: -5}, IndexError, ["-5", "axis 0"]),
+        ((4,), {0: slice(0, 5)}, IndexError, ["stop 5", "axis 0"]),
+        ((4,), {0: slice(-5, 4)}, IndexError, ["start -5"]),
+        ((4,), {0: (slice(None), 0)}, IndexError, ["too many indices", "(4,)"]),
+        ((), {0: (0,)}, IndexError, ["too many indices"]),
+        ((4,), {0: 1.0}, TypeError, ["1.0", "axis 0"]),
+        ((4,), {0: True}, TypeError, ["True"]),
+        ((4,), {0: slice(0.0, 4)}, TypeError, ["start"]),
+        ((4,), {0: (Ellipsis,)}, TypeError, ["Ellipsis"]),
+        ((4,), {0: None}, TypeError, ["None"]),
+        ((4,), {"0": slice(None)}, TypeError, ["'0'"]),
+        ((4,), {1.0: slice(None)}, TypeError, ["1.0"]),
+        ((4,), {-1: slice(None)}, ValueError, ["-1"]),
+        ((4,), {}, ValueError, ["no chunks"]),
+        ((4,), {0: []}, ValueError, ["no chunks"]),
+        ((4,), [slice(None)], TypeError, ["dict"]),
+        (
+            (4, 3),
+            {0: (slice(0, 2),), 1: (slice(2, 4), slice(0, 2))},
+            ValueError,
+            ["(2, 2)", "uncovered"],
+        ),
+        ((5,), {0: slice(0, 5, 2)}, ValueError, ["element (1,)", "uncovered"]),
+        ((2, 3), {0: (slice(0, 0),)}, ValueError, ["element (0, 0)", "uncovered"]),
+        ((-1,), {0: ()}, ValueError, ["negative"]),
+        ((2.0,), {0: ()}, TypeError, ["shape"]),
+    ],
+)
+def test_bad_index_maps(shape, index_map, error, words):
+    before = copy.deepcopy(index_map)
+    with pytest.raises(error) as info:
+        Layout(shape, index_map)
+    for word in words:
+        assert word in str(info.value)
+    assert repr(index_map) == repr(before)
+
+
+def test_uncovered_element_is_really_uncovered():
+    index_map = {0: (slice(0, 3), slice(0, 4, 2)), 1: (slice(1, 3),)}
+    with pytest.raises(ValueError, match=r"element \(0, 1\)"):
+        Layout((3, 4), index_map)
+
+
+@pytest.mark.parametrize(
+    ("call", "error"),
+    [
+        (lambda: Layout.block((4,), axis=1), np.exceptions.AxisError),
+        (lambda: Layout.block((4,), devices=[]), ValueError),
+        (lambda: Layout.grid((4,), (0,)), ValueError),
+        (lambda: Layout.grid((4,), (2, 2)), ValueError),
+        (lambda: Layout.grid((4,), (1.5,)), TypeError),
+        (lambda: Layout.replicated((2,), devices=["a"]), TypeError),
+    ],
+)
+def test_bad_constructor_input(call, error):
+    with pytest.raises(error):
+        call()
