@@ -11,7 +11,7 @@ import numpy as np
 
 from .._array import DistArray
 
-__all__ = ["assert_dist_equal", "assert_dist_allclose"]
+__all__ = ["assert_chunks_hold", "assert_dist_allclose", "assert_dist_equal"]
 
 
 def _value(x):
@@ -46,3 +46,43 @@ def assert_dist_allclose(actual, expected, *, rtol=1e-7, atol=0, check_dtype: bo
     if check_dtype and got.dtype != want.dtype:
         raise AssertionError(f"dtype {got.dtype} != expected {want.dtype}")
     np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, strict=True)
+
+
+def _host(chunk) -> np.ndarray:
+    return chunk.get() if hasattr(chunk, "get") else np.asarray(chunk)
+
+
+def assert_chunks_hold(x, expected) -> None:
+    """Assert each chunk of `x` holds what its mode says about `expected`'s elements.
+
+    REPLICA: every chunk equals ``expected[index]``. SUM and PROD: the chunks combine to
+    `expected` and each element has at most one copy other than the identity (it is held
+    once). MAX and MIN: the chunks combine to `expected`.
+
+    >>> import mdarray, numpy as np
+    >>> from mdarray.testing import assert_chunks_hold
+    >>> value = np.arange(4.0)
+    >>> assert_chunks_hold(mdarray.distributed_array(value, {0: (), 1: ()}, "sum"), value)
+    """
+    expected = np.asarray(expected)
+    if tuple(x.shape) != expected.shape:
+        raise AssertionError(f"shape {x.shape} != expected {expected.shape}")
+    chunks = [(index, _host(c)) for (_, index), c in zip(x.layout.chunks, x._data)]
+    for k, ((device, index), (_, chunk)) in enumerate(zip(x.layout.chunks, chunks)):
+        if chunk.shape != expected[index].shape or chunk.dtype != x.dtype:
+            raise AssertionError(f"chunk {k} on device {device} has shape {chunk.shape}")
+        if not x.mode.is_partial:
+            np.testing.assert_array_equal(chunk, expected[index], err_msg=f"chunk {k}")
+    if not x.mode.is_partial:
+        return
+    identity = x.mode.identity(x.dtype)
+    combined = np.full(expected.shape, identity, x.dtype)
+    held = np.zeros(expected.shape, np.int64)
+    for index, chunk in chunks:
+        view = combined[(*index, ...)]
+        x.mode.ufunc(np)(view, chunk, out=view)
+        held[index] += chunk != identity
+    np.testing.assert_array_equal(combined, expected, err_msg=f"chunks combined by {x.mode}")
+    if not x.mode.idempotent and (held > 1).any():
+        where = tuple(int(i) for i in np.argwhere(held > 1)[0])
+        raise AssertionError(f"element {where} is held by {held[where]} chunks in mode {x.mode}")

@@ -89,7 +89,8 @@ def index_maps(
     shape = tuple(shape)
     devices = tuple(backend_devices() if devices is None else devices)
     if not shape:
-        chosen = draw(st.lists(st.sampled_from(devices), min_size=1, max_size=2, unique=True))
+        copies = 2 if overlapping else 1
+        chosen = draw(st.lists(st.sampled_from(devices), min_size=1, max_size=copies, unique=True))
         return {d: [()] for d in chosen}
     parts = [draw(st.integers(1, max(1, min(max_blocks, n or 1)))) for n in shape]
     cuts = [draw(_cuts(n, p)) for n, p in zip(shape, parts)]

@@ -1,0 +1,101 @@
+"""Modes: names, identities per dtype, and the dtypes each mode can hold."""
+
+import pickle
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import mdarray
+from mdarray import MAX, MIN, PROD, REPLICA, SUM, Mode
+from mdarray.testing import strategies as mst
+
+PARTIAL = [SUM, PROD, MAX, MIN]
+
+
+@pytest.mark.parametrize("mode", [REPLICA, *PARTIAL])
+def test_names_round_trip(mode):
+    assert isinstance(mode, Mode)
+    assert mdarray.as_mode(str(mode)) is mode
+    assert mdarray.as_mode(str(mode).upper()) is mode
+    assert mdarray.as_mode(mode) is mode
+    assert eval(repr(mode), {"mdarray": mdarray}) is mode
+    assert pickle.loads(pickle.dumps(mode)) is mode
+    assert mode.is_partial == (mode is not REPLICA)
+    assert mode.idempotent == (mode in (REPLICA, MAX, MIN))
+
+
+def test_str_is_the_name():
+    assert [str(m) for m in (REPLICA, SUM, PROD, MAX, MIN)] == [
+        "replica",
+        "sum",
+        "prod",
+        "max",
+        "min",
+    ]
+
+
+@pytest.mark.parametrize("bad", ["mean", "", None, 1, SUM.ufunc_name])
+def test_unknown_modes(bad):
+    with pytest.raises(ValueError, match="unknown mode"):
+        mdarray.as_mode(bad)
+
+
+@given(mst.dtypes(), st.data())
+def test_identity_is_neutral(dtype, data):
+    mode = data.draw(mst.modes(dtype))
+    if not mode.is_partial:
+        with pytest.raises(TypeError):
+            mode.identity(dtype)
+        return
+    identity = mode.identity(dtype)
+    assert np.asarray(identity).dtype == dtype
+    values = np.array([0, 1, 5], dtype=dtype)
+    combined = mode.ufunc(np)(values, identity)
+    assert combined.dtype == dtype
+    np.testing.assert_array_equal(combined, values)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "mode", "expected"),
+    [
+        (np.bool_, SUM, False),
+        (np.bool_, PROD, True),
+        (np.bool_, MAX, False),
+        (np.bool_, MIN, True),
+        (np.int8, MAX, -128),
+        (np.int8, MIN, 127),
+        (np.uint16, MAX, 0),
+        (np.uint16, MIN, 65535),
+        (np.int64, PROD, 1),
+        (np.float32, MAX, -np.inf),
+        (np.float64, MIN, np.inf),
+        (np.complex64, SUM, 0),
+        (np.complex128, PROD, 1),
+    ],
+)
+def test_identities(dtype, mode, expected):
+    identity = mode.identity(dtype)
+    assert identity.dtype == np.dtype(dtype)
+    assert identity == expected
+
+
+@pytest.mark.parametrize("mode", [MAX, MIN])
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_max_min_on_complex_raise(mode, dtype):
+    with pytest.raises(TypeError, match="complex"):
+        mode.identity(dtype)
+    with pytest.raises(TypeError, match="complex"):
+        mode.check_dtype(dtype)
+
+
+@pytest.mark.parametrize("mode", PARTIAL)
+@pytest.mark.parametrize("dtype", ["U3", "O", "M8[s]"])
+def test_partial_modes_need_numbers(mode, dtype):
+    with pytest.raises(TypeError, match="numeric"):
+        mode.check_dtype(dtype)
+
+
+def test_replica_holds_any_dtype():
+    REPLICA.check_dtype("U3")

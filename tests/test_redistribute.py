@@ -1,0 +1,254 @@
+"""Reshard and change_mode between any layouts and modes, and the data they move."""
+
+import itertools
+from collections import Counter
+
+import numpy as np
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+import mdarray
+from mdarray import MAX, MIN, PROD, REPLICA, SUM, Layout
+from mdarray.testing import assert_chunks_hold, assert_dist_equal
+from mdarray.testing import strategies as mst
+
+MODES = [REPLICA, SUM, PROD, MAX, MIN]
+D = mdarray.devices()
+
+
+@st.composite
+def arrays_and_layouts(draw, mode=None):
+    x, expected = draw(mst.dist_arrays(mode=mode))
+    return x, expected, draw(mst.layouts(x.shape))
+
+
+def _elements(box):
+    return set(itertools.product(*box))
+
+
+def _expected_replica_moves(source: Layout, target: Layout, itemsize: int) -> Counter:
+    """Each element of a target chunk that is not kept and that no source chunk on its
+    device holds comes once from the first other-device source chunk holding it."""
+    moved = Counter()
+    kept = set(zip(source.boxes, source.chunk_devices))
+    for box, device in zip(target.boxes, target.chunk_devices):
+        if (box, device) in kept:
+            continue
+        local = set().union(
+            *[_elements(b) for b, d in zip(source.boxes, source.chunk_devices) if d == device]
+        )
+        for element in _elements(box) - local:
+            src = next(
+                d for b, d in zip(source.boxes, source.chunk_devices) if element in _elements(b)
+            )
+            moved[(src, device)] += itemsize
+    return moved
+
+
+def _expected_partial_moves(source: Layout, target: Layout, itemsize: int) -> Counter:
+    """Each source element goes once to a target chunk, on its own device if one holds it."""
+    moved = Counter()
+    for box, device in zip(source.boxes, source.chunk_devices):
+        local = set().union(
+            *[_elements(b) for b, d in zip(target.boxes, target.chunk_devices) if d == device]
+        )
+        for element in _elements(box) - local:
+            dst = next(
+                d for b, d in zip(target.boxes, target.chunk_devices) if element in _elements(b)
+            )
+            moved[(device, dst)] += itemsize
+    return moved
+
+
+# Reshard ----------------------------------------------------------------------------
+
+
+@given(arrays_and_layouts())
+@example(
+    (
+        mdarray.distributed_array(np.arange(1, 9), {0: slice(None)}, "sum"),
+        np.arange(1, 9),
+        Layout((8,), {D[1 % len(D)]: [slice(0, 8, 2), slice(0, 8, 3)], D[-1]: slice(None)}),
+    )
+)
+def test_reshard_keeps_value_and_mode(case):
+    x, expected, layout = case
+    chunks_before = [c.copy() for c in x._data]
+    with mdarray.options(fallback="raise"), mdarray.count_transfers() as moved:
+        y = x.reshard(layout)
+    assert y.layout == layout and y.mode is x.mode and y.dtype == x.dtype
+    assert_chunks_hold(y, expected)
+    assert_dist_equal(y, expected)
+    # The source is unchanged, even where y reuses its buffers.
+    for before, after in zip(chunks_before, x._data):
+        np.testing.assert_array_equal(mdarray.testing._host(after), mdarray.testing._host(before))
+    expect = (_expected_partial_moves if x.mode.is_partial else _expected_replica_moves)(
+        x.layout, layout, x.itemsize
+    )
+    assert moved.bytes == expect
+    cost = x.reshard_cost(layout)
+    assert cost.bytes == moved.bytes and cost.copies == moved.copies
+
+
+@given(arrays_and_layouts())
+def test_reshard_accepts_an_index_map(case):
+    x, expected, layout = case
+    y = x.reshard(layout.index_map)
+    assert y.layout == layout
+    assert_dist_equal(y, expected)
+
+
+@given(mst.dist_arrays())
+def test_reshard_to_the_same_layout_moves_nothing(pair):
+    x, expected = pair
+    with mdarray.count_transfers() as moved:
+        y = x.reshard(Layout(x.shape, x.index_map))
+    assert moved.total == 0 and x.reshard_cost(x.layout).total == 0
+    assert all(a is b for a, b in zip(x._data, y._data))
+    assert_dist_equal(y, expected)
+
+
+def test_reshard_reads_overlaps_once():
+    # Device D[0] holds the array twice and D[-1] once more: other devices still fetch
+    # each element of their block once.
+    x = mdarray.distributed_array(
+        np.arange(16.0), {D[0]: [slice(None), slice(0, 8)], D[-1]: slice(None)}
+    )
+    target = {d: slice(4 * i, 4 * i + 4) for i, d in enumerate(D)}
+    with mdarray.count_transfers() as moved:
+        y = x.reshard(target)
+    assert_dist_equal(y, np.arange(16.0))
+    assert moved.total == 4 * 8 * len(set(D) - {D[0], D[-1]})
+    assert moved.copies == len(set(D) - {D[0], D[-1]})
+
+
+def test_partial_reshard_reuses_kept_chunks():
+    layout = Layout((6,), {D[0]: slice(0, 4), D[-1]: slice(2, 6)})
+    x = mdarray.distributed_array(np.arange(6), layout, "sum")
+    y = x.reshard({D[0]: slice(0, 4), D[-1]: [slice(2, 6), slice(0, 1)]})
+    assert y._data[0] is x._data[0] and y._data[1] is x._data[1]
+    assert_dist_equal(y, np.arange(6))
+
+
+# Bad input --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("target", "error", "words"),
+    [
+        (Layout.block((5,), devices=D[:1]), ValueError, ["(5,)", "(4,)"]),
+        ({max(D) + 1: slice(None)}, ValueError, [f"device {max(D) + 1}", "not a device"]),
+        ({D[0]: slice(0, 2)}, ValueError, ["uncovered"]),
+        ({D[0]: slice(None, None, -1)}, ValueError, ["step"]),
+        ({D[0]: (slice(None), 0)}, IndexError, ["too many"]),
+        ({D[0]: slice(0, 9)}, IndexError, ["out of bounds"]),
+        ({D[0]: 1.5}, TypeError, ["1.5"]),
+    ],
+)
+@pytest.mark.parametrize("method", ["reshard", "reshard_cost"])
+def test_bad_reshard(target, error, words, method):
+    x = mdarray.distributed_array(np.arange(4), {D[0]: slice(0, 2), D[-1]: slice(1, 4)}, "sum")
+    before = [c.copy() for c in x._data]
+    layout = x.layout
+    with pytest.raises(error) as info:
+        getattr(x, method)(target)
+    for word in words:
+        assert word in str(info.value)
+    assert x.layout == layout and x.mode is SUM
+    for a, b in zip(before, x._data):
+        np.testing.assert_array_equal(mdarray.testing._host(b), a)
+
+
+# change_mode ------------------------------------------------------------------------
+
+
+@given(mst.dist_arrays(), st.data())
+def test_change_mode_any_to_any(pair, data):
+    x, expected = pair
+    mode = data.draw(mst.modes(x.dtype))
+    spelled = data.draw(st.sampled_from([mode, str(mode), str(mode).upper()]))
+    before = [mdarray.testing._host(c).copy() for c in x._data]
+    with mdarray.options(fallback="raise"):
+        y = x.change_mode(spelled)
+    assert y.mode is mode and y.layout == x.layout
+    assert_chunks_hold(y, expected)
+    assert_dist_equal(y, expected)
+    for a, b in zip(before, x._data):
+        np.testing.assert_array_equal(mdarray.testing._host(b), a)
+
+
+@given(mst.dist_arrays(mode=REPLICA), st.sampled_from([SUM, PROD, MAX, MIN]))
+def test_replica_to_partial_moves_nothing(pair, mode):
+    x, expected = pair
+    if x.dtype.kind == "c" and mode in (MAX, MIN):
+        mode = SUM
+    with mdarray.count_transfers() as moved:
+        y = x.change_mode(mode)
+    assert moved.total == 0
+    shadowed = x.layout.cover.shadowed
+    for k, (a, b) in enumerate(zip(x._data, y._data)):
+        # Only chunks that hold copies of another chunk's elements change (SUM, PROD).
+        assert (a is b) == (mode.idempotent or not shadowed[k])
+
+
+@given(
+    mst.layouts(overlapping=False),
+    mst.dtypes(complex_=False),
+    st.sampled_from(MODES),
+    st.sampled_from(MODES),
+)
+def test_mode_changes_without_overlaps_share_buffers(layout, dtype, start, mode):
+    x = mdarray.distributed_array(np.ones(layout.shape, dtype), layout, start)
+    with mdarray.count_transfers() as moved:
+        y = x.change_mode(mode)
+    assert moved.total == 0
+    assert all(a is b for a, b in zip(x._data, y._data))
+
+
+def test_replica_to_sum_without_overlaps_copies_nothing():
+    layout = Layout.grid((8, 8), (2, 2), devices=D)
+    x = mdarray.distributed_array(np.arange(64.0).reshape(8, 8), layout)
+    with mdarray.count_transfers() as moved:
+        y = x.change_mode(SUM)
+    assert moved.total == 0 and moved.copies == 0
+    assert all(a is b for a, b in zip(x._data, y._data))
+
+
+@given(mst.dist_arrays())
+def test_partial_to_replica_combines_only_overlaps(pair):
+    x, expected = pair
+    count = np.zeros(x.shape, np.int64)
+    for _, index in x.layout.chunks:
+        count[index] += 1
+    with mdarray.count_transfers() as moved:
+        y = x.change_mode(REPLICA)
+    assert_chunks_hold(y, expected)
+    expect = Counter()
+    chunks = list(zip(x.layout.boxes, x.layout.chunk_devices, x.layout.chunks))
+    for k, (box, device, (_, index)) in enumerate(chunks):
+        shares = bool((count[index] > 1).any())
+        # Chunks sharing no element keep their buffers; in REPLICA mode nothing changes.
+        assert (x._data[k] is y._data[k]) == (not (shares and x.mode.is_partial))
+        if shares and x.mode.is_partial:
+            for other_box, other_device, _ in chunks:
+                if other_device != device:
+                    common = len(_elements(box) & _elements(other_box))
+                    expect[(other_device, device)] += common * x.itemsize
+    assert moved.bytes == expect
+
+
+@pytest.mark.parametrize("mode", [MAX, MIN, "max", "MIN"])
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_max_min_on_complex_raise(mode, dtype):
+    x = mdarray.distributed_array(np.ones(4, dtype), {D[0]: slice(None)}, "sum")
+    with pytest.raises(TypeError, match="complex"):
+        x.change_mode(mode)
+    assert x.mode is SUM
+
+
+@pytest.mark.parametrize("mode", ["average", "", None, 3])
+def test_unknown_mode(mode):
+    x = mdarray.distributed_array(np.ones(4), {D[0]: slice(None)})
+    with pytest.raises(ValueError, match="unknown mode"):
+        x.change_mode(mode)
