@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
@@ -12,6 +13,7 @@ from ._backend import DeviceSet, get_backend
 from ._backend import backend as default_backend_object
 from ._layout import Layout
 from ._modes import REPLICA, as_mode
+from ._registry import implements
 
 
 def distributed_array(array, index_map, mode=REPLICA) -> DistArray:
@@ -151,3 +153,284 @@ def _shape_tuple(shape) -> tuple[int, ...]:
     if isinstance(shape, (int, np.integer)):
         return (operator.index(shape),)
     return tuple(operator.index(n) for n in shape)
+
+
+# Array API creation functions ---------------------------------------------------------
+# Each computes its chunks on their devices from the chunk's box; no full array is ever
+# built on the host.
+
+
+def _per_chunk(layout: Layout, backend, make, dtype) -> DistArray:
+    """A REPLICA DistArray whose chunk on `device` with box `box` is ``make(box)``."""
+    data = []
+    for box, device in zip(layout.boxes, layout.chunk_devices):
+        with backend.on(device):
+            data.append(make(box).astype(dtype, copy=False))
+    return DistArray._new(layout, data, REPLICA, dtype, backend)
+
+
+def asarray(obj, /, *, dtype=None, device=None, copy=None) -> DistArray:
+    """`obj` (DistArray, NumPy or CuPy array, nested lists, scalar) as a DistArray.
+
+    A DistArray is returned as it is unless `dtype`, `device` or ``copy=True`` ask for a
+    change; ``copy=False`` raises ValueError where a copy would be needed.
+
+    >>> import mdarray
+    >>> mdarray.asarray([[1, 2], [3, 4]], device=mdarray.DeviceSet([0, 1])).index_map[1]
+    [(slice(1, 2, 1), slice(0, 2, 1))]
+    """
+    if isinstance(obj, DistArray):
+        return _distarray_as(obj, dtype, device, copy)
+    if copy is False:
+        raise ValueError(
+            "asarray: copy=False, but creating a DistArray from a non-DistArray copies the data"
+        )
+    backend = _backend_for(device)
+    if backend.is_native(obj):
+        array = obj if dtype is None else obj.astype(dtype)
+    else:
+        array = np.asarray(obj, dtype=dtype)
+    return distributed_array(array, layout_for_device(array.shape, device, backend))
+
+
+def _distarray_as(x: DistArray, dtype, device, copy) -> DistArray:
+    copied = False
+    if dtype is not None and np.dtype(dtype) != x.dtype:
+        if copy is False:
+            raise ValueError(f"asarray: copy=False, but casting {x.dtype} to {dtype} copies")
+        x, copied = x.astype(dtype), True
+    if device is not None:
+        layout = layout_for_device(x.shape, device, x._backend)
+        if layout != x.layout:
+            if copy is False:
+                raise ValueError("asarray: copy=False, but moving to the requested device copies")
+            x, copied = x.reshard(layout), True
+    if copy and not copied:
+        x = x.copy()
+    return x
+
+
+def arange(start, /, stop=None, step=1, *, dtype=None, device=None) -> DistArray:
+    """Evenly spaced values in ``[start, stop)``, each chunk computed on its device.
+
+    >>> import mdarray
+    >>> mdarray.arange(1, 10, 3, device=mdarray.DeviceSet([0, 1])).get()
+    array([1, 4, 7])
+    """
+    if stop is None:
+        start, stop = 0, start
+    if step == 0:
+        raise ZeroDivisionError("arange: step must not be zero")
+    dtype = np.result_type(start, stop, step) if dtype is None else np.dtype(dtype)
+    if all(isinstance(v, (int, np.integer)) for v in (start, stop, step)):
+        n = max(0, -((start - stop) // step))
+    else:
+        n = max(0, math.ceil((stop - start) / step))
+    backend = _backend_for(device)
+    layout = layout_for_device((n,), device, backend)
+    xp = backend.xp
+    if dtype.kind in "iub":
+        return _per_chunk(
+            layout, backend, lambda box: start + step * xp.arange(*_ends(box[0])), dtype
+        )
+    # Floats as NumPy fills them: the first value plus i times the first difference.
+    first = np.array(start, dtype=dtype)
+    delta = np.array(start + step, dtype=dtype) - first
+    return _per_chunk(
+        layout,
+        backend,
+        lambda box: first + xp.arange(*_ends(box[0])).astype(dtype) * delta,
+        dtype,
+    )
+
+
+def _ends(r: range) -> tuple[int, int, int]:
+    return r.start, r.stop, r.step
+
+
+def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True) -> DistArray:
+    """`num` evenly spaced values from `start` to `stop`, computed as NumPy does.
+
+    >>> import mdarray
+    >>> mdarray.linspace(0, 1, 5, device=mdarray.DeviceSet([0, 1])).get()
+    array([0.  , 0.25, 0.5 , 0.75, 1.  ])
+    """
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    div = num - 1 if endpoint else num
+    inexact = np.result_type(start, stop, 1.0)
+    dtype = inexact if dtype is None else np.dtype(dtype)
+    delta = np.subtract(stop, start, dtype=inexact)
+    step = delta / div if div > 0 else None
+    backend = _backend_for(device)
+    layout = layout_for_device((num,), device, backend)
+    xp = backend.xp
+
+    def make(box):
+        y = xp.arange(*_ends(box[0])).astype(inexact)
+        if step is None:
+            y = y * delta
+        elif step == 0:
+            y = y / div * delta
+        else:
+            y = y * step
+        y += start
+        if endpoint and num > 1 and len(box[0]) and box[0][-1] == num - 1:
+            y[-1] = stop
+        if dtype.kind in "iu":
+            y = xp.floor(y)
+        return y
+
+    return _per_chunk(layout, backend, make, dtype)
+
+
+def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None) -> DistArray:
+    """A 2-D array with ones on the `k`-th diagonal, each chunk computed on its device.
+
+    >>> import mdarray
+    >>> mdarray.eye(2, 3, k=1, dtype=mdarray.int8).get()
+    array([[0, 1, 0],
+           [0, 0, 1]], dtype=int8)
+    """
+    n_cols = n_rows if n_cols is None else n_cols
+    dtype = np.dtype(np.float64 if dtype is None else dtype)
+    backend = _backend_for(device)
+    layout = layout_for_device((n_rows, n_cols), device, backend)
+    xp = backend.xp
+
+    def make(box):
+        rows, cols = (xp.arange(*_ends(r)) for r in box)
+        return rows[:, None] + k == cols[None, :]
+
+    return _per_chunk(layout, backend, make, dtype)
+
+
+def _like_layout(x, shape, device) -> Layout:
+    """The layout of a ``*_like`` result: x's own unless `shape` or `device` differ."""
+    shape = x.shape if shape is None else _shape_tuple(shape)
+    if device is None:
+        return x.layout if shape == x.shape else Layout.block(shape, devices=x.devices)
+    return layout_for_device(shape, device, x._backend)
+
+
+@implements(np.full_like)
+def full_like(x, /, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    """An array like `x` (same layout by default) filled with `fill_value`.
+
+    >>> import mdarray
+    >>> mdarray.full_like(mdarray.zeros(3, device=1), 2.5).get(), mdarray.full_like(mdarray.zeros(3, device=1), 2.5).devices
+    (array([2.5, 2.5, 2.5]), (1,))
+    """
+    dtype = x.dtype if dtype is None else np.dtype(dtype)
+    layout = _like_layout(x, shape, device)
+    backend = x._backend
+    value = np.array(fill_value.item() if isinstance(fill_value, DistArray) else fill_value)
+    data = [
+        backend.full(s, value.astype(dtype)[()], dtype, d)
+        for s, d in zip(layout.chunk_shapes, layout.chunk_devices)
+    ]
+    return DistArray._new(layout, data, REPLICA, dtype, backend)
+
+
+@implements(np.zeros_like)
+def zeros_like(x, /, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    """Zeros like `x` (same layout by default).
+
+    >>> import mdarray
+    >>> mdarray.zeros_like(mdarray.ones(2)).get()
+    array([0., 0.])
+    """
+    return full_like(x, 0, dtype=dtype, device=device, shape=shape)
+
+
+@implements(np.ones_like)
+def ones_like(x, /, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    """Ones like `x` (same layout by default).
+
+    >>> import mdarray
+    >>> mdarray.ones_like(mdarray.zeros(2, dtype="int8")).get()
+    array([1, 1], dtype=int8)
+    """
+    return full_like(x, 1, dtype=dtype, device=device, shape=shape)
+
+
+@implements(np.empty_like)
+def empty_like(x, /, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    """An uninitialized array like `x` (same layout by default).
+
+    >>> import mdarray
+    >>> mdarray.empty_like(mdarray.zeros((2, 3))).shape
+    (2, 3)
+    """
+    dtype = x.dtype if dtype is None else np.dtype(dtype)
+    layout = _like_layout(x, shape, device)
+    backend = x._backend
+    data = [backend.empty(s, dtype, d) for s, d in zip(layout.chunk_shapes, layout.chunk_devices)]
+    return DistArray._new(layout, data, REPLICA, dtype, backend)
+
+
+def _triangle(x, k, keep) -> DistArray:
+    if x.ndim < 2:
+        raise ValueError("tril/triu need an array of at least 2 dimensions")
+    backend = x._backend
+    xp = backend.xp
+    data = []
+    for chunk, box, device in zip(x._data, x.layout.boxes, x.layout.chunk_devices):
+        with backend.on(device):
+            rows, cols = (xp.arange(*_ends(r)) for r in box[-2:])
+            mask = keep(cols[None, :] - rows[:, None], k)
+            data.append(xp.where(mask, chunk, xp.zeros((), dtype=x.dtype)))
+    # Zeroing every copy of an element makes its value zero in every mode, so the mode stays.
+    return x._with(data=data)
+
+
+@implements(np.tril)
+def tril(x, /, k=0) -> DistArray:
+    """`x` with the elements above the `k`-th diagonal zeroed, chunk by chunk.
+
+    >>> import mdarray
+    >>> mdarray.tril(mdarray.ones((2, 2))).get()
+    array([[1., 0.],
+           [1., 1.]])
+    """
+    return _triangle(x, k, operator.le)
+
+
+@implements(np.triu)
+def triu(x, /, k=0) -> DistArray:
+    """`x` with the elements below the `k`-th diagonal zeroed, chunk by chunk.
+
+    >>> import mdarray
+    >>> mdarray.triu(mdarray.ones((2, 2))).get()
+    array([[1., 1.],
+           [0., 1.]])
+    """
+    return _triangle(x, k, operator.ge)
+
+
+@implements(np.meshgrid)
+def meshgrid(*arrays, indexing="xy", copy=True, sparse=False) -> list:
+    """Coordinate arrays from 1-D arrays: each output keeps its input's split along its
+    own axis and is whole along the others.
+
+    >>> import mdarray
+    >>> [g.shape for g in mdarray.meshgrid(mdarray.arange(3), mdarray.arange(2))]
+    [(2, 3), (2, 3)]
+    """
+    from ._manipulation_functions import broadcast_to, reshape
+
+    if indexing not in ("xy", "ij"):
+        raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
+    arrays = [a if isinstance(a, DistArray) else asarray(a) for a in arrays]
+    shape = [a.size for a in arrays]
+    if indexing == "xy" and len(arrays) > 1:
+        shape[0], shape[1] = shape[1], shape[0]
+    out = []
+    for i, a in enumerate(arrays):
+        axis = (1 - i if i < 2 else i) if indexing == "xy" and len(arrays) > 1 else i
+        grid = reshape(a, tuple(-1 if d == axis else 1 for d in range(len(arrays))))
+        if not sparse:
+            grid = broadcast_to(grid, tuple(shape))
+        out.append(grid.copy() if copy else grid)
+    return out

@@ -1,0 +1,185 @@
+"""Data types: the array API dtype names, `astype`, and the dtype queries NumPy asks.
+
+`astype` keeps a partial mode only where the cast commutes with combining the copies for
+every value (the rule is `keeps_mode`); otherwise the array is made REPLICA first. The
+queries (`np.shape`, `np.result_type`, ...) read the layout and dtype, never the data.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from ._array import DistArray
+from ._modes import REPLICA, Mode
+from ._registry import implements
+
+bool = np.bool_  # noqa: A001  (the array API names the boolean dtype `bool`)
+int8 = np.int8
+int16 = np.int16
+int32 = np.int32
+int64 = np.int64
+uint8 = np.uint8
+uint16 = np.uint16
+uint32 = np.uint32
+uint64 = np.uint64
+float32 = np.float32
+float64 = np.float64
+complex64 = np.complex64
+complex128 = np.complex128
+
+DTYPES = {
+    "bool": np.dtype(bool),
+    "int8": np.dtype(int8),
+    "int16": np.dtype(int16),
+    "int32": np.dtype(int32),
+    "int64": np.dtype(int64),
+    "uint8": np.dtype(uint8),
+    "uint16": np.dtype(uint16),
+    "uint32": np.dtype(uint32),
+    "uint64": np.dtype(uint64),
+    "float32": np.dtype(float32),
+    "float64": np.dtype(float64),
+    "complex64": np.dtype(complex64),
+    "complex128": np.dtype(complex128),
+}
+
+
+def keeps_mode(mode: Mode, source, target) -> builtins.bool:
+    """True where casting each copy then combining equals combining then casting.
+
+    - SUM and PROD: the cast must be a ring homomorphism for every value. Integer to
+      integer casts that keep or narrow the width are (wrapping arithmetic modulo 2**n
+      reduces to modulo 2**m, m <= n); widening is not (``int8(100) + int8(100)`` wraps,
+      its int16 copies do not), nor is any cast involving floats (rounding of the
+      combined value differs) or bools (bool SUM is logical or).
+    - MAX and MIN: the cast must be monotone (non-decreasing), and the target must hold
+      MAX/MIN: bool, int and float sources into floats, and safe casts between integer
+      kinds; ``max(c(a), c(b)) == c(max(a, b))`` for monotone ``c``.
+    - The same dtype keeps every mode.
+    """
+    source, target = np.dtype(source), np.dtype(target)
+    if source == target or not mode.is_partial:
+        return True
+    if mode.name in ("sum", "prod"):
+        return source.kind in "iu" and target.kind in "iu" and target.itemsize <= source.itemsize
+    if target.kind == "f":
+        return source.kind in "biuf"
+    if target.kind in "iu":
+        return source.kind in "biu" and np.can_cast(source, target, "safe")
+    return False
+
+
+@implements(np.astype)
+def astype(x, dtype, /, *, copy: builtins.bool = True, device=None) -> DistArray:
+    """`x` cast to `dtype`, in the same layout (and mode where `keeps_mode` allows).
+
+    >>> import mdarray
+    >>> x = mdarray.distributed_array([1.5, 2.5], {0: slice(0, 1), 1: slice(1, 2)})
+    >>> mdarray.astype(x, mdarray.int32).get()
+    array([1, 2], dtype=int32)
+    """
+    if not isinstance(x, DistArray):
+        raise TypeError(f"astype: expected a DistArray, got {type(x).__name__}")
+    dtype = np.dtype(dtype)
+    if dtype == x.dtype and not copy:
+        out = x
+    else:
+        source = x if keeps_mode(x.mode, x.dtype, dtype) else x.change_mode(REPLICA)
+        backend = source._backend
+        data = []
+        for chunk, device in zip(source._data, source.layout.chunk_devices):
+            with backend.on(device):
+                data.append(chunk.astype(dtype, copy=True))
+        out = source._with(data=data, dtype=dtype)
+    return out if device is None else out.to_device(device)
+
+
+@implements(np.copy)
+def copy(a, order="K", subok=False) -> DistArray:
+    """A copy of `a` with the same layout and mode; each chunk is copied on its device."""
+    return astype(a, a.dtype, copy=True)
+
+
+def _dtype_of(x):
+    return x.dtype if isinstance(x, DistArray) else x
+
+
+@implements(np.result_type)
+def result_type(*arrays_and_dtypes) -> np.dtype:
+    """The dtype NumPy's promotion gives for arrays, dtypes and Python scalars.
+
+    >>> import mdarray
+    >>> mdarray.result_type(mdarray.int8, mdarray.float32)
+    dtype('float32')
+    """
+    return np.result_type(*(_dtype_of(x) for x in arrays_and_dtypes))
+
+
+@implements(np.can_cast)
+def can_cast(from_, to, /, casting: str = "safe") -> builtins.bool:
+    """Whether `from_` (a dtype or array) can be cast to `to` under `casting`.
+
+    >>> import mdarray
+    >>> mdarray.can_cast(mdarray.int8, mdarray.float32), mdarray.can_cast(mdarray.float64, mdarray.int8)
+    (True, False)
+    """
+    return builtins.bool(np.can_cast(_dtype_of(from_), to, casting))
+
+
+def finfo(type, /):  # noqa: A002  (the array API's parameter name)
+    """Machine limits of a floating dtype (or of an array's dtype).
+
+    >>> import mdarray
+    >>> float(mdarray.finfo(mdarray.float32).eps)
+    1.1920928955078125e-07
+    """
+    return np.finfo(_dtype_of(type))
+
+
+def iinfo(type, /):  # noqa: A002
+    """Machine limits of an integer dtype (or of an array's dtype).
+
+    >>> import mdarray
+    >>> mdarray.iinfo(mdarray.int8).max
+    127
+    """
+    return np.iinfo(_dtype_of(type))
+
+
+def isdtype(dtype, kind) -> builtins.bool:
+    """Whether `dtype` is of `kind` (a dtype, a kind name such as ``"integral"``, or a tuple).
+
+    >>> import mdarray
+    >>> mdarray.isdtype(mdarray.float32, "real floating")
+    True
+    """
+    return builtins.bool(np.isdtype(np.dtype(dtype), kind))
+
+
+@implements(np.shape)
+def shape(a) -> tuple[int, ...]:
+    return a.shape
+
+
+@implements(np.ndim)
+def ndim(a) -> int:
+    return a.ndim
+
+
+@implements(np.size)
+def size(a, axis=None) -> int:
+    if axis is None:
+        return a.size
+    return a.shape[axis]
+
+
+@implements(np.iscomplexobj)
+def iscomplexobj(x) -> builtins.bool:
+    return x.dtype.kind == "c"
+
+
+@implements(np.isrealobj)
+def isrealobj(x) -> builtins.bool:
+    return x.dtype.kind != "c"

@@ -1,0 +1,338 @@
+"""Indexing: ``x[key]`` and ``x[key] = value``.
+
+Basic indexing (ints, slices with any step, Ellipsis, None) moves no data: every source
+chunk that holds selected elements gives the selected part of itself, as a view on its
+device, and those parts are the chunks of the result. The mode is kept, since every copy
+of a selected element comes along. An int drops its axis; selecting single elements gives
+0-d arrays.
+
+Assignment writes every copy of the selected elements: the value in REPLICA mode; in a
+partial mode the value into the copy that owns the element (the layout's first chunk
+holding it) and the identity into the others. Everything that can fail (the key, the
+value's shape, its cast, moving it to the devices) happens before the first write, so a
+failed assignment leaves every chunk as it was.
+
+Advanced indices (integer and boolean arrays) go through the gathered fallback path
+(`mdarray.options(fallback=...)`), except ``x[mask] = scalar`` with a boolean mask of x's
+shape, which runs per chunk.
+"""
+
+from __future__ import annotations
+
+import operator
+from functools import lru_cache
+
+import numpy as np
+from ndindex import Integer, Newaxis, Slice, ndindex
+
+from . import _dispatch, _redistribute, _regions
+from ._array import DistArray
+from ._layout import Layout
+
+# A normalized basic key: one item per source axis plus Nones for new axes, each item an
+# int (a position), a ``range`` (the selected positions, in result order) or None.
+
+
+def _basic_key(key, shape):
+    """`key` normalized against `shape` as a tuple of int / range / None, or None when the
+    key is advanced (arrays, bools). Raises IndexError like NumPy for bad basic keys."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    items = []
+    for item in key:
+        if isinstance(item, DistArray) and not item.ndim and item.dtype.kind in "iu":
+            item = operator.index(item)
+        elif _is_advanced(item):
+            return None
+        items.append(item)
+    expanded = ndindex(tuple(items)).expand(shape)
+    out = []
+    axis = 0
+    for item in expanded.args:
+        if isinstance(item, Newaxis):
+            out.append(None)
+            continue
+        n = shape[axis]
+        axis += 1
+        if isinstance(item, Integer):
+            out.append(int(item.raw))
+        elif isinstance(item, Slice):
+            out.append(range(*item.raw.indices(n)))
+        else:
+            return None
+    return tuple(out)
+
+
+def _is_advanced(item) -> bool:
+    """Arrays, lists and bools index by value (advanced indexing); NumPy ints do not."""
+    if isinstance(item, (bool, np.bool_)):
+        return True
+    if isinstance(item, np.integer):
+        return False
+    return isinstance(item, (list, DistArray)) or hasattr(item, "__array__")
+
+
+def _axis_part(box_range: range, item):
+    """How one chunk axis meets one key item: ``(result range or None, local index)``,
+    or None when the chunk holds none of the selected positions."""
+    if item is None:
+        return range(0, 1), None
+    if isinstance(item, int):
+        if item not in box_range:
+            return None
+        return None, box_range.index(item)
+    ascending = item if item.step > 0 else item[::-1]
+    common = _regions.intersect_range(ascending, box_range)
+    if not len(common):
+        return None
+    local = _regions.local_index(box_range, common)
+    step = abs(item.step)
+    first = (common[0] - item.start) // item.step
+    last = (common[-1] - item.start) // item.step
+    stride = common.step // step if len(common) > 1 else 1
+    if item.step > 0:
+        return range(first, last + 1, stride), local
+    stop = local.start - 1
+    reversed_local = slice(local.stop - local.step, None if stop < 0 else stop, -local.step)
+    return range(last, first + 1, stride), reversed_local
+
+
+def _result_shape(key) -> tuple:
+    return tuple(1 if item is None else len(item) for item in key if not isinstance(item, int))
+
+
+@lru_cache(maxsize=4096)
+def _getitem_plan(layout: Layout, key: tuple):
+    """``(result layout, ((chunk, local index), ...))`` for a normalized basic key."""
+    shape = _result_shape(key)
+    parts = []
+    index_map: dict = {}
+    for k, (box, device) in enumerate(zip(layout.boxes, layout.chunk_devices)):
+        result_index, local_index = [], []
+        axes = iter(box)
+        for item in key:
+            part = _axis_part(range(0, 1) if item is None else next(axes), item)
+            if part is None:
+                break
+            result_range, local = part
+            local_index.append(local)
+            if result_range is not None:
+                result_index.append(_regions.to_slice(result_range))
+        else:
+            parts.append((k, (*local_index, Ellipsis)))
+            index_map.setdefault(device, []).append(tuple(result_index))
+    if not parts or not int(np.prod(shape, dtype=np.int64)):
+        # Nothing selected: one empty chunk on the first device keeps the layout valid.
+        return Layout(shape, {layout.chunk_devices[0]: ()}), ()
+    return Layout(shape, index_map), tuple(parts)
+
+
+def basic_getitem(x: DistArray, key: tuple) -> DistArray:
+    """`x` indexed by a normalized basic key (see `_basic_key`): views, no transfers."""
+    layout, parts = _getitem_plan(x.layout, key)
+    if not parts:
+        device = layout.chunk_devices[0]
+        return x._with(layout=layout, data=[x._backend.empty(layout.shape, x.dtype, device)])
+    backend = x._backend
+    data = []
+    for k, local in parts:
+        with backend.on(x.layout.chunk_devices[k]):
+            data.append(x._data[k][local])
+    return x._with(layout=layout, data=data)
+
+
+def getitem(x: DistArray, key) -> DistArray:
+    """``x[key]``: basic keys run per chunk; advanced keys through the fallback policy.
+
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.distributed_array(np.arange(8), mdarray.Layout.block((8,), devices=[0, 1]))
+    >>> y = x[::-3]
+    >>> y.get(), y.devices
+    (array([7, 4, 1]), (1, 0))
+    """
+    basic = _basic_key(key, x.shape)
+    if basic is None:
+        return _dispatch.fallback(
+            operator.getitem, (x, key), {}, "DistArray.__getitem__ (advanced index)"
+        )
+    return basic_getitem(x, basic)
+
+
+# Assignment -------------------------------------------------------------------------
+
+
+def setitem(x: DistArray, key, value) -> None:
+    """``x[key] = value``: writes every copy of the selected elements, or none on error.
+
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.distributed_array(np.zeros(4), mdarray.Layout.replicated((4,), devices=[0, 1]))
+    >>> x[1:3] = [5, 6]
+    >>> [c.tolist() for c in x.all_chunks()[1]]
+    [[0.0, 5.0, 6.0, 0.0]]
+    """
+    basic = _basic_key(key, x.shape)
+    if basic is None:
+        if _is_full_mask(x, key) and np.ndim(value) == 0 and not isinstance(value, DistArray):
+            _mask_setitem(x, key, _scalar_value(x, value))
+            return
+        _gathered_setitem(x, key, value)
+        return
+    writes = _planned_writes(x, basic, value)
+    _write(x, writes)
+
+
+def _planned_writes(x: DistArray, key: tuple, value) -> list:
+    """``(chunk, chunk index, value piece, shadowed indices)`` for every chunk that holds
+    selected elements, with every value piece already cast and on its device."""
+    shape = _result_shape(key)
+    box = _selection_box(key)
+    operand = _operand_in_box_order(x, key, value, shape)
+    _check_writable(x)
+    backend = x._backend
+    writes = []
+    for k, (chunk_box, device) in enumerate(zip(x.layout.boxes, x.layout.chunk_devices)):
+        common = _regions.intersect(box, chunk_box)
+        if common is None:
+            continue
+        within = tuple(
+            range(i.start, i.stop, i.step) for i in _regions.local_box_index(box, common)
+        )
+        piece = _operand_piece(operand, within, device, backend)
+        shadowed = ()
+        if x.mode.is_partial:
+            shadowed = tuple(_regions.cover(common, x.layout.boxes).shadowed(k))
+        writes.append((k, _regions.local_box_index(chunk_box, common), piece, shadowed))
+    return writes
+
+
+def _write(x: DistArray, writes) -> None:
+    backend = x._backend
+    identity = x.mode.identity(x.dtype) if x.mode.is_partial else None
+    for k, chunk_index, piece, shadowed in writes:
+        chunk = x._data[k]
+        with backend.on(x.layout.chunk_devices[k]):
+            chunk[(*chunk_index, Ellipsis)] = piece
+            for index in shadowed:
+                _redistribute._assign(chunk, index, identity, backend.xp)
+
+
+def _selection_box(key: tuple) -> tuple:
+    """The selected positions of the source as a box of ascending ranges."""
+    out = []
+    for item in key:
+        if item is None:
+            continue
+        if isinstance(item, int):
+            out.append(range(item, item + 1))
+        else:
+            out.append(item if item.step > 0 else item[::-1])
+    return tuple(out)
+
+
+def _operand_in_box_order(x: DistArray, key: tuple, value, shape: tuple):
+    """`value` checked against the selection's shape, cast to x's dtype, and indexed so
+    its axes follow the selection box (ascending positions, one axis per source axis).
+    Axes of length 1 broadcast; a scalar is returned as a 0-d-free scalar of x's dtype."""
+    if not isinstance(value, DistArray) and not x._backend.is_native(value):
+        if np.ndim(value) == 0 and not isinstance(value, np.ndarray):
+            return _scalar_value(x, value)
+        value = np.array(value, dtype=x.dtype) if not isinstance(value, np.ndarray) else value
+    vshape = tuple(value.shape)
+    if len(vshape) > len(shape) or any(
+        v != 1 and v != n for v, n in zip(vshape[::-1], shape[::-1])
+    ):
+        raise ValueError(f"could not broadcast input array from shape {vshape} into shape {shape}")
+    value = value.astype(x.dtype, copy=False) if value.dtype != x.dtype else value
+    lead = (None,) * (len(shape) - len(vshape))
+    full_shape = (1,) * len(lead) + vshape
+    reorder = []
+    axis = 0
+    for item in key:
+        if isinstance(item, int):
+            reorder.append(None)
+        elif item is None:
+            reorder.append(0)
+            axis += 1
+        else:
+            reverse = item.step < 0 and full_shape[axis] > 1
+            reorder.append(slice(None, None, -1) if reverse else slice(None))
+            axis += 1
+    return value[lead][tuple(reorder)]
+
+
+def _operand_piece(operand, within: tuple, device, backend):
+    """The part of the box-ordered operand that the selection-box region `within` reads,
+    on `device` (broadcast axes of length 1 stay 1)."""
+    if not hasattr(operand, "shape") or not operand.ndim:
+        if isinstance(operand, DistArray):
+            return _redistribute.region_value(operand, (), device)
+        if backend.is_native(operand):
+            return backend.adopt(operand, device)
+        return operand
+    region = tuple(range(0, 1) if n == 1 else r for n, r in zip(operand.shape, within))
+    if isinstance(operand, DistArray):
+        return _redistribute.region_value(operand, region, device)
+    piece = operand[tuple(_regions.to_slice(r) for r in region)]
+    if isinstance(piece, np.ndarray):
+        return backend.from_host(piece, device)
+    return backend.adopt(piece, device)
+
+
+def _scalar_value(x: DistArray, value):
+    if isinstance(value, DistArray):
+        value = value.get()
+    return np.array(value, dtype=x.dtype)[()]
+
+
+def _check_writable(x: DistArray) -> None:
+    for k, chunk in enumerate(x._data):
+        flags = getattr(chunk, "flags", None)
+        if flags is not None and hasattr(flags, "writeable") and not flags.writeable:
+            raise ValueError(
+                f"assignment destination is read-only (chunk {k} on device "
+                f"{x.layout.chunk_devices[k]} is a read-only view, e.g. from broadcast_to)"
+            )
+
+
+# Boolean masks and the gathered path -----------------------------------------------
+
+
+def _is_full_mask(x: DistArray, key) -> bool:
+    if isinstance(key, tuple) and len(key) == 1:
+        key = key[0]
+    dtype = getattr(key, "dtype", None)
+    return dtype is not None and dtype.kind == "b" and tuple(key.shape) == x.shape and x.ndim > 0
+
+
+def _mask_setitem(x: DistArray, mask, scalar) -> None:
+    """``x[mask] = scalar`` per chunk: the mask is cut to x's layout, no data gathered."""
+    _check_writable(x)
+    backend = x._backend
+    masks = _dispatch.aligned_chunks(mask, x.layout, backend)
+    identity = x.mode.identity(x.dtype) if x.mode.is_partial else None
+    for k, device in enumerate(x.layout.chunk_devices):
+        chunk = x._data[k]
+        with backend.on(device):
+            chunk_mask = backend.xp.asarray(masks[k])
+            chunk[chunk_mask] = scalar
+            if identity is not None:
+                for index in x.layout.cover.shadowed[k]:
+                    view = _regions.apply_index(chunk, index, backend.xp)
+                    sub_mask = _regions.apply_index(chunk_mask, index, backend.xp)
+                    view[sub_mask] = identity
+                    _redistribute._assign(chunk, index, view, backend.xp)
+
+
+def _gathered_setitem(x: DistArray, key, value) -> None:
+    """Advanced assignment on the host under the fallback policy, then written back into
+    every chunk in x's mode."""
+    from ._creation_functions import distributed_array
+
+    _dispatch.check_fallback("DistArray.__setitem__ (advanced index)", x.nbytes)
+    _check_writable(x)
+    host = x.get()
+    host[_dispatch._gathered(key)] = _dispatch._gathered(value)
+    fresh = distributed_array(host, x.layout, x.mode)
+    for k, device in enumerate(x.layout.chunk_devices):
+        with x._backend.on(device):
+            x._data[k][...] = fresh._data[k]
