@@ -182,7 +182,8 @@ def make_2d_index_map(i_partitions, j_partitions, devices) -> dict:
     i_partitions, j_partitions : list of int
         Block edges along each axis, increasing from 0 (the last is the axis length).
     devices : list of lists of sets of int
-        ``devices[i][j]``: the devices holding block ``(i, j)`` (several mean copies).
+        ``devices[i][j]``: the devices holding block ``(i, j)`` (several mean copies),
+        or one device id.
 
     >>> import mdarray
     >>> mdarray.make_2d_index_map([0, 2, 4], [0, 3], [[{0}], [{1, 2}]])[2]
@@ -205,6 +206,8 @@ def make_2d_index_map(i_partitions, j_partitions, devices) -> dict:
                 slice(i_partitions[i], i_partitions[i + 1]),
                 slice(j_partitions[j], j_partitions[j + 1]),
             )
+            if isinstance(owners, (int, np.integer)):
+                owners = {owners}  # one device id for a block held once
             for device in sorted(owners):
                 index_map.setdefault(device, []).append(index)
     return index_map

@@ -1,0 +1,449 @@
+"""Linear algebra: `matmul` over any layouts and modes, planned block by block.
+
+A matrix product is cut into *tasks*, each one local ``xp.matmul`` of a block of `a` by a
+block of `b` on one device. The blocks are the operands' own chunks:
+
+- An operand in REPLICA mode contributes its distinct chunk boxes; they must not overlap
+  (a partition of the array). Chunks holding the same box are copies, so a task may run on
+  any of their devices. A layout whose chunks contain no partition is resharded first.
+- An operand in SUM mode contributes every chunk (each holds its own partial), overlaps and
+  copies included, and its tasks run where the chunk is: no partial ever moves.
+
+Each pair of blocks (``a[..., I, K]``, ``b[..., K', J]``) whose contracted ranges meet gives
+the task ``a[..., I, K & K'] @ b[..., K & K', J]``, a partial of ``out[..., I, J]``. For a
+fixed output element the blocks of `a` holding its row split ``k`` once, as do the blocks of
+`b` holding its column, so the pairs split ``k`` into their common refinement: summing the
+tasks gives the product exactly once. The result is in SUM mode where some task holds only
+part of ``k`` (or an operand is SUM), else in REPLICA mode (its boxes are then disjoint).
+
+Each task runs on the device that needs the fewest bytes brought in (the two operands'
+devices are the candidates, ties go to the less loaded one); a block that is not there is
+fetched once per device with `_redistribute.region_value`. Blocks that line up (as
+`make_2d_index_map` builds them) therefore multiply with no transfer at all, and a small
+operand is the one that travels. Plans depend only on layouts, so they are cached.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import NamedTuple
+
+import numpy as np
+
+from . import _dispatch, _redistribute, _regions
+from ._array import DistArray
+from ._layout import Layout
+from ._modes import REPLICA, SUM
+from ._registry import implements_ufunc_method
+
+__all__ = ["matmul"]
+
+_SIGNATURE = "(n?,k),(k,m?)->(n?,m?)"
+_SUPPORTED_KWARGS = frozenset({"out", "dtype", "casting"})
+
+
+def matmul(x1, x2, /):
+    """Matrix product of two arrays, as `numpy.matmul` (also ``x1 @ x2``).
+
+    Works for 1-D, 2-D and batched operands of any layouts and modes. Blocks that line up
+    (``x1``'s column blocks equal to ``x2``'s row blocks on the same devices, as
+    `make_2d_index_map` builds them) multiply locally with no transfer, and the result is
+    a partial sum (SUM mode) where the contracted axis is split; otherwise the smaller
+    pieces travel. See the module `mdarray._linear_algebra_functions` for the plan.
+
+    >>> import mdarray, numpy as np
+    >>> a = mdarray.distributed_array(np.arange(6).reshape(2, 3), mdarray.make_2d_index_map([0, 2], [0, 1, 3], [[0, 1]]))
+    >>> b = mdarray.distributed_array(np.arange(12).reshape(3, 4), mdarray.make_2d_index_map([0, 1, 3], [0, 4], [[0], [1]]))
+    >>> c = mdarray.matmul(a, b)
+    >>> c.mode, c.get().tolist()
+    (mdarray.SUM, [[20, 23, 26, 29], [56, 68, 80, 92]])
+    """
+    return np.matmul(x1, x2)
+
+
+@implements_ufunc_method("__call__", ufuncs=[np.matmul])
+def matmul_call(ufunc, inputs, kwargs):
+    """``np.matmul(a, b, out=..., dtype=..., casting=...)`` with DistArray operands."""
+    if set(kwargs) - _SUPPORTED_KWARGS:
+        return _dispatch.fallback(ufunc, inputs, kwargs, "numpy.matmul")
+    out = kwargs.get("out")
+    if isinstance(out, tuple):
+        (out,) = out
+    if out is not None and not isinstance(out, DistArray):
+        return _dispatch.fallback(ufunc, inputs, kwargs, "numpy.matmul")
+    a, b = (x if isinstance(x, DistArray) or _is_array(x) else np.asarray(x) for x in inputs)
+    result = _matmul(a, b, kwargs.get("dtype"), kwargs.get("casting", "same_kind"))
+    if out is None:
+        return result
+    return _write_out(result, out, kwargs.get("casting", "same_kind"))
+
+
+def _is_array(x) -> bool:
+    return hasattr(x, "shape") and hasattr(x, "dtype") and hasattr(x, "__array_namespace__")
+
+
+# The product ------------------------------------------------------------------------
+
+
+def _matmul(a, b, dtype, casting):
+    _check_shapes(a.shape, b.shape)
+    if dtype is None:
+        out_dtype = np.result_type(a.dtype, b.dtype)
+        kernel_kwargs = {}
+    else:
+        out_dtype = np.dtype(dtype)
+        kernel_kwargs = {"dtype": out_dtype, "casting": casting}
+    backend = _dispatch.backend_of((a, b))
+    vector_a, vector_b = a.ndim == 1, b.ndim == 1
+    a = _insert_axis(a, 0) if a.ndim == 1 else a
+    b = _insert_axis(b, 1) if b.ndim == 1 else b
+    a, b = _operand_modes(a, b)
+    out_shape = (*np.broadcast_shapes(a.shape[:-2], b.shape[:-2]), a.shape[-2], b.shape[-1])
+    if not int(np.prod(out_shape)) or not a.shape[-1]:
+        result = _zeros(out_shape, out_dtype, a if isinstance(a, DistArray) else b, backend)
+    else:
+        a, b = _partitioned(a, b, backend)
+        result = _run(a, b, out_dtype, kernel_kwargs, backend)
+    if vector_b:
+        result = _drop_axis(result, result.ndim - 1)
+    if vector_a:
+        result = _drop_axis(result, result.ndim - (1 if vector_b else 2))
+    return result
+
+
+def _check_shapes(shape_a, shape_b) -> None:
+    for operand, shape in enumerate((shape_a, shape_b)):
+        if not shape:
+            raise ValueError(
+                f"matmul: Input operand {operand} does not have enough dimensions (has 0, "
+                f"gufunc core with signature {_SIGNATURE} requires 1)"
+            )
+    k_a = shape_a[-1]
+    k_b = shape_b[0] if len(shape_b) == 1 else shape_b[-2]
+    if k_a != k_b:
+        raise ValueError(
+            f"matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc "
+            f"signature {_SIGNATURE} (size {k_b} is different from {k_a})"
+        )
+    np.broadcast_shapes(shape_a[:-2], shape_b[:-2])
+
+
+def _operand_modes(a, b):
+    """The operands in modes the plan takes: REPLICA, or one of them SUM.
+
+    ``(sum_p A_p) @ B == sum_p (A_p @ B)`` (and likewise on the right), so a SUM operand
+    times a REPLICA one stays SUM: each partial is multiplied where it lies and the
+    products are the partials of the result. PROD, MAX and MIN partials do not distribute
+    over the product; they and the second of two SUM operands are combined first.
+    """
+    a_sum = isinstance(a, DistArray) and a.mode is SUM
+    if isinstance(a, DistArray) and a.mode.is_partial and not a_sum:
+        a = a.change_mode(REPLICA)
+    if isinstance(b, DistArray) and b.mode.is_partial and (a_sum or b.mode is not SUM):
+        b = b.change_mode(REPLICA)
+    return a, b
+
+
+def _zeros(shape, dtype, like, backend) -> DistArray:
+    """An empty product, or one over an empty contracted axis: all zeros."""
+    layout = Layout.block(shape, devices=like.devices if isinstance(like, DistArray) else None)
+    data = [
+        backend.full(chunk_shape, 0, dtype, device)
+        for chunk_shape, device in zip(layout.chunk_shapes, layout.chunk_devices)
+    ]
+    return _dispatch.wrap(layout, data, backend, REPLICA, dtype)
+
+
+def _partitioned(a, b, backend):
+    """The operands as DistArrays whose blocks the plan can use.
+
+    A REPLICA DistArray without a partition among its chunks is resharded to blocks of
+    rows (`a`) or columns (`b`), so the contracted axis stays whole. A NumPy or CuPy
+    operand is distributed lined up with the other operand's blocks.
+    """
+    for side, x in ((0, a), (1, b)):
+        if isinstance(x, DistArray) and _blocks(x.layout, x.mode is SUM) is None:
+            layout = Layout.block(x.shape, axis=-2 + side, devices=x.devices)
+            x = x.reshard(layout)
+            a, b = (x, b) if side == 0 else (a, x)
+    from ._creation_functions import distributed_array
+
+    if not isinstance(a, DistArray):
+        a = distributed_array(a, _lined_up(b.layout, b.mode is SUM, a.shape, 1))
+    if not isinstance(b, DistArray):
+        b = distributed_array(b, _lined_up(a.layout, a.mode is SUM, b.shape, 0))
+    return a, b
+
+
+@lru_cache(maxsize=1024)
+def _lined_up(layout: Layout, partial: bool, other_shape: tuple, side: int) -> Layout:
+    """A layout for the other operand holding, beside each block of `layout`, the part
+    of the other operand it multiplies (every task then finds its blocks on one device)."""
+    batch = np.broadcast_shapes(layout.shape[:-2], other_shape[:-2])
+    index_map: dict = {}
+    for box, holders in _blocks(layout, partial):
+        expanded = _expand(box[:-2], layout.shape[:-2], batch)
+        other_batch = _restrict(expanded, other_shape[:-2], batch)
+        if side == 0:
+            core = (box[-1], range(other_shape[-1]))
+        else:
+            core = (range(other_shape[-2]), box[-2])
+        index = tuple(_regions.to_slice(r) for r in (*other_batch, *core))
+        chunks = index_map.setdefault(layout.chunk_devices[holders[0]], [])
+        if index not in chunks:
+            chunks.append(index)
+    return Layout(other_shape, index_map)
+
+
+# Blocks and plans -------------------------------------------------------------------
+
+
+@lru_cache(maxsize=1024)
+def _blocks(layout: Layout, partial: bool):
+    """The blocks an operand contributes: ``((box, holder chunks), ...)``, or None.
+
+    In SUM mode every non-empty chunk is its own block. In REPLICA mode chunks with equal
+    boxes are copies of one block; the blocks must not overlap, so chunks overlapping an
+    earlier block are left out, and None says the rest does not cover the array.
+    """
+    sized = [(k, box) for k, box in enumerate(layout.boxes) if _regions.box_size(box)]
+    if partial:
+        return tuple((box, (k,)) for k, box in sized)
+    holders: dict = {}
+    for k, box in sized:
+        holders.setdefault(box, []).append(k)
+    chosen: list = []
+    for box in holders:
+        if all(_regions.intersect(box, other) is None for other in chosen):
+            chosen.append(box)
+    if _regions.cover(_regions.full_box(layout.shape), tuple(chosen)).uncovered() is not None:
+        return None
+    return tuple((box, tuple(holders[box])) for box in chosen)
+
+
+class _Task(NamedTuple):
+    device: int
+    a_source: tuple  # ("chunk", k, index into the chunk) or ("fetch", box)
+    b_source: tuple
+    out_box: tuple
+
+
+class _Plan(NamedTuple):
+    tasks: tuple  # in the order of `layout.chunks`
+    layout: Layout
+    mode: object
+
+
+@lru_cache(maxsize=1024)
+def _plan(layout_a: Layout, sum_a: bool, size_a: int, layout_b: Layout, sum_b: bool, size_b: int):
+    """The tasks of ``a @ b`` for operands of these layouts (SUM mode or REPLICA) and
+    item sizes, each on the device needing the fewest bytes brought in."""
+    batch = np.broadcast_shapes(layout_a.shape[:-2], layout_b.shape[:-2])
+    k_full = range(layout_a.shape[-1])
+    fetched: set = set()
+    load: dict = {}
+    tasks = []
+    split = sum_a or sum_b
+    for box_a, holders_a in _blocks(layout_a, sum_a):
+        expanded_a = _expand(box_a[:-2], layout_a.shape[:-2], batch)
+        for box_b, holders_b in _blocks(layout_b, sum_b):
+            k = _regions.intersect_range(box_a[-1], box_b[-2])
+            out_batch = _regions.intersect(
+                expanded_a, _expand(box_b[:-2], layout_b.shape[:-2], batch)
+            )
+            if not len(k) or out_batch is None:
+                continue
+            piece_a = (*_restrict(out_batch, layout_a.shape[:-2], batch), box_a[-2], k)
+            piece_b = (*_restrict(out_batch, layout_b.shape[:-2], batch), k, box_b[-1])
+            sides = (
+                (layout_a, holders_a, piece_a, size_a, box_a),
+                (layout_b, holders_b, piece_b, size_b, box_b),
+            )
+            device = _place(sides, sum_a, sum_b, fetched, load)
+            sources = tuple(
+                _source(layout, holders, piece, box, device, side, fetched)
+                for side, (layout, holders, piece, _, box) in enumerate(sides)
+            )
+            out_box = (*out_batch, box_a[-2], box_b[-1])
+            work = _regions.box_size(out_box) * len(k)
+            load[device] = load.get(device, 0) + work
+            tasks.append(_Task(device, *sources, out_box))
+            split = split or k != k_full
+    order = {d: n for n, d in enumerate(dict.fromkeys(t.device for t in tasks))}
+    tasks.sort(key=lambda t: order[t.device])
+    index_map: dict = {}
+    for task in tasks:
+        index_map.setdefault(task.device, []).append(
+            tuple(_regions.to_slice(r) for r in task.out_box)
+        )
+    out_shape = (*batch, layout_a.shape[-2], layout_b.shape[-1])
+    return _Plan(tuple(tasks), Layout(out_shape, index_map), SUM if split else REPLICA)
+
+
+def _place(sides, sum_a: bool, sum_b: bool, fetched: set, load: dict) -> int:
+    """The device for one task: where a partial lies, else the cheapest candidate."""
+    if sum_a or sum_b:
+        layout, holders = sides[0][:2] if sum_a else sides[1][:2]
+        return layout.chunk_devices[holders[0]]
+    candidates = dict.fromkeys(
+        layout.chunk_devices[k] for layout, holders, *_ in sides for k in holders
+    )
+
+    def cost(device):
+        moved = sum(
+            _fetch_bytes(layout, holders, piece, device, side, fetched) * size
+            for side, (layout, holders, piece, size, _) in enumerate(sides)
+        )
+        return moved, load.get(device, 0)
+
+    return min(candidates, key=cost)
+
+
+def _fetch_bytes(layout: Layout, holders, piece: tuple, device, side: int, fetched: set) -> int:
+    """Elements of `piece` to bring to `device` (none if a holder or an earlier fetch has
+    them), counted with the plan `region_value` follows."""
+    if any(layout.chunk_devices[k] == device for k in holders) or (side, piece, device) in fetched:
+        return 0
+    shape = _regions.box_shape(piece)
+    return sum(
+        _index_size(index, shape)
+        for k, index, _ in _redistribute.replica_plan(layout, piece, device)
+        if layout.chunk_devices[k] != device
+    )
+
+
+def _index_size(index: tuple, shape: tuple) -> int:
+    """Elements selected by a tuple of slices or int arrays from an array of `shape`."""
+    return int(
+        np.prod(
+            [len(range(n)[i]) if isinstance(i, slice) else len(i) for i, n in zip(index, shape)]
+        )
+    )
+
+
+def _source(layout: Layout, holders, piece, box, device, side: int, fetched: set) -> tuple:
+    for k in holders:
+        if layout.chunk_devices[k] == device:
+            return ("chunk", k, _regions.local_box_index(box, piece))
+    fetched.add((side, piece, device))
+    return ("fetch", piece)
+
+
+def _expand(batch_box: tuple, shape: tuple, batch: tuple) -> tuple:
+    """An operand's batch ranges in the broadcast batch's coordinates."""
+    lead = len(batch) - len(shape)
+    return tuple(
+        range(n) if t < lead or (shape[t - lead] == 1 and n != 1) else batch_box[t - lead]
+        for t, n in enumerate(batch)
+    )
+
+
+def _restrict(batch_box: tuple, shape: tuple, batch: tuple) -> tuple:
+    """Broadcast batch ranges as an operand of batch `shape` reads them."""
+    lead = len(batch) - len(shape)
+    return tuple(
+        range(1) if n == 1 and batch[s + lead] != 1 else batch_box[s + lead]
+        for s, n in enumerate(shape)
+    )
+
+
+# Running a plan ---------------------------------------------------------------------
+
+
+def _run(a: DistArray, b: DistArray, dtype, kernel_kwargs, backend) -> DistArray:
+    plan = _plan(a.layout, a.mode is SUM, a.itemsize, b.layout, b.mode is SUM, b.itemsize)
+    xp = backend.xp
+    fetched: dict = {}
+    results = []
+    for task in plan.tasks:
+        x = _piece(a, task.a_source, task.device, fetched, 0)
+        y = _piece(b, task.b_source, task.device, fetched, 1)
+        with backend.on(task.device):
+            results.append(xp.matmul(x, y, **kernel_kwargs))
+    return _dispatch.wrap(plan.layout, results, backend, plan.mode, dtype)
+
+
+def _piece(x: DistArray, source: tuple, device, fetched: dict, side: int):
+    if source[0] == "chunk":
+        _, k, index = source
+        chunk = x._data[k]
+        return (
+            chunk if all(s == slice(0, n, 1) for s, n in zip(index, chunk.shape)) else chunk[index]
+        )
+    key = (side, source[1], device)
+    if key not in fetched:
+        fetched[key] = _redistribute.region_value(x, source[1], device)
+    return fetched[key]
+
+
+# Axes of length one, added and removed as views ---------------------------------------
+
+
+def _insert_axis(x, axis: int):
+    """`x` with a new axis of length 1 at `axis` (chunks are views)."""
+    if not isinstance(x, DistArray):
+        return x[(slice(None),) * axis + (None,)]
+    layout = _inserted_layout(x.layout, axis)
+    data = []
+    for chunk, device in zip(x._data, x.layout.chunk_devices):
+        with x._backend.on(device):
+            data.append(chunk[(slice(None),) * axis + (None,)])
+    return x._with(layout=layout, data=data)
+
+
+@lru_cache(maxsize=1024)
+def _inserted_layout(layout: Layout, axis: int) -> Layout:
+    shape = layout.shape[:axis] + (1,) + layout.shape[axis:]
+    index_map: dict = {}
+    for device, index in layout.chunks:
+        index_map.setdefault(device, []).append(index[:axis] + (slice(0, 1, 1),) + index[axis:])
+    return Layout(shape, index_map)
+
+
+def _drop_axis(x: DistArray, axis: int) -> DistArray:
+    """`x` without its axis `axis` of length 1 (chunks are views)."""
+    layout, kept = _dropped_layout(x.layout, axis)
+    data = []
+    for k, shape, device in zip(kept, layout.chunk_shapes, layout.chunk_devices):
+        with x._backend.on(device):
+            data.append(x._data[k].reshape(shape))
+    return x._with(layout=layout, data=data)
+
+
+@lru_cache(maxsize=1024)
+def _dropped_layout(layout: Layout, axis: int) -> tuple:
+    """The layout without `axis`, and the chunks it keeps: a chunk empty along `axis`
+    but not along the others would claim elements it does not hold."""
+    shape = layout.shape[:axis] + layout.shape[axis + 1 :]
+    index_map: dict = {}
+    kept = []
+    for k, ((device, index), box) in enumerate(zip(layout.chunks, layout.boxes)):
+        rest = box[:axis] + box[axis + 1 :]
+        if not len(box[axis]) and _regions.box_size(rest):
+            continue
+        kept.append(k)
+        index_map.setdefault(device, []).append(index[:axis] + index[axis + 1 :])
+    return Layout(shape, index_map), tuple(kept)
+
+
+# out= -------------------------------------------------------------------------------
+
+
+def _write_out(result: DistArray, out: DistArray, casting: str) -> DistArray:
+    """Store `result` in `out` (every chunk, every copy) and return `out`."""
+    if out.shape != result.shape:
+        raise ValueError(f"matmul: out has shape {out.shape}, the result has shape {result.shape}")
+    if not np.can_cast(result.dtype, out.dtype, casting):
+        raise TypeError(
+            f"Cannot cast ufunc 'matmul' output from {result.dtype!r} to {out.dtype!r} "
+            f"with casting rule {casting!r}"
+        )
+    backend = out._backend
+    replica = result.change_mode(REPLICA)
+    for k, (box, device) in enumerate(zip(out.layout.boxes, out.layout.chunk_devices)):
+        value = _redistribute.region_value(replica, box, device)
+        with backend.on(device):
+            out._data[k][...] = value
+    if out.mode is not REPLICA:
+        out._mode = REPLICA
+    return out

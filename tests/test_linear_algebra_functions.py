@@ -1,0 +1,324 @@
+"""matmul against NumPy over drawn shapes, dtypes, layouts and modes; data movement."""
+
+import numpy as np
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+import mdarray
+from mdarray import SUM, Layout
+from mdarray._backend import backend as default_backend
+from mdarray.testing import assert_dist_allclose, assert_dist_equal
+from mdarray.testing import strategies as mst
+
+DEVICES = mdarray.devices()
+
+
+def device(i: int) -> int:
+    """The i-th device, cycling where the backend has fewer."""
+    return DEVICES[i % len(DEVICES)]
+
+
+def merged(*pieces) -> dict:
+    """An index map from ``(i, chunks)`` pairs for `device(i)` (devices may coincide)."""
+    index_map: dict = {}
+    for i, chunks in pieces:
+        index_map.setdefault(device(i), []).extend(chunks)
+    return index_map
+
+
+def native(array):
+    """`array` as an array of the backend (NumPy on cpu, CuPy on cuda)."""
+    return default_backend().xp.asarray(array)
+
+
+def assert_matches(result, expected) -> None:
+    if expected.dtype.kind in "fc":
+        assert_dist_allclose(result, expected, rtol=1e-5, atol=1e-6)
+    else:
+        assert_dist_equal(result, expected)
+
+
+# Shapes: (a, b) pairs that NumPy's matmul accepts -----------------------------------
+
+sides = st.integers(0, 5)
+
+
+@st.composite
+def matmul_shapes(draw):
+    n, k, m = draw(sides), draw(sides), draw(sides)
+    kind = draw(st.sampled_from(["vv", "vm", "mv", "mm", "batched"]))
+    if kind == "vv":
+        return (k,), (k,)
+    if kind == "vm":
+        return (k,), (*draw(batch_shapes()), k, m)
+    if kind == "mv":
+        return (*draw(batch_shapes()), n, k), (k,)
+    if kind == "mm":
+        return (n, k), (k, m)
+    batch = draw(batch_shapes(min_dims=1))
+    batch_a = _broadcastable(draw, batch)
+    batch_b = _broadcastable(draw, batch)
+    return (*batch_a, n, k), (*batch_b, k, m)
+
+
+def batch_shapes(min_dims=0):
+    return st.lists(st.integers(1, 3), min_size=min_dims, max_size=2).map(tuple)
+
+
+def _broadcastable(draw, batch: tuple) -> tuple:
+    """`batch` with some axes 1 and some leading axes left out."""
+    lead = draw(st.integers(0, len(batch)))
+    return tuple(1 if draw(st.booleans()) else n for n in batch[lead:])
+
+
+matmul_dtypes = st.sampled_from(
+    [np.bool_, np.int8, np.int32, np.int64, np.uint16, np.float32, np.float64, np.complex128]
+)
+
+
+@st.composite
+def operand_pairs(draw, mode_a=None, mode_b=None):
+    shape_a, shape_b = draw(matmul_shapes())
+    a, ea = draw(mst.dist_arrays(shape_a, draw(matmul_dtypes), mode_a, max_blocks=3))
+    b, eb = draw(mst.dist_arrays(shape_b, draw(matmul_dtypes), mode_b, max_blocks=3))
+    return a, ea, b, eb
+
+
+# Values -----------------------------------------------------------------------------
+
+
+def _pair(shape_a, shape_b, dtype, devices_a, devices_b):
+    ea, eb = np.ones(shape_a, dtype), np.ones(shape_b, dtype)
+    a = mdarray.distributed_array(ea, Layout.block(shape_a, devices=devices_a))
+    b = mdarray.distributed_array(eb, Layout.block(shape_b, devices=devices_b))
+    return a, ea, b, eb
+
+
+# An empty contraction of two vectors: the 0-d result is False, not a chunk of size 0.
+@example(_pair((0,), (0,), bool, DEVICES, DEVICES[:1]))
+@given(operand_pairs())
+def test_matmul_matches_numpy(pairs):
+    a, ea, b, eb = pairs
+    with mdarray.options(fallback="raise"):
+        result = a @ b
+    assert_matches(result, np.matmul(ea, eb))
+
+
+@example(shapes=((2, 3), (3, 2)), use_native=False)
+@given(shapes=matmul_shapes(), use_native=st.booleans())
+def test_matmul_with_plain_arrays(shapes, use_native):
+    shape_a, shape_b = shapes
+    rng = np.random.default_rng(0)
+    ea = rng.integers(-5, 5, shape_a).astype(np.float64)
+    eb = rng.integers(-5, 5, shape_b).astype(np.float32)
+    a = mdarray.distributed_array(ea, Layout.block(shape_a, axis=-1, devices=DEVICES))
+    b = mdarray.distributed_array(eb, Layout.block(shape_b, devices=DEVICES))
+    plain_a, plain_b = (native(ea), native(eb)) if use_native else (ea, eb)
+    with mdarray.options(fallback="raise"):
+        assert_matches(a @ plain_b, np.matmul(ea, eb))
+        assert_matches(np.matmul(plain_a, b), np.matmul(ea, eb))
+        if not use_native:
+            assert_matches(ea @ b, np.matmul(ea, eb))
+
+
+def test_matmul_entry_points_agree():
+    ea = np.arange(12.0).reshape(3, 4)
+    eb = np.arange(8.0).reshape(4, 2)
+    a = mdarray.distributed_array(ea, Layout.grid(ea.shape, (2, 2), devices=DEVICES))
+    b = mdarray.distributed_array(eb, Layout.block(eb.shape, devices=DEVICES))
+    with mdarray.options(fallback="raise"):
+        for result in (a @ b, np.matmul(a, b), mdarray.matmul(a, b)):
+            assert_dist_equal(result, ea @ eb)
+
+
+def test_matmul_dtype_and_out():
+    ea = np.arange(6).reshape(2, 3)
+    eb = np.arange(6).reshape(3, 2)
+    a = mdarray.distributed_array(ea, Layout.block(ea.shape, axis=1, devices=DEVICES))
+    b = mdarray.distributed_array(eb, Layout.block(eb.shape, devices=DEVICES))
+    with mdarray.options(fallback="raise"):
+        assert_dist_equal(np.matmul(a, b, dtype=np.float64), np.matmul(ea, eb, dtype=np.float64))
+        out = mdarray.distributed_array(np.zeros((2, 2)), Layout.replicated((2, 2), DEVICES))
+        assert np.matmul(a, b, out=out) is out
+        assert out.mode is mdarray.REPLICA
+        assert_dist_equal(out, (ea @ eb).astype(np.float64))
+        wrong = mdarray.distributed_array(np.zeros((2, 2), bool), {device(0): ()})
+        with pytest.raises(TypeError, match="Cannot cast ufunc 'matmul' output"):
+            np.matmul(a, b, out=wrong)
+        with pytest.raises(TypeError, match="fallback='raise'"):
+            np.matmul(a, b, axes=[(0, 1), (0, 1), (0, 1)])
+
+
+# Errors -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("shape_a", "shape_b"),
+    [
+        ((2, 3), (2, 2)),
+        ((3,), (2,)),
+        ((4, 3), (2,)),
+        ((2, 2, 3), (3, 3, 2)),
+        ((), (2,)),
+        ((2,), ()),
+    ],
+)
+def test_matmul_errors_like_numpy(shape_a, shape_b):
+    ea, eb = np.ones(shape_a), np.ones(shape_b)
+    with pytest.raises(ValueError) as expected:
+        np.matmul(ea, eb)
+    a = mdarray.distributed_array(ea, Layout.block(shape_a, devices=DEVICES))
+    b = mdarray.distributed_array(eb, Layout.block(shape_b, devices=DEVICES))
+    with pytest.raises(ValueError) as got:
+        np.matmul(a, b)
+    if "matmul:" in str(expected.value):
+        assert str(got.value) == str(expected.value)
+
+
+# Modes ------------------------------------------------------------------------------
+
+
+@given(
+    st.sampled_from([(SUM, mdarray.REPLICA), (mdarray.REPLICA, SUM)]).flatmap(
+        lambda modes: operand_pairs(*modes)
+    )
+)
+def test_sum_times_replica_stays_sum(pairs):
+    # (sum_p A_p) @ B == sum_p (A_p @ B) and A @ (sum_q B_q) == sum_q (A @ B_q): each
+    # partial multiplies where it lies, and the products are the result's partials.
+    a, ea, b, eb = pairs
+    with mdarray.options(fallback="raise"):
+        result = a @ b
+    if ea.size and eb.size and result.size:
+        assert result.mode is SUM
+    assert_matches(result, np.matmul(ea, eb))
+
+
+def test_sum_times_replicated_moves_nothing():
+    ea = np.arange(24.0).reshape(4, 6)
+    eb = np.arange(12.0).reshape(6, 2)
+    a = mdarray.distributed_array(ea, Layout.grid(ea.shape, (2, 2), devices=DEVICES), SUM)
+    b = mdarray.distributed_array(eb, Layout.replicated(eb.shape, DEVICES))
+    with mdarray.count_transfers() as moved:
+        result = a @ b
+    assert moved.total == 0
+    assert result.mode is SUM
+    assert_dist_equal(result, ea @ eb)
+
+
+# Lined-up blocks: no transfers ------------------------------------------------------
+
+
+def test_seed_example_runs_locally():
+    a = mdarray.distributed_array(
+        np.arange(6).reshape(2, 3),
+        mdarray.make_2d_index_map([0, 2], [0, 1, 3], [[{device(0)}, {device(1), device(2)}]]),
+    )
+    b = mdarray.distributed_array(
+        np.arange(12).reshape(3, 4),
+        mdarray.make_2d_index_map(
+            [0, 1, 3], [0, 2, 4], [[{device(0)}, {device(0)}], [{device(1)}, {device(2)}]]
+        ),
+    )
+    with mdarray.count_transfers() as moved:
+        c = a @ b
+    assert moved.total == 0
+    assert c.mode is SUM
+    assert_dist_equal(c, np.arange(6).reshape(2, 3) @ np.arange(12).reshape(3, 4))
+
+
+@pytest.mark.parametrize("on_one_device", [True, False])
+def test_2x2_blocks_multiply_locally(on_one_device):
+    n = 16
+    ea = np.arange(n * n, dtype=np.float32).reshape(n, n) % 7
+    eb = np.arange(n * n, dtype=np.float32).reshape(n, n) % 5
+    parts = [0, 6, n]
+    if on_one_device:
+        devices_a = devices_b = [[device(0)] * 2] * 2
+    else:
+        # a's block (i, k) on device 2i + k; b's block row k on the devices holding a's
+        # column k, so every pair of blocks meets on a device.
+        devices_a = [[{device(0)}, {device(1)}], [{device(2)}, {device(3)}]]
+        devices_b = [[{device(0), device(2)}] * 2, [{device(1), device(3)}] * 2]
+    a = mdarray.distributed_array(ea, mdarray.make_2d_index_map(parts, parts, devices_a))
+    b = mdarray.distributed_array(eb, mdarray.make_2d_index_map(parts, parts, devices_b))
+    with mdarray.options(fallback="raise"), mdarray.count_transfers() as moved:
+        c = a @ b
+    assert moved.total == 0
+    assert c.mode is SUM
+    assert len(c.layout.chunks) == 8
+    assert_dist_allclose(c, ea @ eb)
+
+
+def test_whole_contraction_gives_replica():
+    ea = np.arange(20.0).reshape(4, 5)
+    eb = np.arange(15.0).reshape(5, 3)
+    a = mdarray.distributed_array(ea, Layout.block(ea.shape, devices=DEVICES))
+    b = mdarray.distributed_array(eb, Layout.replicated(eb.shape, DEVICES))
+    with mdarray.count_transfers() as moved:
+        c = a @ b
+    assert moved.total == 0
+    assert c.mode is mdarray.REPLICA
+    rows = {d: [(i[0], slice(None)) for i in idx] for d, idx in a.layout.index_map.items()}
+    assert c.layout == Layout((4, 3), rows)
+    assert_dist_equal(c, ea @ eb)
+
+
+def test_batched_lined_up_blocks_multiply_locally():
+    ea = np.arange(2 * 4 * 6, dtype=np.int64).reshape(2, 4, 6)
+    eb = np.arange(6 * 3, dtype=np.int64).reshape(6, 3)
+    # batch 0 on one device, batch 1 on another; b's row blocks match a's column blocks.
+    a_map = merged(
+        (0, [(0, slice(None), slice(0, 3)), (0, slice(None), slice(3, 6))]),
+        (1, [(1, slice(None), slice(0, 3))]),
+        (2, [(1, slice(None), slice(3, 6))]),
+    )
+    b_map = merged(
+        (0, [(slice(0, 3),), (slice(3, 6),)]), (1, [(slice(0, 3),)]), (2, [(slice(3, 6),)])
+    )
+    a = mdarray.distributed_array(ea, a_map)
+    b = mdarray.distributed_array(eb, b_map)
+    with mdarray.count_transfers() as moved:
+        c = a @ b
+    assert moved.total == 0
+    assert c.mode is SUM
+    assert_dist_equal(c, ea @ eb)
+
+
+# Planning: what travels ----------------------------------------------------------------
+
+
+def test_small_operand_travels():
+    ea = np.ones((64, 64), np.float32)
+    eb = np.ones((64, 2), np.float32)
+    a = mdarray.distributed_array(ea, Layout.block(ea.shape, devices=DEVICES))
+    b = mdarray.distributed_array(eb, {device(0): ()})
+    with mdarray.count_transfers() as moved:
+        c = a @ b
+    assert moved.total == (len(a.devices) - 1) * b.nbytes
+    assert c.mode is mdarray.REPLICA
+    assert_dist_equal(c, ea @ eb)
+
+
+def test_mismatched_blocks_move_less_than_resharding():
+    ea = np.ones((16, 16))
+    eb = np.ones((16, 16))
+    a = mdarray.distributed_array(ea, Layout.block(ea.shape, devices=DEVICES))
+    b = mdarray.distributed_array(eb, Layout.block(eb.shape, devices=DEVICES))
+    with mdarray.count_transfers() as moved:
+        c = a @ b
+    # Every device's block of rows meets every device's block of b's rows: the pieces
+    # of a (a quarter of a block each) travel, never a whole block of b.
+    assert moved.total <= a.nbytes
+    assert_dist_equal(c, ea @ eb)
+
+
+def test_overlapping_replica_layout_is_resharded():
+    ea = np.arange(30.0).reshape(5, 6)
+    eb = np.arange(12.0).reshape(6, 2)
+    # Chunks [0:3] and [1:5] overlap; no subset of the chunks partitions the rows.
+    layout = Layout((5, 6), merged((0, [(slice(0, 3),), (slice(1, 5),)]), (1, [(slice(1, 4),)])))
+    a = mdarray.distributed_array(ea, layout)
+    b = mdarray.distributed_array(eb, Layout.block(eb.shape, devices=DEVICES))
+    assert_dist_equal(a @ b, ea @ eb)
