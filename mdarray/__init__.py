@@ -3,7 +3,7 @@
 Importing mdarray imports every op module; importing a module registers its ops.
 """
 
-from . import _elementwise_functions  # noqa: F401  (registers the ufunc methods)
+from ._elementwise_functions import ARRAY_API_FUNCTIONS as _ELEMENTWISE_FUNCTIONS
 from ._array import DistArray
 from ._backend import DeviceSet, default_backend, devices
 from ._config import PerformanceWarning, options
@@ -137,3 +137,7 @@ __all__ = [
     "zeros",
     "zeros_like",
 ]
+
+# The array API's elementwise functions (add, acos, pow, ...), generated from one table.
+globals().update(_ELEMENTWISE_FUNCTIONS)
+__all__ += sorted(_ELEMENTWISE_FUNCTIONS)
