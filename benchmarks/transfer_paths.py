@@ -171,6 +171,40 @@ def main() -> None:
             )
 
     _row("np.empty 1 GiB + first touch in 16 threads", once_time(env, touch_threads), nbytes)
+    registered = time.perf_counter()
+    runtime.hostRegister(big.ctypes.data, big.nbytes, 0)
+    _row("cudaHostRegister of 1 GiB touched pages", time.perf_counter() - registered)
+    runtime.hostUnregister(big.ctypes.data)
+    ring_variants(env, a)
+
+
+def ring_variants(env: Env, a) -> None:
+    """mdarray's get() of 1 GiB through the staging ring, per ring shape."""
+    import mdarray
+    from mdarray import _backend
+
+    backend = _backend.backend()
+    x = mdarray.distributed_array(a, {0: [(slice(k * 4096, (k + 1) * 4096),) for k in range(4)]})
+    expected = a.get()
+    for buffer_mib, buffers, threads in [
+        (16, 6, 8),
+        (8, 8, 8),
+        (32, 4, 8),
+        (16, 8, 16),
+        (4, 16, 16),
+    ]:
+        if backend._workers is not None:
+            backend._workers.shutdown()
+        backend._ring, backend._workers, backend._ring_next = None, None, 0
+        backend.staging_buffer_bytes = buffer_mib << 20
+        backend.staging_buffers = buffers
+        backend.host_copy_threads = threads
+        first = once_time(env, x.get)
+        warm = median_time(env, x.get, repeat=7, warmup=1)
+        ok = np.array_equal(x.get(), expected)
+        name = f"mdarray get() 1 GiB, ring {buffers}x{buffer_mib} MiB, {threads} threads"
+        _row(name + f", first (ring cold, correct: {ok})", first, a.nbytes)
+        _row(name + ", warm median", warm, a.nbytes)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 
 import numpy as np
@@ -102,8 +104,19 @@ class CudaBackend:
         self.device_ids = tuple(range(cupy.cuda.runtime.getDeviceCount()))
         self._streams: dict[int, object] = {}
         self._contexts: dict[int, object] = {}
-        # Per device: (host view, pinned staging) pairs written when the device syncs.
+        # Per device: host copies to finish when the device syncs: (host view, pinned
+        # staging) pairs, or the ring's jobs.
         self._pending: dict[int, list] = {}
+        # The ring of pinned staging buffers for large copies into pageable memory.
+        self.staged_min_bytes = 8 << 20
+        self.staging_buffer_bytes = 16 << 20
+        self.staging_buffers = 6
+        self.host_copy_threads = 8
+        self._ring = None
+        self._ring_busy: list = []
+        self._ring_next = 0
+        self._ring_lock = threading.Lock()
+        self._workers = None
 
     def __repr__(self) -> str:
         return f"<mdarray cuda backend, devices {list(self.device_ids)}>"
@@ -145,7 +158,8 @@ class CudaBackend:
         _debug.record_transfer(HOST, device, host_array.nbytes)
         with self.on(device):
             out = self._cupy.empty(host_array.shape, host_array.dtype)
-            out.set(np.ascontiguousarray(host_array), stream=self.stream(device))
+            # np.ascontiguousarray would make a 0-d array 1-d.
+            out.set(np.asarray(host_array, order="C"), stream=self.stream(device))
             return out
 
     def _foreign_stream(self, device: int):
@@ -205,7 +219,7 @@ class CudaBackend:
             with self.on(dst_device):
                 return cupy.array(array, copy=True, order="C")
         with self.on(src_device):
-            src = cupy.ascontiguousarray(array)
+            src = _contiguous(array)
             ready = self.stream(src_device).record()
         dst_stream = self.stream(dst_device)
         with self.on(dst_device):
@@ -221,23 +235,32 @@ class CudaBackend:
         return out
 
     def host_empty(self, shape, dtype) -> np.ndarray:
-        """A host array in page-locked memory from CuPy's pinned pool.
+        """A host array to copy device data into.
 
-        Device-to-host copies into pinned memory run at the link's speed, asynchronously
-        and without the driver's staging copy; the pool makes later allocations of the
-        same size cheap (the memory returns to the pool when the array is freed).
+        Small arrays come from CuPy's pinned pool: copies into page-locked memory run
+        asynchronously at the link's speed, and the pool makes the next allocation of the
+        same size cheap. Large ones are ordinary (pageable) arrays, filled through a few
+        pinned staging buffers by `to_host_into`: pinning a fresh gigabyte costs more than
+        copying it (0.5 s against 20 ms on an H200 host), and results the caller keeps
+        would hold page-locked memory for as long as they live.
         """
         dtype = np.dtype(dtype)
+        shape = tuple(shape)
         count = int(np.prod(shape, dtype=np.int64))
+        if count * dtype.itemsize >= self.staged_min_bytes:
+            return np.empty(shape, dtype)
         memory = self._cupy.cuda.alloc_pinned_memory(max(count * dtype.itemsize, 1))
-        return np.ndarray(tuple(shape), dtype, buffer=memory)
+        return np.ndarray(shape, dtype, buffer=memory)
 
     def to_host_into(self, host_out: np.ndarray, array, device: int) -> None:
         """Copy device `array` into `host_out` (same shape) asynchronously.
 
-        The copy is complete after `synchronize(device)`. A strided `host_out` (a box of
-        a bigger array) takes one 2-D copy per run of rows; one too scattered for that is
-        staged through a pinned buffer and written into place by `synchronize`.
+        The copy is complete after `synchronize(device)`. Into pinned memory: 2-D copies
+        (one per run of rows of a strided `host_out`), or a pinned staging buffer written
+        into place by `synchronize` where that takes too many copies. Into pageable
+        memory: through the ring of pinned staging buffers, with the host-side copies (and
+        the first touch of fresh pages) done by worker threads while the next piece
+        crosses the link.
         """
         cupy = self._cupy
         _debug.record_transfer(device, HOST, array.nbytes)
@@ -245,10 +268,13 @@ class CudaBackend:
             return
         stream = self.stream(device)
         with self.on(device):
-            src = cupy.ascontiguousarray(array)
+            src = _contiguous(array)
+            if not self._is_pinned(host_out):
+                self._through_ring(host_out, src, device, stream)
+                return
             plan = _row_copies(host_out)
             if plan is None:
-                staging = self.host_empty(src.shape, src.dtype)
+                staging = self._cupy_pinned(src.shape, src.dtype)
                 plan = _row_copies(staging)
                 self._pending.setdefault(device, []).append((host_out, staging))
                 host_out = staging
@@ -267,14 +293,91 @@ class CudaBackend:
                 )
                 src_offset += width * height
 
+    def _cupy_pinned(self, shape, dtype) -> np.ndarray:
+        dtype = np.dtype(dtype)
+        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        memory = self._cupy.cuda.alloc_pinned_memory(max(nbytes, 1))
+        return np.ndarray(tuple(shape), dtype, buffer=memory)
+
+    def _is_pinned(self, host_array: np.ndarray) -> bool:
+        runtime = self._cupy.cuda.runtime
+        try:
+            kind = runtime.pointerGetAttributes(host_array.ctypes.data).type
+        except runtime.CUDARuntimeError:
+            return False
+        return kind == runtime.memoryTypeHost
+
+    def _through_ring(self, host_out: np.ndarray, src, device: int, stream) -> None:
+        """Copy `src` into pageable `host_out` piece by piece through the staging ring."""
+        runtime = self._cupy.cuda.runtime
+        with self._ring_lock:
+            if self._ring is None:
+                self._ring = [
+                    self._cupy_pinned((self.staging_buffer_bytes,), np.uint8)
+                    for _ in range(self.staging_buffers)
+                ]
+                self._ring_busy = [None] * len(self._ring)
+                self._workers = ThreadPoolExecutor(self.host_copy_threads, "mdarray-host-copy")
+            pending = self._pending.setdefault(device, [])
+            for index, offset, nbytes in _segments(src.shape, src.itemsize, len(self._ring[0])):
+                slot = self._ring_next
+                self._ring_next = (slot + 1) % len(self._ring)
+                if self._ring_busy[slot] is not None:
+                    self._ring_busy[slot].result()  # its last piece has left the buffer
+                buffer = self._ring[slot]
+                runtime.memcpyAsync(
+                    buffer.ctypes.data,
+                    src.data.ptr + offset,
+                    nbytes,
+                    runtime.memcpyDeviceToHost,
+                    stream.ptr,
+                )
+                target = host_out[index]
+                staged = buffer[:nbytes].view(src.dtype).reshape(target.shape)
+                job = self._workers.submit(_copy_when_ready, stream.record(), target, staged)
+                self._ring_busy[slot] = job
+                pending.append(job)
+
     def synchronize(self, devices=None) -> None:
         """Wait for the work issued on `devices` (all by default), then finish staged
         host copies."""
         for device in self.device_ids if devices is None else devices:
             if device in self._streams:
                 self._streams[device].synchronize()
-            for host_out, staging in self._pending.pop(device, ()):
-                host_out[...] = staging
+            for item in self._pending.pop(device, ()):
+                if isinstance(item, tuple):
+                    host_out, staging = item
+                    host_out[...] = staging
+                else:
+                    item.result()
+
+
+def _contiguous(array):
+    """`array` if C-contiguous, else a C-contiguous copy of the same shape (0-d too)."""
+    return array if array.flags.c_contiguous else array.copy(order="C")
+
+
+def _copy_when_ready(event, target: np.ndarray, staged: np.ndarray) -> None:
+    event.synchronize()
+    np.copyto(target, staged)
+
+
+def _segments(shape: tuple, itemsize: int, limit: int):
+    """Pieces ``(index, byte offset, bytes)`` of a C-contiguous array of `shape`, in
+    order, each a box of at most `limit` bytes (or one row of the last axis' elements)."""
+    if not shape:
+        yield (), 0, itemsize
+        return
+    row = int(np.prod(shape[1:], dtype=np.int64)) * itemsize
+    if row <= limit or len(shape) == 1:
+        per = max(1, limit // max(row, 1))
+        for start in range(0, shape[0], per):
+            stop = min(start + per, shape[0])
+            yield (slice(start, stop),), start * row, (stop - start) * row
+        return
+    for i in range(shape[0]):
+        for index, offset, nbytes in _segments(shape[1:], itemsize, limit):
+            yield (slice(i, i + 1), *index), i * row + offset, nbytes
 
 
 # Copies into a strided host view take at most this many 2-D copies; more are staged.

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import mdarray
 from mdarray import _backend
-from mdarray._backend import _row_copies
+from mdarray._backend import _row_copies, _segments
 
 
 @pytest.fixture
@@ -166,6 +166,27 @@ def test_row_copies_merge_contiguous_axes():
     b = np.zeros((4, 1024), np.float32)
     assert _row_copies(b[:, 0:512]) == ((0, 2048, 4, 4096),)
     assert _row_copies(b[:, ::2]) is None  # one-element rows: staged
+
+
+@example(shape=(3, 5, 7), limit=60)
+@given(
+    shape=st.lists(st.integers(0, 9), min_size=0, max_size=4).map(tuple),
+    limit=st.integers(1, 400),
+)
+def test_segments_tile_the_array_in_c_order(shape, limit):
+    itemsize = 4
+    flat = np.arange(int(np.prod(shape)), dtype=np.int32).reshape(shape)
+    seen = np.zeros(shape, np.int32)
+    offset = 0
+    for index, start, nbytes in _segments(shape, itemsize, limit):
+        piece = flat[(*index, ...)]
+        assert start == offset and nbytes == piece.nbytes
+        assert nbytes <= max(limit, itemsize) or not piece.size
+        np.testing.assert_array_equal(piece.ravel(), np.arange(start // 4, (start + nbytes) // 4))
+        seen[(*index, ...)] += 1
+        offset += nbytes
+    if flat.size:
+        assert offset == flat.nbytes and (seen == 1).all()
 
 
 def test_synchronize_accepts_any_device_subset(backend):

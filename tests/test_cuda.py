@@ -156,6 +156,33 @@ def test_get_of_column_blocks_and_3d_boxes():
     assert_dist_equal(mdarray.distributed_array(cube, layout), cube)
 
 
+def test_large_gets_are_staged_into_pageable_arrays():
+    host = np.random.default_rng(2).standard_normal((1500, 1600)).astype(np.float32)  # 9 MiB
+    x = mdarray.distributed_array(host, mdarray.Layout.block(host.shape, axis=1))
+    got = x.get()
+    assert not _backend.backend()._is_pinned(got)
+    np.testing.assert_array_equal(got, host)
+
+
+def test_staging_ring_handles_rows_larger_than_its_buffers():
+    backend = _backend.CudaBackend()  # a private instance with a tiny ring
+    backend.staged_min_bytes = 1 << 10
+    backend.staging_buffer_bytes = 1 << 12
+    backend.staging_buffers = 3
+    device = mdarray.devices()[0]
+    host = np.random.default_rng(3).standard_normal((40, 30, 50)).astype(np.float32)
+    chunk = backend.from_host(host, device)
+    out = backend.host_empty(host.shape, host.dtype)
+    assert not backend._is_pinned(out)
+    backend.to_host_into(out, chunk, device)
+    bigger = np.zeros((40, 60, 50), np.float32)
+    backend.to_host_into(bigger[:, 10:40], chunk, device)
+    backend.synchronize([device])
+    np.testing.assert_array_equal(out, host)
+    np.testing.assert_array_equal(bigger[:, 10:40], host)
+    assert not bigger[:, :10].any() and not bigger[:, 40:].any()
+
+
 def test_get_returns_independent_host_arrays():
     x = mdarray.distributed_array(np.arange(1000.0), _two_chunks_per_device((1000,)))
     first = x.get()
