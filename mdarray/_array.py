@@ -421,6 +421,13 @@ class DistArray(NDArrayOperatorsMixin):
             return _redistribute.region_value(self, full_box(self.shape), device)
         return cupy.asarray(self.get())
 
+    def __cupy_override_elementwise_kernel__(self, kernel, *args, **kwargs):
+        """CuPy's hook for its ufuncs and ElementwiseKernels (``cupy.cos(x)``): the
+        kernel runs chunk by chunk and the result is a DistArray."""
+        from ._elementwise_functions import cupy_elementwise
+
+        return cupy_elementwise(kernel, args, kwargs)
+
 
 def _check_devices(layout: Layout, backend) -> None:
     for device in layout.devices:

@@ -422,6 +422,83 @@ def _fallback_call(ufunc, inputs, kwargs):
     return delivered[0] if len(delivered) == 1 else tuple(delivered)
 
 
+# CuPy's entry point ----------------------------------------------------------------------
+
+
+def cupy_elementwise(kernel, args, kwargs):
+    """CuPy's ``__cupy_override_elementwise_kernel__``: ``cupy.cos(x)``, ``cupy_array + x``
+    and a user's ``cupy.ElementwiseKernel`` over DistArrays.
+
+    CuPy hands over its kernel and the call's arguments (outputs may follow the inputs
+    positionally). A CuPy ufunc with a NumPy twin takes the NumPy ufunc's path (mode
+    rules, ``out``, ``where``); any other kernel runs on each chunk of the result's layout
+    with its operands aligned to it in REPLICA mode.
+    """
+    ufunc = _numpy_twin(kernel)
+    if ufunc is not None:
+        kwargs = dict(kwargs)
+        if "_where" in kwargs:
+            kwargs["where"] = kwargs.pop("_where")
+        if len(args) > ufunc.nin:
+            kwargs["out"] = tuple(args[ufunc.nin :])
+        elif kwargs.get("out") is not None and not isinstance(kwargs["out"], tuple):
+            kwargs["out"] = (kwargs["out"],)
+        return _dispatch.array_ufunc(ufunc, "__call__", tuple(args[: ufunc.nin]), kwargs)
+    return _kernel_call(kernel, args, kwargs)
+
+
+def _numpy_twin(kernel):
+    """The NumPy ufunc of a CuPy ufunc (named ``cupy_<name>``), else None."""
+    name = getattr(kernel, "name", "")
+    if type(kernel).__name__ != "ufunc" or not name.startswith("cupy_"):
+        return None
+    ufunc = getattr(np, name[len("cupy_") :], None)
+    if isinstance(ufunc, np.ufunc) and ufunc.nin == kernel.nin and ufunc.nout == kernel.nout:
+        return ufunc
+    return None
+
+
+def _kernel_call(kernel, args, kwargs):
+    """Any elementwise kernel ``kernel(*inputs, *outputs)``, chunk by chunk."""
+    name = getattr(kernel, "name", type(kernel).__name__)
+    if kwargs:
+        raise TypeError(f"{name}: {sorted(kwargs)} cannot be used with DistArray arguments")
+    if any(getattr(p, "raw", False) for p in getattr(kernel, "params", ())):
+        raise TypeError(
+            f"{name} has raw parameters, which index whole arrays: it cannot run chunk by "
+            "chunk on DistArrays; gather them with x.get() or cupy.asarray(x) first"
+        )
+    nin, nout = kernel.nin, kernel.nout
+    if len(args) not in (nin, nin + nout):
+        raise TypeError(f"{name} takes {nin} or {nin + nout} arguments, got {len(args)}")
+    inputs = tuple(_as_operand(x) for x in args[:nin])
+    outs = tuple(args[nin:]) or None
+    shape = _call_shape(inputs, outs, None)
+    backend = _dispatch.backend_of((*inputs, *(outs or ())))
+    first_out = next((o for o in outs or () if isinstance(o, DistArray)), None)
+    layout = first_out.layout if first_out is not None else _dispatch.result_layout(shape, inputs)
+    columns = [_dispatch.aligned_chunks(x, layout, backend) for x in inputs]
+    direct = outs is not None and all(
+        isinstance(o, DistArray) and o._layout == layout and o._mode is REPLICA for o in outs
+    )
+    results = []
+    for k, device in enumerate(layout.chunk_devices):
+        args_k = [column[k] for column in columns]
+        if direct:
+            args_k += [o._data[k] for o in outs]
+        with backend.on(device):
+            got = kernel(*args_k)
+        results.append(got if isinstance(got, tuple) else (got,))
+    if direct:
+        return outs[0] if nout == 1 else outs
+    values = [_dispatch.wrap(layout, [r[i] for r in results], backend) for i in range(nout)]
+    if outs is not None:
+        for o, value in zip(outs, values):
+            _write_into(o, value)
+        values = list(outs)
+    return values[0] if nout == 1 else tuple(values)
+
+
 # The array API's elementwise functions -------------------------------------------------
 
 # Array API name -> NumPy ufunc; each function is ``ufunc(*args, **kwargs)``, so it takes
