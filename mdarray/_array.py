@@ -221,10 +221,22 @@ class DistArray(NDArrayOperatorsMixin):
     def visualize(self) -> str:
         """A text picture of which device holds which part of the array.
 
+        The first two axes are drawn as a grid of cells (blocks of positions), each
+        labelled with the devices holding it; then the chunks and bytes per device, and
+        how many elements overlapping chunks share and what their copies mean in this
+        array's mode.
+
         >>> import mdarray, numpy as np
         >>> x = mdarray.distributed_array(np.zeros((2, 4)), mdarray.Layout.block((2, 4), axis=1, devices=[0, 1]))
-        >>> print(x.visualize())  # doctest: +ELLIPSIS
-        DistArray shape=(2, 4) dtype=float64 mode=replica ...
+        >>> print(x.visualize())
+        DistArray shape=(2, 4) dtype=float64 mode=replica: 2 chunks on devices [0, 1]
+          0
+        0 0 0 1 1
+        1 0 0 1 1
+        cells: blocks of axis 0 (rows) x axis 1 (columns); a cell's symbol says which devices hold it
+        device 0: 1 chunk, 32 B
+        device 1: 1 chunk, 32 B
+        no overlaps: each element is held by one chunk
         """
         from ._visualize import picture
 
@@ -378,7 +390,8 @@ class DistArray(NDArrayOperatorsMixin):
         return mdarray
 
     def _single_chunk(self, protocol: str, error):
-        if len(self._data) != 1 or self.mode.is_partial or self._data[0].shape != self.shape:
+        # One chunk holds every element once, so its copy is the value in any mode.
+        if len(self._data) != 1 or self._data[0].shape != self.shape:
             raise error(
                 f"{protocol} needs the whole value in one chunk on one device; this array has "
                 f"{len(self._data)} chunks in mode {self.mode}: gather it with "

@@ -1,0 +1,146 @@
+"""distributed_array: from NumPy, CuPy, nested lists, scalars and DistArrays, in every mode.
+
+(The array API creation functions are tested in test_creation_api.py.)
+"""
+
+import numpy as np
+import pytest
+from hypothesis import assume, example, given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import mdarray
+from mdarray import MAX, PROD, REPLICA, SUM, Layout
+from mdarray.testing import assert_chunks_hold, assert_dist_equal
+from mdarray.testing import strategies as mst
+
+D = mdarray.devices()
+
+
+@st.composite
+def sources(draw):
+    """(array, layout, mode) with small values so every mode is exact."""
+    dtype = draw(mst.dtypes())
+    shape = draw(mst.shapes())
+    array = draw(hnp.arrays(dtype, shape, elements=mst._small_elements(dtype)))
+    return array, draw(mst.layouts(shape)), draw(mst.modes(dtype))
+
+
+def _held_once(x, expected):
+    """In SUM and PROD each element's value sits in exactly one chunk."""
+    identity = x.mode.identity(x.dtype)
+    held = np.zeros(x.shape, np.int64)
+    for (_, index), chunk in zip(x.layout.chunks, x._data):
+        held[index] += mdarray.testing._host(chunk) != identity
+    np.testing.assert_array_equal(held, expected != identity)
+
+
+@given(sources())
+@example((np.arange(6).reshape(2, 3), Layout((2, 3), {D[0]: (0,), D[-1]: (1,)}), SUM))
+@example((np.ones((3, 4), np.complex64), Layout.replicated((3, 4)), PROD))
+@example((np.zeros((0, 4)), Layout((0, 4), {D[0]: ()}), SUM))
+@example((np.array(3.0), Layout.replicated(()), SUM))
+def test_from_numpy_in_every_mode(case):
+    array, layout, mode = case
+    before = array.copy()
+    with mdarray.options(fallback="raise"):
+        x = mdarray.distributed_array(array, layout.index_map, str(mode))
+    assert x.layout == layout and x.mode is mode and x.dtype == array.dtype
+    assert x.shape == array.shape and x.ndim == array.ndim and x.size == array.size
+    assert x.nbytes == array.nbytes and x.itemsize == array.itemsize
+    assert_chunks_hold(x, array)
+    if mode in (SUM, PROD):
+        _held_once(x, array)
+    if mode is REPLICA or mode.idempotent:
+        for (_, index), chunk in zip(layout.chunks, x._data):
+            np.testing.assert_array_equal(mdarray.testing._host(chunk), array[index])
+    assert_dist_equal(x, array)
+    # The chunks are copies: changing the source later does not change x.
+    np.testing.assert_array_equal(array, before)
+    if array.size:
+        array[...] = array.flat[0] + 1 if array.dtype.kind != "b" else ~array
+        assert_dist_equal(x, before)
+
+
+@given(sources())
+def test_from_nested_lists_and_scalars(case):
+    array, layout, mode = case
+    as_list = array.tolist()
+    expected = np.asarray(as_list)
+    assume(expected.shape == array.shape)  # nested lists cannot spell shapes like (0, 0)
+    x = mdarray.distributed_array(as_list, layout, mode)
+    assert_chunks_hold(x, expected)
+    assert_dist_equal(x, expected)
+
+
+@pytest.mark.parametrize("value", [3, 2.5, True, 1 + 2j, np.float32(1.5), np.int8(-3)])
+def test_from_scalars(value):
+    x = mdarray.distributed_array(value, {d: () for d in D})
+    assert x.shape == () and x.dtype == np.asarray(value).dtype
+    assert_dist_equal(x, np.asarray(value))
+    assert x.item() == value
+
+
+@given(mst.dist_arrays(), st.data())
+def test_from_dist_arrays(pair, data):
+    x, expected = pair
+    layout = data.draw(mst.layouts(x.shape))
+    mode = data.draw(mst.modes(x.dtype))
+    chunks_before = [mdarray.testing._host(c).copy() for c in x._data]
+    y = mdarray.distributed_array(x, data.draw(st.sampled_from([layout, layout.index_map])), mode)
+    assert y.layout == layout and y.mode is mode
+    assert_chunks_hold(y, expected)
+    assert_dist_equal(y, expected)
+    for before, chunk in zip(chunks_before, x._data):
+        np.testing.assert_array_equal(mdarray.testing._host(chunk), before)
+
+
+def test_from_cupy_arrays():
+    if mdarray.default_backend() != "cuda":
+        pytest.skip("CuPy chunks need the cuda backend")
+    import cupy
+
+    with cupy.cuda.Device(D[-1]):
+        source = cupy.arange(12.0).reshape(3, 4)
+    x = mdarray.distributed_array(source, Layout.block((3, 4), axis=1), "sum")
+    assert_chunks_hold(x, source.get())
+    assert all(isinstance(c, cupy.ndarray) for c in x._data)
+    assert all(c.device.id == d for c, d in zip(x._data, x.layout.chunk_devices))
+
+
+# Bad input --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("index_map", "mode", "error", "words"),
+    [
+        ({max(D) + 1: slice(None)}, REPLICA, ValueError, [f"device {max(D) + 1}"]),
+        ({D[0]: slice(0, 2)}, REPLICA, ValueError, ["element (2, 0)", "uncovered"]),
+        ({D[0]: slice(None, None, -1)}, SUM, ValueError, ["step"]),
+        ({D[0]: 9}, SUM, IndexError, ["index 9"]),
+        ({D[0]: (0, 0, 0)}, SUM, IndexError, ["too many"]),
+        ({D[0]: "all"}, SUM, TypeError, ["'all'"]),
+        ({"0": slice(None)}, SUM, TypeError, ["'0'"]),
+        (Layout.block((4, 3), devices=D[:1]), SUM, ValueError, ["(4, 3)", "(3, 4)"]),
+        ({D[0]: ()}, "mean", ValueError, ["unknown mode"]),
+        ({D[0]: ()}, MAX, TypeError, ["complex"]),
+        ({D[0]: ()}, "min", TypeError, ["complex"]),
+    ],
+)
+@pytest.mark.parametrize("kind", ["numpy", "list", "distarray"])
+def test_bad_input(index_map, mode, error, words, kind):
+    array = np.arange(12, dtype=np.complex128).reshape(3, 4)
+    before = array.copy()
+    source = {
+        "numpy": array,
+        "list": array.tolist(),
+        "distarray": mdarray.distributed_array(array, {D[0]: slice(0, 2), D[-1]: slice(1, 3)}),
+    }[kind]
+    with pytest.raises(error) as info:
+        mdarray.distributed_array(source, index_map, mode)
+    for word in words:
+        assert word in str(info.value)
+    np.testing.assert_array_equal(array, before)
+    if kind == "distarray":
+        assert source.mode is REPLICA
+        assert_chunks_hold(source, before)
