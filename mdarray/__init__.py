@@ -49,7 +49,7 @@ from ._data_type_functions import (
 from ._debug import count_transfers
 from ._info import __array_namespace_info__
 from ._layout import Layout, make_2d_index_map
-from ._linear_algebra_functions import matmul
+from ._linear_algebra_functions import matmul, vecdot
 from ._manipulation_functions import (
     broadcast_arrays,
     broadcast_to,
@@ -115,6 +115,7 @@ __all__ = [
     "linspace",
     "make_2d_index_map",
     "matmul",
+    "vecdot",
     "matrix_transpose",
     "meshgrid",
     "moveaxis",

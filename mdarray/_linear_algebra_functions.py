@@ -36,7 +36,7 @@ from ._layout import Layout
 from ._modes import REPLICA, SUM
 from ._registry import implements_ufunc_method
 
-__all__ = ["matmul"]
+__all__ = ["matmul", "vecdot"]
 
 _SIGNATURE = "(n?,k),(k,m?)->(n?,m?)"
 _SUPPORTED_KWARGS = frozenset({"out", "dtype", "casting"})
@@ -80,6 +80,76 @@ def matmul_call(ufunc, inputs, kwargs):
 
 def _is_array(x) -> bool:
     return hasattr(x, "shape") and hasattr(x, "dtype") and hasattr(x, "__array_namespace__")
+
+
+def vecdot(x1, x2, /, *, axis=-1):
+    """Dot products of vectors along `axis`, ``sum(conj(x1) * x2, axis)``, broadcast.
+
+    As `numpy.vecdot` (array API ``vecdot``): the vectors are the rows of a batched
+    `matmul`, so a split `axis` gives a partial sum (SUM mode) with no transfers.
+
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.distributed_array(np.arange(6.0).reshape(2, 3), mdarray.Layout.block((2, 3), axis=1, devices=[0, 1]))
+    >>> mdarray.vecdot(x, np.ones(3)).get()
+    array([ 3., 12.])
+    """
+    if axis != -1:
+        x1, x2 = np.moveaxis(x1, axis, -1), np.moveaxis(x2, axis, -1)
+    return np.vecdot(x1, x2)
+
+
+# NumPy's vector products as matrix products: per operand, whether a vector becomes a
+# row (its last axis stays last) or a column (a new last axis); the result axes of length
+# one to drop afterwards; and whether the first operand is conjugated.
+_VECTOR_PRODUCTS = {
+    "vecdot": (("row", "column"), (-1, -1), True),
+    "matvec": ((None, "column"), (-1,), False),
+    "vecmat": (("row", None), (-2,), True),
+}
+
+
+@implements_ufunc_method(
+    "__call__", ufuncs=[getattr(np, name) for name in _VECTOR_PRODUCTS if hasattr(np, name)]
+)
+def vector_product_call(ufunc, inputs, kwargs):
+    """``np.vecdot``, ``np.matvec`` and ``np.vecmat``: each a `matmul` with a vector
+    operand made a row (``x[..., None, :]``) or a column (``x[..., :, None]``)."""
+    if set(kwargs) - _SUPPORTED_KWARGS:
+        return _dispatch.fallback(ufunc, inputs, kwargs, f"numpy.{ufunc.__name__}")
+    out = kwargs.get("out")
+    if isinstance(out, tuple):
+        (out,) = out
+    if out is not None and not isinstance(out, DistArray):
+        return _dispatch.fallback(ufunc, inputs, kwargs, f"numpy.{ufunc.__name__}")
+    a, b = (x if isinstance(x, DistArray) or _is_array(x) else np.asarray(x) for x in inputs)
+    _check_core(ufunc, a.shape, b.shape)
+    (shape_a, shape_b), dropped, conjugate = _VECTOR_PRODUCTS[ufunc.__name__]
+    if conjugate and a.dtype.kind == "c":
+        a = np.conjugate(a)
+    a = _insert_axis(a, a.ndim - 1) if shape_a == "row" else a
+    b = _insert_axis(b, b.ndim) if shape_b == "column" else b
+    casting = kwargs.get("casting", "same_kind")
+    result = _matmul(a, b, kwargs.get("dtype"), casting)
+    for axis in dropped:
+        result = _drop_axis(result, result.ndim + axis)
+    return result if out is None else _write_out(result, out, casting)
+
+
+def _check_core(ufunc, shape_a, shape_b) -> None:
+    """NumPy's errors for operands whose core dimensions do not fit `ufunc`."""
+    core_a, core_b = (part.count(",") + 1 for part in ufunc.signature.split("->")[0].split("),("))
+    for operand, (shape, core) in enumerate(((shape_a, core_a), (shape_b, core_b))):
+        if len(shape) < core:
+            raise ValueError(
+                f"{ufunc.__name__}: Input operand {operand} does not have enough dimensions "
+                f"(has {len(shape)}, gufunc core with signature {ufunc.signature} requires {core})"
+            )
+    k_a, k_b = shape_a[-1], shape_b[-1 if core_b == 1 else -2]
+    if k_a != k_b:
+        raise ValueError(
+            f"{ufunc.__name__}: Input operand 1 has a mismatch in its core dimension 0, with "
+            f"gufunc signature {ufunc.signature} (size {k_b} is different from {k_a})"
+        )
 
 
 # The product ------------------------------------------------------------------------
