@@ -126,12 +126,12 @@ def vector_product_call(ufunc, inputs, kwargs):
     (shape_a, shape_b), dropped, conjugate = _VECTOR_PRODUCTS[ufunc.__name__]
     if conjugate and a.dtype.kind == "c":
         a = np.conjugate(a)
-    a = _insert_axis(a, a.ndim - 1) if shape_a == "row" else a
-    b = _insert_axis(b, b.ndim) if shape_b == "column" else b
+    a = np.expand_dims(a, a.ndim - 1) if shape_a == "row" else a
+    b = np.expand_dims(b, b.ndim) if shape_b == "column" else b
     casting = kwargs.get("casting", "same_kind")
     result = _matmul(a, b, kwargs.get("dtype"), casting)
     for axis in dropped:
-        result = _drop_axis(result, result.ndim + axis)
+        result = np.squeeze(result, result.ndim + axis)
     return result if out is None else _write_out(result, out, casting)
 
 
@@ -165,8 +165,8 @@ def _matmul(a, b, dtype, casting):
         kernel_kwargs = {"dtype": out_dtype, "casting": casting}
     backend = _dispatch.backend_of((a, b))
     vector_a, vector_b = a.ndim == 1, b.ndim == 1
-    a = _insert_axis(a, 0) if a.ndim == 1 else a
-    b = _insert_axis(b, 1) if b.ndim == 1 else b
+    a = np.expand_dims(a, 0) if a.ndim == 1 else a
+    b = np.expand_dims(b, 1) if b.ndim == 1 else b
     a, b = _operand_modes(a, b)
     out_shape = (*np.broadcast_shapes(a.shape[:-2], b.shape[:-2]), a.shape[-2], b.shape[-1])
     if not int(np.prod(out_shape)) or not a.shape[-1]:
@@ -175,9 +175,9 @@ def _matmul(a, b, dtype, casting):
         a, b = _partitioned(a, b, backend)
         result = _run(a, b, out_dtype, kernel_kwargs, backend)
     if vector_b:
-        result = _drop_axis(result, result.ndim - 1)
+        result = np.squeeze(result, result.ndim - 1)
     if vector_a:
-        result = _drop_axis(result, result.ndim - (1 if vector_b else 2))
+        result = np.squeeze(result, result.ndim - (1 if vector_b else 2))
     return result
 
 
@@ -444,56 +444,6 @@ def _piece(x: DistArray, source: tuple, device, fetched: dict, side: int):
     if key not in fetched:
         fetched[key] = _redistribute.region_value(x, source[1], device)
     return fetched[key]
-
-
-# Axes of length one, added and removed as views ---------------------------------------
-
-
-def _insert_axis(x, axis: int):
-    """`x` with a new axis of length 1 at `axis` (chunks are views)."""
-    if not isinstance(x, DistArray):
-        return x[(slice(None),) * axis + (None,)]
-    layout = _inserted_layout(x.layout, axis)
-    data = []
-    for chunk, device in zip(x._data, x.layout.chunk_devices):
-        with x._backend.on(device):
-            data.append(chunk[(slice(None),) * axis + (None,)])
-    return x._with(layout=layout, data=data)
-
-
-@lru_cache(maxsize=1024)
-def _inserted_layout(layout: Layout, axis: int) -> Layout:
-    shape = layout.shape[:axis] + (1,) + layout.shape[axis:]
-    index_map: dict = {}
-    for device, index in layout.chunks:
-        index_map.setdefault(device, []).append(index[:axis] + (slice(0, 1, 1),) + index[axis:])
-    return Layout(shape, index_map)
-
-
-def _drop_axis(x: DistArray, axis: int) -> DistArray:
-    """`x` without its axis `axis` of length 1 (chunks are views)."""
-    layout, kept = _dropped_layout(x.layout, axis)
-    data = []
-    for k, shape, device in zip(kept, layout.chunk_shapes, layout.chunk_devices):
-        with x._backend.on(device):
-            data.append(x._data[k].reshape(shape))
-    return x._with(layout=layout, data=data)
-
-
-@lru_cache(maxsize=1024)
-def _dropped_layout(layout: Layout, axis: int) -> tuple:
-    """The layout without `axis`, and the chunks it keeps: a chunk empty along `axis`
-    but not along the others would claim elements it does not hold."""
-    shape = layout.shape[:axis] + layout.shape[axis + 1 :]
-    index_map: dict = {}
-    kept = []
-    for k, ((device, index), box) in enumerate(zip(layout.chunks, layout.boxes)):
-        rest = box[:axis] + box[axis + 1 :]
-        if not len(box[axis]) and _regions.box_size(rest):
-            continue
-        kept.append(k)
-        index_map.setdefault(device, []).append(index[:axis] + index[axis + 1 :])
-    return Layout(shape, index_map), tuple(kept)
 
 
 # out= -------------------------------------------------------------------------------
