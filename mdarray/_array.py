@@ -403,9 +403,11 @@ class DistArray(NDArrayOperatorsMixin):
     def __cuda_array_interface__(self) -> dict:
         if self._backend.name != "cuda":
             raise AttributeError("__cuda_array_interface__ exists only for arrays on CUDA devices")
-        return self._single_chunk(
-            "__cuda_array_interface__", AttributeError
-        ).__cuda_array_interface__
+        chunk = self._single_chunk("__cuda_array_interface__", AttributeError)
+        # A consumer orders itself after the caller's current stream (the interface's
+        # "stream"): order that stream after mdarray's work on the chunk first.
+        self._backend.export_to_current(self._layout.chunk_devices[0])
+        return chunk.__cuda_array_interface__
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         chunk = self._single_chunk("__dlpack__", BufferError)
@@ -416,6 +418,7 @@ class DistArray(NDArrayOperatorsMixin):
             kwargs["dl_device"] = dl_device
         if copy is not None:
             kwargs["copy"] = copy
+        self._backend.export_to_current(self._layout.chunk_devices[0])
         return chunk.__dlpack__(**kwargs)
 
     def __dlpack_device__(self):
@@ -431,7 +434,9 @@ class DistArray(NDArrayOperatorsMixin):
             device = cupy.cuda.Device().id
             from ._regions import full_box
 
-            return _redistribute.region_value(self, full_box(self.shape), device)
+            out = _redistribute.region_value(self, full_box(self.shape), device)
+            self._backend.export_to_current(device)  # the caller uses it on its stream
+            return out
         return cupy.asarray(self.get())
 
     def __cupy_override_elementwise_kernel__(self, kernel, *args, **kwargs):
