@@ -121,6 +121,37 @@ def bench_get(case: Case, report: Report, repeat: int) -> None:
     )
 
 
+def bench_from_host(case: Case, report: Report, repeat: int) -> None:
+    """distributed_array from a NumPy array on the host (pageable memory)."""
+    env = case.env
+    host = case.ref.get() if env.cuda else case.ref
+    runs = max(repeat // 4, 3)
+    first = once_time(env, lambda: mdarray.distributed_array(host, case.rows))
+    ours = median_time(env, lambda: mdarray.distributed_array(host, case.rows), repeat=runs)
+    x = mdarray.distributed_array(host, case.rows)
+    if not np.array_equal(x.get(), host):
+        raise AssertionError("distributed_array from the host holds a wrong value")
+    del x
+    ref = median_time(env, lambda: env.xp.array(host), repeat=runs, warmup=1)
+    seed = None
+    if env.seed is not None:
+        seed = median_time(
+            env, lambda: env.seed.distributed_array(host, case.rows), repeat=runs, warmup=1
+        )
+    report.add(
+        f"distributed_array(NumPy array), {case.label}, {PARTS} row chunks",
+        ms(ref) + (" (cupy.array)" if env.cuda else " (np.array)"),
+        ms(seed),
+        ms(ours) + f" (first call {ms(first)})",
+        ratio(ours, ref),
+        ratio(ours, seed),
+        reference_s=ref,
+        seed_s=seed,
+        mdarray_s=ours,
+        mdarray_first_s=first,
+    )
+
+
 def bench_reshard(case: Case, report: Report, repeat: int) -> None:
     env, xp = case.env, case.env.xp
     col_slices = [index[1] for indices in case.cols.values() for index in indices]
@@ -203,6 +234,7 @@ def main() -> None:
     case = Case(env)
     for name, bench in [
         ("get", bench_get),
+        ("from_host", bench_from_host),
         ("reshard", bench_reshard),
         ("change_mode", bench_change_mode),
     ]:

@@ -19,13 +19,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import threading
-from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 
 import numpy as np
 
 from . import _debug
+from ._staging import StagingRing, row_copies
 
 HOST = "host"
 
@@ -116,10 +115,6 @@ class CudaBackend:
         self.staging_buffers = 16
         self.host_copy_threads = min(16, os.cpu_count() or 1)
         self._ring = None
-        self._ring_busy: list = []
-        self._ring_next = 0
-        self._ring_lock = threading.Lock()
-        self._workers = None
 
     def __repr__(self) -> str:
         return f"<mdarray cuda backend, devices {list(self.device_ids)}>"
@@ -158,11 +153,20 @@ class CudaBackend:
             return self._cupy.full(shape, value, dtype)
 
     def from_host(self, host_array: np.ndarray, device: int):
+        """A new chunk on `device` holding a copy of `host_array`.
+
+        A large pageable array goes through the ring of pinned staging buffers: worker
+        threads fill the buffers while earlier ones cross the link.
+        """
         _debug.record_transfer(HOST, device, host_array.nbytes)
+        host = np.asarray(host_array, order="C")  # ascontiguousarray would make 0-d 1-d
+        stream = self.stream(device)
         with self.on(device):
-            out = self._cupy.empty(host_array.shape, host_array.dtype)
-            # np.ascontiguousarray would make a 0-d array 1-d.
-            out.set(np.asarray(host_array, order="C"), stream=self.stream(device))
+            out = self._cupy.empty(host.shape, host.dtype)
+            if host.nbytes >= self.staged_min_bytes and not self._is_pinned(host):
+                self._staging_ring().to_device(out.data.ptr, host, stream)
+            else:
+                out.set(host, stream=stream)
             return out
 
     def _foreign_stream(self, device: int):
@@ -273,12 +277,14 @@ class CudaBackend:
         with self.on(device):
             src = _contiguous(array)
             if not self._is_pinned(host_out):
-                self._through_ring(host_out, src, device, stream)
+                self._staging_ring().to_host(
+                    host_out, src, stream, self._pending.setdefault(device, [])
+                )
                 return
-            plan = _row_copies(host_out)
+            plan = row_copies(host_out)
             if plan is None:
                 staging = self._cupy_pinned(src.shape, src.dtype)
-                plan = _row_copies(staging)
+                plan = row_copies(staging)
                 self._pending.setdefault(device, []).append((host_out, staging))
                 host_out = staging
             base = host_out.ctypes.data
@@ -310,36 +316,15 @@ class CudaBackend:
             return False
         return kind == runtime.memoryTypeHost
 
-    def _through_ring(self, host_out: np.ndarray, src, device: int, stream) -> None:
-        """Copy `src` into pageable `host_out` piece by piece through the staging ring."""
-        runtime = self._cupy.cuda.runtime
-        with self._ring_lock:
-            if self._ring is None:
-                self._ring = [
-                    self._cupy_pinned((self.staging_buffer_bytes,), np.uint8)
-                    for _ in range(self.staging_buffers)
-                ]
-                self._ring_busy = [None] * len(self._ring)
-                self._workers = ThreadPoolExecutor(self.host_copy_threads, "mdarray-host-copy")
-            pending = self._pending.setdefault(device, [])
-            for index, offset, nbytes in _segments(src.shape, src.itemsize, len(self._ring[0])):
-                slot = self._ring_next
-                self._ring_next = (slot + 1) % len(self._ring)
-                if self._ring_busy[slot] is not None:
-                    self._ring_busy[slot].result()  # its last piece has left the buffer
-                buffer = self._ring[slot]
-                runtime.memcpyAsync(
-                    buffer.ctypes.data,
-                    src.data.ptr + offset,
-                    nbytes,
-                    runtime.memcpyDeviceToHost,
-                    stream.ptr,
-                )
-                target = host_out[index]
-                staged = buffer[:nbytes].view(src.dtype).reshape(target.shape)
-                job = self._workers.submit(_copy_when_ready, stream.record(), target, staged)
-                self._ring_busy[slot] = job
-                pending.append(job)
+    def _staging_ring(self):
+        """The ring of pinned staging buffers, created on first use."""
+        if self._ring is None:
+            buffers = [
+                self._cupy_pinned((self.staging_buffer_bytes,), np.uint8)
+                for _ in range(self.staging_buffers)
+            ]
+            self._ring = StagingRing(self._cupy.cuda.runtime, buffers, self.host_copy_threads)
+        return self._ring
 
     def synchronize(self, devices=None) -> None:
         """Wait for the work issued on `devices` (all by default), then finish staged
@@ -358,68 +343,6 @@ class CudaBackend:
 def _contiguous(array):
     """`array` if C-contiguous, else a C-contiguous copy of the same shape (0-d too)."""
     return array if array.flags.c_contiguous else array.copy(order="C")
-
-
-def _copy_when_ready(event, target: np.ndarray, staged: np.ndarray) -> None:
-    event.synchronize()
-    np.copyto(target, staged)
-
-
-def _segments(shape: tuple, itemsize: int, limit: int):
-    """Pieces ``(index, byte offset, bytes)`` of a C-contiguous array of `shape`, in
-    order, each a box of at most `limit` bytes (or one row of the last axis' elements)."""
-    if not shape:
-        yield (), 0, itemsize
-        return
-    row = int(np.prod(shape[1:], dtype=np.int64)) * itemsize
-    if row <= limit or len(shape) == 1:
-        per = max(1, limit // max(row, 1))
-        for start in range(0, shape[0], per):
-            stop = min(start + per, shape[0])
-            yield (slice(start, stop),), start * row, (stop - start) * row
-        return
-    for i in range(shape[0]):
-        for index, offset, nbytes in _segments(shape[1:], itemsize, limit):
-            yield (slice(i, i + 1), *index), i * row + offset, nbytes
-
-
-# Copies into a strided host view take at most this many 2-D copies; more are staged.
-_MAX_ROW_COPIES = 16
-# Rows narrower than this copy slowly one by one (a 2-D copy moves a row at a time).
-_MIN_ROW_BYTES = 512
-
-
-def _row_copies(view: np.ndarray):
-    """2-D copies ``(byte offset, row bytes, rows, pitch)`` that fill `view` in C order
-    from a contiguous source, or None where that takes too many or too narrow copies.
-    """
-    itemsize = view.itemsize
-    if any(s < 0 for s in view.strides):
-        return None
-    # Merge axes that are contiguous with the next one; size-1 axes do not matter.
-    axes: list[list[int]] = []
-    for n, stride in zip(view.shape, view.strides):
-        if n == 1:
-            continue
-        if axes and axes[-1][1] == n * stride:
-            axes[-1] = [axes[-1][0] * n, stride]
-        else:
-            axes.append([n, stride])
-    if axes and axes[-1][1] == itemsize:
-        width = axes.pop()[0] * itemsize
-    else:
-        width = itemsize
-    if not axes:
-        return ((0, width, 1, width),)
-    rows, pitch = axes.pop()
-    outer = [n for n, _ in axes]
-    count = int(np.prod(outer, dtype=np.int64))
-    if count > _MAX_ROW_COPIES or (rows > 1 and width < _MIN_ROW_BYTES):
-        return None
-    return tuple(
-        (sum(i * s for i, (_, s) in zip(position, axes)), width, rows, pitch)
-        for position in np.ndindex(*outer)
-    )
 
 
 class _DeviceStream:

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 import mdarray
 from mdarray import _backend
-from mdarray._backend import _row_copies, _segments
+from mdarray._staging import row_copies as _row_copies
+from mdarray._staging import segments as _segments
 
 
 @pytest.fixture
