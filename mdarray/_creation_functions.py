@@ -375,13 +375,23 @@ def _triangle(x, k, keep) -> DistArray:
         raise ValueError("tril/triu need an array of at least 2 dimensions")
     backend = x._backend
     xp = backend.xp
+    zero = xp.zeros((), dtype=x.dtype)
+    # Zeroing every copy makes an element's value zero in SUM (zero is its identity), MAX
+    # and MIN (idempotent); in PROD the copies that the owner shadows hold the identity.
+    identity = x.mode.identity(x.dtype) if x.mode.name == "prod" else None
     data = []
-    for chunk, box, device in zip(x._data, x.layout.boxes, x.layout.chunk_devices):
+    for k_chunk, (chunk, box, device) in enumerate(
+        zip(x._data, x.layout.boxes, x.layout.chunk_devices)
+    ):
         with backend.on(device):
             rows, cols = (xp.arange(*_ends(r)) for r in box[-2:])
-            mask = keep(cols[None, :] - rows[:, None], k)
-            data.append(xp.where(mask, chunk, xp.zeros((), dtype=x.dtype)))
-    # Zeroing every copy of an element makes its value zero in every mode, so the mode stays.
+            mask = xp.broadcast_to(keep(cols[None, :] - rows[:, None], k), chunk.shape)
+            out = xp.where(mask, chunk, zero)
+            for index in x.layout.cover.shadowed[k_chunk] if identity is not None else ():
+                kept = _regions.apply_index(mask, index, xp)
+                part = xp.where(kept, _regions.apply_index(out, index, xp), identity)
+                _redistribute._assign(out, index, part, xp)
+            data.append(out)
     return x._with(data=data)
 
 

@@ -89,8 +89,8 @@ def astype(x, dtype, /, *, copy: builtins.bool = True, device=None) -> DistArray
         source = x if keeps_mode(x.mode, x.dtype, dtype) else x.change_mode(REPLICA)
         backend = source._backend
         data = []
-        for chunk, device in zip(source._data, source.layout.chunk_devices):
-            with backend.on(device):
+        for chunk, chunk_device in zip(source._data, source.layout.chunk_devices):
+            with backend.on(chunk_device):
                 data.append(chunk.astype(dtype, copy=True))
         out = source._with(data=data, dtype=dtype)
     return out if device is None else out.to_device(device)

@@ -1,0 +1,101 @@
+"""Data types: astype against NumPy with its mode rule, each row of the rule checked as an
+identity, and the dtype queries NumPy asks of a DistArray."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import mdarray
+from mdarray._data_type_functions import keeps_mode
+from mdarray.testing import assert_chunks_hold, assert_dist_equal
+from mdarray.testing import strategies as mst
+
+REAL = mst.dtypes(complex_=False)
+
+
+@given(st.data())
+def test_astype_matches_numpy_and_keeps_the_mode_where_the_rule_allows(data):
+    x, expected = data.draw(mst.dist_arrays())
+    target = data.draw(mst.dtypes(complex_=expected.dtype.kind == "c"))
+    if expected.dtype.kind == "c" and target.kind != "c":
+        target = np.dtype(np.complex128)
+    with mdarray.options(fallback="raise"), mdarray.count_transfers() as moved:
+        y = mdarray.astype(x, target)
+    want = expected.astype(target)
+    assert_chunks_hold(y, want)
+    if keeps_mode(x.mode, x.dtype, target):
+        assert y.mode is x.mode and moved.total == 0
+    else:
+        assert y.mode is mdarray.REPLICA
+    assert_dist_equal(x.astype(target), want)
+
+
+@given(
+    st.sampled_from([mdarray.SUM, mdarray.PROD, mdarray.MAX, mdarray.MIN]),
+    REAL,
+    REAL,
+    st.data(),
+)
+def test_each_row_of_the_astype_mode_rule_is_an_identity(mode, source, target, data):
+    """Where `keeps_mode` says so, casting copies then combining them equals combining
+    then casting, for every value of the source dtype (extremes and identities too)."""
+    if not keeps_mode(mode, source, target) or source == target:
+        return
+    a, b = (data.draw(hnp.arrays(source, 8)) for _ in range(2))
+    combine = mode.ufunc(np)
+    with np.errstate(over="ignore", invalid="ignore"):
+        left = combine(a, b).astype(target)
+        right = combine(a.astype(target), b.astype(target))
+    np.testing.assert_array_equal(left, right)
+
+
+def test_the_rule_refuses_casts_that_change_combined_values():
+    assert not keeps_mode(mdarray.SUM, np.int8, np.int16)  # 100 + 100 wraps in int8
+    assert not keeps_mode(mdarray.SUM, np.float32, np.float64)  # rounding differs
+    assert not keeps_mode(mdarray.MAX, np.int16, np.int8)  # wrapping is not monotone
+    assert not keeps_mode(mdarray.MAX, np.float64, np.int64)  # NaN has no integer
+    assert keeps_mode(mdarray.SUM, np.int64, np.uint8)
+    assert keeps_mode(mdarray.MIN, np.int64, np.float32)
+
+
+def test_copy_copies_each_chunk_on_its_device():
+    x = mdarray.arange(6, device=mdarray.DeviceSet([0, 1]))
+    with mdarray.count_transfers() as moved:
+        y = np.copy(x)
+    assert moved.total == 0
+    y[0] = 9
+    assert x.get()[0] == 0 and y.layout == x.layout
+
+
+def test_dtype_queries_read_no_data():
+    x = mdarray.zeros((3, 4), dtype=mdarray.int8, device=mdarray.DeviceSet([0, 1]))
+    with mdarray.options(fallback="raise"), mdarray.count_transfers() as moved:
+        assert np.shape(x) == (3, 4) and np.ndim(x) == 2 and np.size(x) == 12
+        assert np.size(x, 1) == 4
+        assert np.result_type(x, 1.0) == np.result_type(np.zeros(1, np.int8), 1.0)
+        assert np.result_type(x, np.int16) == np.int16
+        assert mdarray.result_type(x, mdarray.uint8) == np.int16
+        assert np.can_cast(x, np.int16) and not np.can_cast(x, np.uint8)
+        assert mdarray.can_cast(x, mdarray.float32)
+        assert mdarray.iinfo(x).max == 127
+        assert np.isrealobj(x) and not np.iscomplexobj(x)
+    assert moved.total == 0
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+    + ["float32", "float64", "complex64", "complex128"],
+)
+def test_dtype_names_are_numpy_dtypes(name):
+    assert np.dtype(getattr(mdarray, name)) == np.dtype(name)
+    assert mdarray.isdtype(getattr(mdarray, name), np.dtype(name))
+
+
+def test_finfo_and_isdtype_follow_numpy():
+    assert mdarray.finfo(mdarray.float32).eps == np.finfo(np.float32).eps
+    assert mdarray.finfo(mdarray.ones(2)).bits == 64
+    assert mdarray.isdtype(mdarray.int8, ("integral", "real floating"))
+    assert not mdarray.isdtype(mdarray.complex64, "real floating")
