@@ -125,7 +125,7 @@ def result_layout(shape: tuple, operands) -> Layout:
         if isinstance(x, DistArray):
             if x.shape == shape:
                 return x.layout
-            first = first or x
+            first = x if first is None else first
     devices = first.devices if first is not None else default_backend_object().device_ids
     return Layout.block(shape, devices=devices)
 
@@ -136,7 +136,10 @@ def broadcast_regions(layout: Layout, operand_shape: tuple) -> tuple:
     under broadcasting (the operand's axes align with the layout's trailing axes)."""
     offset = len(layout.shape) - len(operand_shape)
     return tuple(
-        tuple(range(0, 1) if n == 1 else box[offset + a] for a, n in enumerate(operand_shape))
+        tuple(
+            range(0, 1) if n == 1 and layout.shape[offset + a] != 1 else box[offset + a]
+            for a, n in enumerate(operand_shape)
+        )
         for box in layout.boxes
     )
 

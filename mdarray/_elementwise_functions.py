@@ -344,6 +344,10 @@ def _run(kernel, columns, targets, masks, layout, backend, options):
 def _run_chunk(kernel, args, given, mask, xp, options):
     """One chunk: ``kernel(*args)`` into the `given` outputs (None: allocated), under
     `mask`; the outputs."""
+    if isinstance(mask, (bool, np.bool_)):
+        if not mask:
+            return tuple(given)  # a False scalar mask writes nothing
+        mask = None
     if mask is None:
         if any(t is not None for t in given):
             # A bare array for one output: CuPy's non-ufunc kernels (clip) take no tuple.
@@ -351,8 +355,6 @@ def _run_chunk(kernel, args, given, mask, xp, options):
         else:
             got = kernel(*args, **options)
         return got if isinstance(got, tuple) else (got,)
-    if isinstance(mask, (bool, np.bool_)):
-        return tuple(given)  # a False scalar mask writes nothing (a True one was dropped)
     if xp is np:
         kernel(*args, out=tuple(given), where=mask, **options)
         return tuple(given)
