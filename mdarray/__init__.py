@@ -66,6 +66,20 @@ from ._manipulation_functions import (
     unstack,
 )
 from ._modes import MAX, MIN, PROD, REPLICA, SUM, Mode, as_mode
+from ._searching_functions import argmax, argmin
+from ._statistical_functions import (
+    all,
+    any,
+    cumulative_prod,
+    cumulative_sum,
+    max,
+    mean,
+    min,
+    prod,
+    std,
+    sum,
+    var,
+)
 
 __array_api_version__ = "2024.12"
 
@@ -137,6 +151,19 @@ __all__ = [
     "unstack",
     "zeros",
     "zeros_like",
+    "all",
+    "any",
+    "argmax",
+    "argmin",
+    "cumulative_prod",
+    "cumulative_sum",
+    "max",
+    "mean",
+    "min",
+    "prod",
+    "std",
+    "sum",
+    "var",
 ]
 
 # The array API's elementwise functions (add, acos, pow, ...), generated from one table.

@@ -446,6 +446,13 @@ class DistArray(NDArrayOperatorsMixin):
 
         return cupy_elementwise(kernel, args, kwargs)
 
+    def __cupy_override_reduction_kernel__(self, kernel, axis, dtype, out, keepdims):
+        """CuPy's hook for its reduction kernels (``cupy.sum(x, axis=0)``, ``cupy.amax``):
+        the result is a DistArray, partial where the axes are split."""
+        from ._statistical_functions import cupy_reduction
+
+        return cupy_reduction(self, kernel, axis, dtype, out, keepdims)
+
 
 def _check_devices(layout: Layout, backend) -> None:
     for device in layout.devices:

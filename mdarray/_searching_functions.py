@@ -1,0 +1,163 @@
+"""Searching functions: argmax and argmin.
+
+Each chunk finds its best value and that value's *global* index along the axis (or the
+flat index for ``axis=None``). Chunks that split the axis then exchange these
+(value, index) pairs, which are result-sized, never the input: a pair wins with the
+better value, ties going to the lower index like NumPy, and a NaN beating every number
+(the first NaN wins, as in NumPy).
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from . import _dispatch, _redistribute, _reduction
+from ._array import DistArray
+from ._modes import MAX, MIN, REPLICA
+from ._registry import implements
+
+
+def _sentinel(dtype, largest: bool):
+    """A value no real element loses to (for empty parts of a split axis)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "c":
+        part = -np.inf if largest else np.inf
+        return dtype.type(complex(part, part))
+    return (MAX if largest else MIN).identity(dtype)
+
+
+def _local(backend, chunk, box, axis, largest: bool, global_shape):
+    """This chunk's (value, global index) pair along `axis` (None: over the whole chunk),
+    with kept dims."""
+    xp = backend.xp
+    pick = xp.argmax if largest else xp.argmin
+    if axis is None:
+        k = pick(chunk.reshape(-1))
+        value = chunk.reshape(-1)[k].reshape((1,) * chunk.ndim)
+        # The global flat index, computed on the device (no host synchronization).
+        strides = np.cumprod((1,) + tuple(global_shape[:0:-1]))[::-1]
+        flat = xp.zeros((), np.intp)
+        for r, coord, stride in zip(box, xp.unravel_index(k, chunk.shape), strides):
+            flat = flat + (coord * r.step + r.start) * int(stride)
+        return value, xp.asarray(flat, dtype=np.intp).reshape((1,) * chunk.ndim)
+    k = xp.expand_dims(pick(chunk, axis=axis), axis)
+    value = xp.take_along_axis(chunk, k, axis=axis)
+    r = box[axis]
+    return value, (k * r.step + r.start).astype(np.intp, copy=False)
+
+
+def _better(xp, value, index, other, other_index, largest: bool):
+    """Where the (other, other_index) pair beats (value, index)."""
+    nan_other, nan_here = xp.isnan(other), xp.isnan(value)
+    strictly = other > value if largest else other < value
+    tie = (other == value) | (nan_other & nan_here)
+    return (nan_other & ~nan_here) | (~nan_here & strictly) | (tie & (other_index < index))
+
+
+def arg_extreme(x: DistArray, axis, keepdims: bool, largest: bool) -> DistArray:
+    """argmax (`largest`) or argmin of non-empty `x`; partial pairs combined at once."""
+    if x.mode.is_partial:
+        x = x.change_mode(REPLICA)
+    backend = x._backend
+    axes = _reduction.normalize_axes(axis, x.ndim)
+    plan, whole = _reduction.reduce_plan(x.layout, axes, True)
+    values, indices = [], []
+    for chunk, box, shape, device in zip(
+        x._data, x.layout.boxes, plan.chunk_shapes, x.layout.chunk_devices
+    ):
+        with backend.on(device):
+            if not all(shape) or any(len(box[a]) == 0 for a in axes):
+                values.append(backend.full(shape, _sentinel(x.dtype, largest), x.dtype, device))
+                indices.append(backend.full(shape, np.iinfo(np.intp).max, np.intp, device))
+                continue
+            value, index = _local(backend, chunk, box, axis, largest, x.shape)
+            values.append(value)
+            indices.append(index)
+    if not whole:
+        indices = _combine(plan, values, indices, largest, backend)
+    result = _dispatch.wrap(plan, indices, backend, REPLICA, np.intp)
+    if keepdims:
+        return result
+    return _drop_axes(result, axes)
+
+
+def _combine(layout, values, indices, largest, backend) -> list:
+    """Each chunk's pairs merged with the pairs of every chunk meeting its box."""
+    xp = backend.xp
+    out = list(indices)
+    for k, (box, device) in enumerate(zip(layout.boxes, layout.chunk_devices)):
+        plan = _redistribute.partial_plan(layout, box)
+        if len(plan) <= 1:
+            continue
+        with backend.on(device):
+            best_value = xp.array(values[k], copy=True)
+            best_index = xp.array(indices[k], copy=True)
+            for j, region_index, chunk_index in plan:
+                if j == k:
+                    continue
+                src = layout.chunk_devices[j]
+                other = backend.move(values[j][chunk_index], src, device)
+                other_index = backend.move(indices[j][chunk_index], src, device)
+                here = (*region_index, ...)
+                wins = _better(xp, best_value[here], best_index[here], other, other_index, largest)
+                best_value[here] = xp.where(wins, other, best_value[here])
+                best_index[here] = xp.where(wins, other_index, best_index[here])
+        out[k] = best_index
+    return out
+
+
+def _drop_axes(x: DistArray, axes: tuple) -> DistArray:
+    plan, _ = _reduction.reduce_plan(x.layout, axes, False)
+    return x._with(layout=plan, data=[c.reshape(s) for c, s in zip(x._data, plan.chunk_shapes)])
+
+
+def _arg_impl(func, largest: bool):
+    name = f"numpy.{func.__name__}"
+
+    def impl(a, axis=None, out=None, *, keepdims=np._NoValue):
+        args = {"axis": axis, "out": out}
+        if keepdims is not np._NoValue:
+            args["keepdims"] = keepdims
+        if not isinstance(a, DistArray):
+            return _dispatch.fallback(func, (a,), args, name)
+        out = _reduction.unwrap_out(out)
+        probe_args = {k: v for k, v in args.items() if k != "out"}
+        checked = _reduction.check_with_probe(func, a, out, probe_args)
+        if a.size == 0:  # NumPy raised on the probe if the searched axis is empty
+            axes = _reduction.normalize_axes(axis, a.ndim)
+            shape = _reduction.reduced_shape(a.shape, axes, keepdims is True)
+            return _reduction.filled(a, shape, checked, np.intp)
+        # A 0-d array has one element whatever axis NumPy accepted.
+        axis = None if axis is None or a.ndim == 0 else operator.index(axis) % a.ndim
+        result = arg_extreme(a, axis, bool(keepdims is True), largest)
+        return result if out is None else _reduction.write_out(out, result)
+
+    return impl
+
+
+implements(np.argmax)(_arg_impl(np.argmax, largest=True))
+implements(np.argmin)(_arg_impl(np.argmin, largest=False))
+
+
+def argmax(x, /, *, axis=None, keepdims=False):
+    """Indices of the maximum along `axis` (array API); ties and NaNs as in NumPy.
+
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.distributed_array(np.array([[1, 7], [7, 2]]), mdarray.Layout.block((2, 2), devices=[0, 1]))
+    >>> int(mdarray.argmax(x)), mdarray.argmax(x, axis=0).get().tolist()
+    (1, [1, 0])
+    """
+    return np.argmax(x, axis=axis, keepdims=keepdims)
+
+
+def argmin(x, /, *, axis=None, keepdims=False):
+    """Indices of the minimum along `axis` (array API); ties and NaNs as in NumPy.
+
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.distributed_array(np.array([3, 1, 1, 5]), mdarray.Layout.block((4,), devices=[0, 1]))
+    >>> int(mdarray.argmin(x))
+    1
+    """
+    return np.argmin(x, axis=axis, keepdims=keepdims)

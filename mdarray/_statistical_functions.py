@@ -1,0 +1,594 @@
+"""Statistical functions: reductions (sum prod max min mean var std all any) and scans.
+
+Every reduction goes through `_reduction.reduction`: along axes that chunks split, the
+result is partial (SUM for sums and means, MAX/MIN for max/min/any/all) and nothing moves.
+``var``/``std`` compute the mean first (combined: it is result-sized, the input does not
+move), then a partial SUM of squared deviations: the same two passes as NumPy, so the
+values agree with NumPy's closely; ``std`` needs the combined variance for its square
+root. Scans (``cumsum``, ``ufunc.accumulate``) scan each chunk locally and add in the
+carry of the chunks before it along the axis (one result-sized piece per earlier chunk).
+"""
+
+from __future__ import annotations
+
+import builtins
+import operator
+from functools import lru_cache
+
+import numpy as np
+
+from . import _dispatch, _reduction, _regions
+from ._array import DistArray
+from ._layout import Layout
+from ._modes import REPLICA
+from ._reduction import NO_VALUE
+from ._registry import implements, implements_ufunc_method
+
+# Reductions by ufunc ----------------------------------------------------------------
+
+
+@implements_ufunc_method("reduce")
+def ufunc_reduce(ufunc, inputs, kwargs):
+    """``np.<ufunc>.reduce`` of a DistArray (partial where the axes are split)."""
+    kwargs = dict(kwargs)
+    (array,) = inputs
+    if not isinstance(array, DistArray):
+        return _dispatch.fallback(ufunc.reduce, inputs, kwargs, f"numpy.{ufunc.__name__}.reduce")
+    axis = kwargs.pop("axis", 0)
+    out = kwargs.pop("out", None)
+    return _reduction.reduction(ufunc.reduce, ufunc, array, axis, out, **kwargs)
+
+
+def _reducer(func, ufunc, *, has_dtype: bool = True, has_initial: bool = True):
+    """The DistArray implementation of NumPy's reduction `func` by `ufunc`."""
+    name = f"numpy.{func.__name__}"
+
+    def impl(a, axis=None, dtype=None, out=None, keepdims=NO_VALUE, initial=NO_VALUE,
+             where=NO_VALUE):  # fmt: skip
+        kwargs = {"keepdims": keepdims, "where": where}
+        if has_initial:
+            kwargs["initial"] = initial
+        if has_dtype:
+            kwargs["dtype"] = dtype
+        if not isinstance(a, DistArray):
+            return _dispatch.fallback(func, (a,), dict(kwargs, axis=axis, out=out), name)
+        return _reduction.reduction(func, ufunc, a, axis, out, **kwargs)
+
+    return impl
+
+
+def _max_like(func, ufunc):
+    impl = _reducer(func, ufunc, has_dtype=False)
+
+    def max_impl(a, axis=None, out=None, keepdims=NO_VALUE, initial=NO_VALUE, where=NO_VALUE):
+        return impl(a, axis, None, out, keepdims, initial, where)
+
+    return max_impl
+
+
+def _all_like(func, ufunc):
+    impl = _reducer(func, ufunc, has_dtype=False, has_initial=False)
+
+    def all_impl(a, axis=None, out=None, keepdims=NO_VALUE, *, where=NO_VALUE):
+        return impl(a, axis, None, out, keepdims, NO_VALUE, where)
+
+    return all_impl
+
+
+implements(np.sum)(_reducer(np.sum, np.add))
+implements(np.prod)(_reducer(np.prod, np.multiply))
+implements(np.max, np.amax)(_max_like(np.max, np.maximum))
+implements(np.min, np.amin)(_max_like(np.min, np.minimum))
+implements(np.all)(_all_like(np.all, np.logical_and))
+implements(np.any)(_all_like(np.any, np.logical_or))
+
+
+# Mean, variance, standard deviation ------------------------------------------------
+
+
+def _compute_dtype(dtype, requested):
+    """The dtype NumPy computes means in: float64 for ints and bools, float32 for float16."""
+    if requested is not None:
+        return np.dtype(requested)
+    if dtype.kind in "biu":
+        return np.dtype(np.float64)
+    if dtype == np.float16:
+        return np.dtype(np.float32)
+    return dtype
+
+
+def _count(x: DistArray, axes: tuple, keepdims: bool, where):
+    """How many elements each result element reduces (an int, or per element)."""
+    if where is True:
+        return int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
+    if isinstance(where, DistArray):
+        if where.shape != x.shape:
+            raise ValueError(f"where= DistArray of shape {where.shape} must have shape {x.shape}")
+        return _reduction.reduce(where, np.add, axes, keepdims, np.intp)
+    mask = np.broadcast_to(np.asarray(where, dtype=bool), x.shape)
+    return np.sum(mask, axis=axes, keepdims=keepdims)
+
+
+def _divide(x: DistArray, divisor) -> DistArray:
+    """`x` / `divisor` per chunk: linear, so a SUM result stays SUM, except where the
+    divisor is 0 (then the identities' 0/0 would be NaN: combine first)."""
+    xp = x._backend.xp
+    if isinstance(divisor, DistArray) or not np.all(divisor):
+        x = x.change_mode(REPLICA)
+    return _reduction.map_chunks(x, xp.true_divide, divisor)
+
+
+def _mean(x, axes, keepdims, dtype, where) -> DistArray:
+    total = _reduction.reduce(x, np.add, axes, keepdims, dtype, dtype=dtype, where=where)
+    return _divide(total, _count(x, axes, keepdims, where))
+
+
+def _squared_deviations(chunk, mean):
+    """``|chunk - mean|**2`` with NumPy's promotion (as NumPy's var computes it)."""
+    d = chunk - mean
+    if d.dtype.kind == "c":
+        return d.real * d.real + d.imag * d.imag
+    return d * d
+
+
+def _var(x, axes, keepdims, dtype, where, ddof) -> DistArray:
+    """Two passes like NumPy: the mean (combined, result-sized), then a partial SUM of
+    squared deviations over the chunks, divided by ``max(count - ddof, 0)``."""
+    if x.mode.is_partial:
+        x = x.change_mode(REPLICA)
+    mean = _mean(x, axes, True, dtype, where).change_mode(REPLICA)
+    squares = _reduction.map_chunks(x, _squared_deviations, mean, mode=REPLICA)
+    total = _reduction.reduce(squares, np.add, axes, keepdims, squares.dtype, where=where)
+    count = _count(x, axes, keepdims, where)
+    divisor = (
+        builtins.max(count - ddof, 0) if isinstance(count, int) else np.maximum(count - ddof, 0)
+    )
+    return _divide(total, divisor)
+
+
+def _moment(func, stat, a, axis, dtype, out, keepdims, where, **extra):
+    """Shared front end of mean/var/std: NumPy checks arguments on the probe."""
+    out = _reduction.unwrap_out(out)
+    kwargs = {"axis": axis, "dtype": dtype, "keepdims": keepdims, "where": where, **extra}
+    kwargs = {k: v for k, v in kwargs.items() if v is not NO_VALUE}
+    checked = _reduction.check_with_probe(func, a, out, kwargs)
+    axes = _reduction.normalize_axes(axis, a.ndim)
+    keep = bool(kwargs.get("keepdims", False))
+    if a.size == 0:
+        shape = _reduction.reduced_shape(a.shape, axes, keep)
+        result = _reduction.filled(a, shape, checked, checked.dtype)
+    else:
+        where = kwargs.get("where", True)
+        result = stat(a, axes, keep, _compute_dtype(a.dtype, dtype), where)
+        result = _reduction.astype(result, checked.dtype)
+    return result if out is None else _reduction.write_out(out, result)
+
+
+@implements(np.mean)
+def _np_mean(a, axis=None, dtype=None, out=None, keepdims=NO_VALUE, *, where=NO_VALUE):
+    args = {"axis": axis, "dtype": dtype, "out": out, "keepdims": keepdims, "where": where}
+    if not isinstance(a, DistArray):
+        return _dispatch.fallback(np.mean, (a,), args, "numpy.mean")
+    return _moment(np.mean, _mean, a, axis, dtype, out, keepdims, where)
+
+
+def _ddof(ddof, correction):
+    if correction is not NO_VALUE:
+        if ddof != 0:
+            raise ValueError("ddof and correction can't be provided simultaneously.")
+        return correction
+    return ddof
+
+
+def _variance_impl(func, root: bool):
+    name = f"numpy.{func.__name__}"
+
+    def impl(a, axis=None, dtype=None, out=None, ddof=0, keepdims=NO_VALUE, *, where=NO_VALUE,
+             mean=NO_VALUE, correction=NO_VALUE):  # fmt: skip
+        args = {"axis": axis, "dtype": dtype, "out": out, "ddof": ddof, "keepdims": keepdims}
+        args.update(where=where, mean=mean, correction=correction)
+        if not isinstance(a, DistArray) or mean is not NO_VALUE:
+            args = {k: v for k, v in args.items() if v is not NO_VALUE}
+            return _dispatch.fallback(func, (a,), args, name)
+        n = _ddof(ddof, correction)
+
+        def stat(x, axes, keep, compute, where):
+            var = _var(x, axes, keep, compute, where, n)
+            if not root:
+                return var
+            xp = x._backend.xp
+            return _reduction.map_chunks(var.change_mode(REPLICA), xp.sqrt)
+
+        return _moment(func, stat, a, axis, dtype, out, keepdims, where, ddof=n)
+
+    return impl
+
+
+implements(np.var)(_variance_impl(np.var, root=False))
+implements(np.std)(_variance_impl(np.std, root=True))
+
+
+# Scans ------------------------------------------------------------------------------
+
+
+def _flatten(x: DistArray) -> DistArray:
+    """`x` as 1-D in C order: blocks of whole rows are contiguous runs of the flat array,
+    so a reshard to row blocks and a local reshape per chunk suffice."""
+    if x.ndim == 1:
+        return x
+    if x.ndim == 0:
+        layout = Layout(
+            (1,), {d: [slice(0, 1)] * x.layout.chunk_devices.count(d) for d in x.devices}
+        )
+        return x._with(layout=layout, data=[c.reshape(1) for c in x._data])
+    rows = x.reshard(Layout.block(x.shape, axis=0, devices=x.devices))
+    row = int(np.prod(x.shape[1:], dtype=np.int64))
+    index_map: dict = {}
+    for box, device in zip(rows.layout.boxes, rows.layout.chunk_devices):
+        index_map.setdefault(device, []).append(slice(box[0].start * row, box[0].stop * row))
+    layout = Layout((x.size,), index_map)
+    return rows._with(layout=layout, data=[c.reshape(-1) for c in rows._data])
+
+
+def _local_accumulate(backend, ufunc, chunk, axis, dtype):
+    xp = backend.xp
+    if xp is np:
+        return ufunc.accumulate(chunk, axis=axis, dtype=dtype)
+    if ufunc is np.add:
+        return xp.cumsum(chunk, axis=axis, dtype=dtype)
+    if ufunc is np.multiply:
+        return xp.cumprod(chunk, axis=axis, dtype=dtype)
+    kernel = getattr(xp, ufunc.__name__)
+    try:
+        return kernel.accumulate(chunk, axis=axis, dtype=dtype)
+    except (AttributeError, NotImplementedError, TypeError):
+        pass
+    out = chunk.astype(dtype or chunk.dtype, copy=True)
+    for i in range(1, out.shape[axis]):
+        before = (slice(None),) * axis + (slice(i - 1, i),)
+        here = (slice(None),) * axis + (slice(i, i + 1),)
+        out[here] = kernel(out[before], out[here])
+    return out
+
+
+@lru_cache(maxsize=1024)
+def _carry_plan(layout: Layout, axis: int) -> tuple:
+    """Per chunk k: ``(j, j_index, k_index)`` for each chunk j wholly before k along
+    `axis` that shares other-axis positions with it (indices into the axis-collapsed
+    boxes). With no overlaps these pieces cover exactly the positions before chunk k."""
+    collapsed = [box[:axis] + (range(0, 1),) + box[axis + 1 :] for box in layout.boxes]
+    plan = []
+    for k, box in enumerate(layout.boxes):
+        pieces = []
+        for j, other in enumerate(layout.boxes):
+            if (
+                j == k
+                or not len(box[axis])
+                or not len(other[axis])
+                or other[axis][-1] >= box[axis][0]
+            ):
+                continue
+            common = _regions.intersect(collapsed[j], collapsed[k])
+            if common is not None:
+                pieces.append(
+                    (
+                        j,
+                        _regions.local_box_index(collapsed[j], common),
+                        _regions.local_box_index(collapsed[k], common),
+                    )
+                )
+        plan.append(tuple(pieces))
+    return tuple(plan)
+
+
+def _scan_ready(layout: Layout, axis: int) -> bool:
+    return not layout.has_overlaps and builtins.all(
+        box[axis].step == 1 or len(box[axis]) <= 1 for box in layout.boxes
+    )
+
+
+def scan(x: DistArray, ufunc, axis: int, dtype, result_dtype, include_initial: bool = False):
+    """`ufunc` accumulated along `axis`: local scans plus the carry of earlier chunks."""
+    result_dtype = np.dtype(result_dtype)
+    if x.mode.is_partial:
+        x = x.change_mode(REPLICA)
+    value = _reduction.identity(ufunc, result_dtype)
+    reorderable = ufunc in _reduction._REORDERABLE and value is not None
+    if not reorderable:
+        x = x.reshard(_reduction.whole_layout(x, (axis,)))
+    elif not _scan_ready(x.layout, axis):
+        x = x.reshard(Layout.block(x.shape, axis=axis, devices=x.devices))
+    backend = x._backend
+    layout = x.layout
+    scans = []
+    for chunk, device in zip(x._data, layout.chunk_devices):
+        with backend.on(device):
+            local = _local_accumulate(backend, ufunc, chunk, axis, dtype)
+            scans.append(local if local.dtype == result_dtype else local.astype(result_dtype))
+    if reorderable:
+        scans = _add_carries(layout, scans, ufunc, axis, value, result_dtype, backend)
+    result = _dispatch.wrap(layout, scans, backend, REPLICA, result_dtype)
+    if include_initial:
+        result = _with_initial_slice(result, axis, value)
+    return result
+
+
+def _add_carries(layout, scans, ufunc, axis, value, dtype, backend) -> list:
+    combine = getattr(backend.xp, ufunc.__name__)
+    last = (slice(None),) * axis + (slice(-1, None),)
+    out = list(scans)
+    for k, pieces in enumerate(_carry_plan(layout, axis)):
+        if not pieces:
+            continue
+        device = layout.chunk_devices[k]
+        shape = layout.chunk_shapes[k][:axis] + (1,) + layout.chunk_shapes[k][axis + 1 :]
+        carry = backend.full(shape, value, dtype, device)
+        with backend.on(device):
+            for j, j_index, k_index in pieces:
+                total = scans[j][last][j_index]
+                piece = backend.move(total, layout.chunk_devices[j], device)
+                part = carry[k_index]
+                combine(part, piece, out=part)
+            out[k] = combine(scans[k], carry)
+    return out
+
+
+def _with_initial_slice(x: DistArray, axis: int, value) -> DistArray:
+    """`x` with one leading slice of `value` along `axis` (``include_initial``): the
+    chunks move up by one and a new chunk holds the slice, so nothing is copied."""
+    shape = x.shape[:axis] + (x.shape[axis] + 1,) + x.shape[axis + 1 :]
+    backend = x._backend
+    first = x.layout.chunk_devices[0]
+    pieces = [
+        (first, tuple(slice(0, 1) if a == axis else slice(None) for a in range(x.ndim)), None)
+    ]
+    for (device, index), chunk in zip(x.layout.chunks, x._data):
+        moved = index[axis]
+        index = (
+            index[:axis] + (slice(moved.start + 1, moved.stop + 1, moved.step),) + index[axis + 1 :]
+        )
+        pieces.append((device, index, chunk))
+    index_map: dict = {}
+    for device, index, _ in pieces:
+        index_map.setdefault(device, []).append(index)
+    layout = Layout(shape, index_map)
+    slab = tuple(1 if a == axis else n for a, n in enumerate(shape))
+    pieces[0] = (first, pieces[0][1], backend.full(slab, value, x.dtype, first))
+    data = [chunk for device in index_map for d, _, chunk in pieces if d == device]
+    return x._with(layout=layout, data=data)
+
+
+def _scanner(func, ufunc, *, accumulate: bool = False, include_initial: bool = False):
+    """The DistArray implementation of NumPy's scan `func` (``np.cumsum`` ...)."""
+    name = getattr(func, "__name__", "accumulate")
+
+    def impl(a, axis, dtype, out, initial: bool = False):
+        args = {"axis": axis, "dtype": dtype, "out": out}
+        if include_initial:
+            args["include_initial"] = initial
+        if not isinstance(a, DistArray):
+            return _dispatch.fallback(func, (a,), args, f"numpy.{name}")
+        out = _reduction.unwrap_out(out)
+        probe_args = {k: v for k, v in args.items() if k != "out"}
+        checked = _reduction.check_with_probe(func, a, out, probe_args)
+        x = a
+        if (axis is None or a.ndim == 0) and not accumulate:
+            x, axis = _flatten(a), 0
+        axis = operator.index(axis) % builtins.max(x.ndim, 1)
+        if x.size == 0:
+            shape = list(x.shape)
+            shape[axis] += int(bool(initial))
+            result = _reduction.filled(x, tuple(shape), checked, checked.dtype)
+        else:
+            local_dtype = dtype if accumulate else checked.dtype
+            result = scan(x, ufunc, axis, local_dtype, checked.dtype, bool(initial))
+        return result if out is None else _reduction.write_out(out, result)
+
+    return impl
+
+
+_cumsum = _scanner(np.cumsum, np.add)
+_cumprod = _scanner(np.cumprod, np.multiply)
+_cumulative_sum = _scanner(np.cumulative_sum, np.add, include_initial=True)
+_cumulative_prod = _scanner(np.cumulative_prod, np.multiply, include_initial=True)
+
+
+@implements(np.cumsum)
+def _np_cumsum(a, axis=None, dtype=None, out=None):
+    return _cumsum(a, axis, dtype, out)
+
+
+@implements(np.cumprod)
+def _np_cumprod(a, axis=None, dtype=None, out=None):
+    return _cumprod(a, axis, dtype, out)
+
+
+@implements(np.cumulative_sum)
+def _np_cumulative_sum(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
+    return _cumulative_sum(x, axis, dtype, out, include_initial)
+
+
+@implements(np.cumulative_prod)
+def _np_cumulative_prod(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
+    return _cumulative_prod(x, axis, dtype, out, include_initial)
+
+
+@implements_ufunc_method("accumulate")
+def ufunc_accumulate(ufunc, inputs, kwargs):
+    """``np.<ufunc>.accumulate`` of a DistArray (a scan with carries between chunks)."""
+    kwargs = dict(kwargs)
+    (array,) = inputs
+    func = _scanner(ufunc.accumulate, ufunc, accumulate=True)
+    return func(array, kwargs.pop("axis", 0), kwargs.pop("dtype", None), kwargs.pop("out", None))
+
+
+# Array API functions ------------------------------------------------------------------
+# Each calls the NumPy function, so it takes the one registered path above.
+
+
+def sum(x, /, *, axis=None, dtype=None, keepdims=False):
+    """The sum over `axis` (array API); partial (SUM mode) along split axes.
+
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.distributed_array(np.arange(6).reshape(2, 3), mdarray.Layout.block((2, 3), devices=[0, 1]))
+    >>> s = mdarray.sum(x, axis=0)
+    >>> s.mode, s.get()
+    (mdarray.SUM, array([3, 5, 7]))
+    """
+    return np.sum(x, axis=axis, dtype=dtype, keepdims=keepdims)
+
+
+def prod(x, /, *, axis=None, dtype=None, keepdims=False):
+    """The product over `axis` (array API); partial (PROD mode) along split axes.
+
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.distributed_array(np.arange(1, 5), mdarray.Layout.block((4,), devices=[0, 1]))
+    >>> int(mdarray.prod(x))
+    24
+    """
+    return np.prod(x, axis=axis, dtype=dtype, keepdims=keepdims)
+
+
+def max(x, /, *, axis=None, keepdims=False):
+    """The maximum over `axis` (array API); partial (MAX mode) along split axes.
+
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.distributed_array(np.array([3, 9, 2, 5]), mdarray.Layout.block((4,), devices=[0, 1]))
+    >>> m = mdarray.max(x)
+    >>> m.mode, int(m)
+    (mdarray.MAX, 9)
+    """
+    return np.max(x, axis=axis, keepdims=keepdims)
+
+
+def min(x, /, *, axis=None, keepdims=False):
+    """The minimum over `axis` (array API); partial (MIN mode) along split axes.
+
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.distributed_array(np.array([3, 9, 2, 5]), mdarray.Layout.block((4,), devices=[0, 1]))
+    >>> int(mdarray.min(x))
+    2
+    """
+    return np.min(x, axis=axis, keepdims=keepdims)
+
+
+def mean(x, /, *, axis=None, keepdims=False):
+    """The arithmetic mean over `axis` (array API); partial (SUM mode) along split axes.
+
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.distributed_array(np.arange(4.0), mdarray.Layout.block((4,), devices=[0, 1]))
+    >>> float(mdarray.mean(x))
+    1.5
+    """
+    return np.mean(x, axis=axis, keepdims=keepdims)
+
+
+def var(x, /, *, axis=None, correction=0.0, keepdims=False):
+    """The variance over `axis` (array API), dividing by ``N - correction``.
+
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.distributed_array(np.arange(4.0), mdarray.Layout.block((4,), devices=[0, 1]))
+    >>> float(mdarray.var(x, correction=1))
+    1.6666666666666667
+    """
+    return np.var(x, axis=axis, correction=correction, keepdims=keepdims)
+
+
+def std(x, /, *, axis=None, correction=0.0, keepdims=False):
+    """The standard deviation over `axis` (array API), dividing by ``N - correction``.
+
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.distributed_array(np.array([1.0, 3.0]), mdarray.Layout.block((2,), devices=[0, 1]))
+    >>> float(mdarray.std(x))
+    1.0
+    """
+    return np.std(x, axis=axis, correction=correction, keepdims=keepdims)
+
+
+def all(x, /, *, axis=None, keepdims=False):
+    """Whether every element over `axis` is true (array API); MIN mode along split axes.
+
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.distributed_array(np.array([1, 2, 0]), mdarray.Layout.block((3,), devices=[0, 1]))
+    >>> bool(mdarray.all(x))
+    False
+    """
+    return np.all(x, axis=axis, keepdims=keepdims)
+
+
+def any(x, /, *, axis=None, keepdims=False):
+    """Whether some element over `axis` is true (array API); MAX mode along split axes.
+
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.distributed_array(np.array([0, 0, 3]), mdarray.Layout.block((3,), devices=[0, 1]))
+    >>> bool(mdarray.any(x))
+    True
+    """
+    return np.any(x, axis=axis, keepdims=keepdims)
+
+
+def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
+    """The cumulative sum along `axis` (array API): a scan with carries between chunks.
+
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.distributed_array(np.arange(1, 5), mdarray.Layout.block((4,), devices=[0, 1]))
+    >>> mdarray.cumulative_sum(x, include_initial=True).get()
+    array([ 0,  1,  3,  6, 10])
+    """
+    return np.cumulative_sum(x, axis=axis, dtype=dtype, include_initial=include_initial)
+
+
+def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
+    """The cumulative product along `axis` (array API): a scan with carries between chunks.
+
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.distributed_array(np.arange(1, 5), mdarray.Layout.block((4,), devices=[0, 1]))
+    >>> mdarray.cumulative_prod(x).get()
+    array([ 1,  2,  6, 24])
+    """
+    return np.cumulative_prod(x, axis=axis, dtype=dtype, include_initial=include_initial)
+
+
+# CuPy's reduction hook ----------------------------------------------------------------
+
+# CuPy reduction kernels by name (``kernel.name`` without its ``cupy_`` prefix).
+_CUPY_KERNELS = {
+    "sum": np.sum,
+    "prod": np.prod,
+    "max": np.max,
+    "min": np.min,
+    "all": np.all,
+    "any": np.any,
+    "argmax": np.argmax,
+    "argmin": np.argmin,
+    "mean": np.mean,
+}
+
+
+def cupy_reduction(x: DistArray, kernel, axis, dtype, out, keepdims):
+    """A CuPy reduction `kernel` over `x` (``__cupy_override_reduction_kernel__``).
+
+    Kernels NumPy has a function for take its distributed path (partial results);
+    any other kernel runs per chunk after a reshard that makes the axes whole.
+    """
+    name = str(getattr(kernel, "name", "")).removeprefix("cupy_")
+    func = _CUPY_KERNELS.get(name)
+    if func is not None:
+        kwargs = {"axis": axis, "out": out, "keepdims": builtins.bool(keepdims)}
+        if dtype is not None and func in (np.sum, np.prod, np.mean):
+            kwargs["dtype"] = dtype
+        return func(x, **kwargs)
+    axes = _reduction.normalize_axes(axis, x.ndim)
+    if x.mode.is_partial:
+        x = x.change_mode(REPLICA)
+    plan, whole = _reduction.reduce_plan(x.layout, axes, builtins.bool(keepdims))
+    if not whole:
+        x = x.reshard(_reduction.whole_layout(x, axes))
+        plan, _ = _reduction.reduce_plan(x.layout, axes, builtins.bool(keepdims))
+    backend = x._backend
+    data = []
+    for chunk, shape, device in zip(x._data, plan.chunk_shapes, x.layout.chunk_devices):
+        with backend.on(device):
+            data.append(kernel(chunk, axis=axes, dtype=dtype, keepdims=True).reshape(shape))
+    result = _dispatch.wrap(plan, data, backend, REPLICA)
+    return result if out is None else _reduction.write_out(out, result)

@@ -1,0 +1,317 @@
+"""Reductions and scans against NumPy over drawn shapes, dtypes, layouts and modes;
+partial results and data movement."""
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+import mdarray
+from mdarray import MAX, MIN, PROD, REPLICA, SUM, Layout
+from mdarray.testing import assert_dist_equal
+from mdarray.testing import strategies as mst
+
+DEVICES = mdarray.devices()
+
+
+def arrays_of(dtypes, shapes=None, **kwargs):
+    """`mst.dist_arrays` pairs of one of `dtypes`, shapes drawn from `shapes`."""
+    return st.tuples(st.sampled_from(dtypes), mst.shapes() if shapes is None else shapes).flatmap(
+        lambda pair: mst.dist_arrays(shape=pair[1], dtype=pair[0], **kwargs)
+    )
+
+
+def quiet(func, *args, **kwargs):
+    """`func` with NumPy's floating point warnings silenced (both sides see the same)."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return func(*args, **kwargs)
+
+
+def assert_matches(result, expected, rtol=1e-5) -> None:
+    """Compare a DistArray result (or a NumPy out) with NumPy's; floats with a tolerance."""
+    expected = np.asarray(expected)
+    if expected.dtype.kind in "fc":
+        got = quiet(result.get) if isinstance(result, mdarray.DistArray) else result
+        assert np.asarray(got).dtype == expected.dtype
+        np.testing.assert_allclose(got, expected, rtol=rtol, atol=1e-6, strict=True)
+    else:
+        assert_dist_equal(result, expected)
+
+
+def check(numpy_func, x, expected, **kwargs):
+    """`numpy_func` on the DistArray agrees with it on the NumPy array: same value,
+    dtype and shape, or the same exception type."""
+    try:
+        want = quiet(numpy_func, expected, **kwargs)
+    except Exception as error:  # NumPy's own error: ours must be of the same type
+        with pytest.raises(type(error)), mdarray.options(fallback="raise"):
+            quiet(numpy_func, x, **kwargs)
+        return None
+    with mdarray.options(fallback="raise"):
+        got = quiet(numpy_func, x, **kwargs)
+    assert isinstance(got, mdarray.DistArray)
+    assert_matches(got, want, rtol=1e-3 if np.asarray(want).dtype.itemsize <= 4 else 1e-6)
+    return got
+
+
+@st.composite
+def axes(draw, ndim: int):
+    """None, an int (maybe negative) or a tuple of distinct axes."""
+    if ndim == 0:
+        return draw(st.sampled_from([None, ()]))
+    kind = draw(st.sampled_from(["none", "int", "tuple"]))
+    if kind == "none":
+        return None
+    if kind == "int":
+        return draw(st.integers(-ndim, ndim - 1))
+    chosen = draw(st.lists(st.integers(0, ndim - 1), unique=True, max_size=ndim))
+    return tuple(a - ndim if draw(st.booleans()) else a for a in chosen)
+
+
+# Reductions -------------------------------------------------------------------------
+
+REDUCTIONS = [np.sum, np.prod, np.max, np.min, np.all, np.any, np.amax, np.amin]
+
+
+@example(
+    (
+        mdarray.distributed_array(np.arange(6.0), {0: slice(0, 4), 1: slice(2, 6)}),
+        np.arange(6.0),
+    ),
+    np.sum,
+    0,
+    False,
+)
+@given(mst.dist_arrays(), st.sampled_from(REDUCTIONS), st.data(), st.booleans())
+def test_reductions_match_numpy(pair, func, data, keepdims):
+    x, expected = pair
+    axis = data.draw(axes(x.ndim)) if isinstance(data, st.DataObject) else data
+    check(func, x, expected, axis=axis, keepdims=keepdims)
+
+
+@given(arrays_of(["int8", "uint8", "int32", "float32", "bool"]), st.data())
+def test_sum_prod_dtype_initial_where(pair, data):
+    x, expected = pair
+    axis = data.draw(axes(x.ndim))
+    func = data.draw(st.sampled_from([np.sum, np.prod, np.max, np.min]))
+    kwargs = {"axis": axis, "keepdims": data.draw(st.booleans())}
+    if func in (np.sum, np.prod) and data.draw(st.booleans()):
+        kwargs["dtype"] = data.draw(st.sampled_from([np.int64, np.float64, np.int16]))
+    if data.draw(st.booleans()):
+        kwargs["initial"] = data.draw(st.integers(0, 3))
+    if data.draw(st.booleans()):
+        mask = data.draw(st.lists(st.booleans(), min_size=x.size, max_size=x.size))
+        where = np.array(mask, dtype=bool).reshape(x.shape)
+        kwargs["where"] = (
+            where
+            if data.draw(st.booleans())
+            else mdarray.distributed_array(where, data.draw(mst.layouts(x.shape)))
+        )
+    check(func, x, expected, **kwargs)
+
+
+@given(arrays_of(["int16", "float64", "complex128", "bool"]), st.data())
+def test_mean_var_std(pair, data):
+    x, expected = pair
+    func = data.draw(st.sampled_from([np.mean, np.var, np.std]))
+    kwargs = {"axis": data.draw(axes(x.ndim)), "keepdims": data.draw(st.booleans())}
+    if func is not np.mean:
+        key = data.draw(st.sampled_from(["ddof", "correction"]))
+        kwargs[key] = data.draw(st.sampled_from([0, 1, 2]))
+    if data.draw(st.booleans()):
+        kwargs["dtype"] = data.draw(st.sampled_from([np.float32, np.float64, np.complex128]))
+    if data.draw(st.booleans()):
+        mask = data.draw(st.lists(st.booleans(), min_size=x.size, max_size=x.size))
+        kwargs["where"] = np.array(mask, dtype=bool).reshape(x.shape)
+    check(func, x, expected, **kwargs)
+
+
+def test_var_ddof_and_correction_conflict():
+    x = mdarray.distributed_array(np.arange(4.0), Layout.block((4,), devices=DEVICES))
+    with pytest.raises(ValueError, match="ddof and correction"):
+        np.var(x, ddof=1, correction=1)
+
+
+@given(arrays_of(["int32", "float64"]), st.data())
+def test_out_keeps_its_layout(pair, data):
+    x, expected = pair
+    axis = data.draw(axes(x.ndim))
+    want = np.sum(expected, axis=axis)
+    out = mdarray.distributed_array(
+        np.zeros(want.shape, want.dtype), data.draw(mst.layouts(want.shape))
+    )
+    layout = out.layout
+    with mdarray.options(fallback="raise"):
+        got = np.sum(x, axis=axis, out=out)
+    assert got is out and out.layout == layout
+    assert_matches(out, want)
+
+
+def test_out_numpy_and_ufunc_tuple():
+    values = np.arange(12.0).reshape(3, 4)
+    x = mdarray.distributed_array(values, Layout.block((3, 4), devices=DEVICES))
+    host = np.empty(4)
+    assert np.sum(x, axis=0, out=host) is host
+    np.testing.assert_array_equal(host, values.sum(0))
+    out = mdarray.zeros((4,))
+    assert np.add.reduce(x, out=(out,)) is out
+    np.testing.assert_array_equal(out.get(), values.sum(0))
+    with pytest.raises(ValueError):
+        np.sum(x, axis=0, out=mdarray.zeros((3,)))
+
+
+REDUCE_UFUNCS = sorted(
+    (u for u in vars(np).values() if isinstance(u, np.ufunc) and u.nin == 2 and u.nout == 1),
+    key=lambda u: u.__name__,
+)
+
+
+@given(
+    arrays_of(["bool", "int64", "float64"], shapes=mst.shapes(max_dims=2)),
+    st.sampled_from(REDUCE_UFUNCS),
+    st.data(),
+)
+def test_every_ufunc_reduce(pair, ufunc, data):
+    x, expected = pair
+    kwargs = {"keepdims": data.draw(st.booleans())}
+    if data.draw(st.booleans()):
+        kwargs["axis"] = data.draw(axes(x.ndim))
+    check(ufunc.reduce, x, expected, **kwargs)
+
+
+# Partial results and data movement --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("func", "mode"),
+    [(np.sum, SUM), (np.prod, PROD), (np.max, MAX), (np.min, MIN), (np.mean, SUM)],
+)
+def test_split_axis_gives_partial_without_transfers(func, mode):
+    values = np.arange(1.0, 25.0).reshape(4, 6)
+    x = mdarray.distributed_array(values, Layout.block((4, 6), devices=DEVICES))
+    with mdarray.count_transfers() as moved, mdarray.options(fallback="raise"):
+        partial = func(x, axis=0)
+    assert moved.total == 0
+    assert partial.mode is (mode if len(x.devices) > 1 else REPLICA)
+    assert_matches(partial, func(values, axis=0))
+    with mdarray.count_transfers() as moved:
+        whole = func(x, axis=1)
+    assert moved.total == 0 and whole.mode is REPLICA
+    assert_matches(whole, func(values, axis=1))
+
+
+def test_all_any_partial_modes():
+    values = np.array([[True, False], [True, True], [False, True]])
+    x = mdarray.distributed_array(values, Layout.block((3, 2), devices=DEVICES))
+    with mdarray.count_transfers() as moved:
+        a, b = np.all(x, axis=0), np.any(x, axis=0)
+    assert moved.total == 0
+    if len(DEVICES) > 1:
+        assert (a.mode, b.mode) == (MIN, MAX)
+    assert_dist_equal(a, values.all(0))
+    assert_dist_equal(b, values.any(0))
+
+
+def test_overlapping_replicas_count_once():
+    values = np.arange(8.0)
+    layout = Layout((8,), {DEVICES[0]: slice(0, 6), DEVICES[-1]: slice(2, 8)})
+    x = mdarray.distributed_array(values, layout)
+    for func in (np.sum, np.prod, np.max, np.mean):
+        assert_matches(func(x), func(values))
+
+
+@given(arrays_of(["int64", "float64"], mode=SUM), st.data())
+def test_sum_of_sum_mode_stays_sum_without_transfers(pair, data):
+    x, expected = pair
+    axis = data.draw(axes(x.ndim))
+    with mdarray.count_transfers() as moved:
+        result = np.sum(x, axis=axis)
+    if x.size:
+        assert moved.total == 0 and result.mode is SUM
+    assert_matches(result, np.sum(expected, axis=axis))
+
+
+def test_zero_d_results():
+    x = mdarray.distributed_array(np.arange(5), Layout.block((5,), devices=DEVICES))
+    total = x.sum()
+    assert total.shape == () and int(total) == 10 and float(total) == 10.0
+    assert mdarray.sum(x).item() == 10
+    assert bool(mdarray.any(x)) and not bool(mdarray.all(x))
+
+
+def test_array_api_functions():
+    values = np.arange(1.0, 13.0).reshape(3, 4)
+    x = mdarray.distributed_array(values, Layout.block((3, 4), devices=DEVICES))
+    assert_matches(mdarray.sum(x, axis=1, keepdims=True), values.sum(1, keepdims=True))
+    assert_matches(mdarray.prod(x, axis=0), values.prod(0))
+    assert_matches(mdarray.max(x), values.max())
+    assert_matches(mdarray.min(x, axis=-1), values.min(-1))
+    assert_matches(mdarray.mean(x, axis=0), values.mean(0))
+    assert_matches(mdarray.var(x, axis=0, correction=1), values.var(0, ddof=1))
+    assert_matches(mdarray.std(x, correction=0.5), values.std(ddof=0.5))
+
+
+# Scans ------------------------------------------------------------------------------
+
+SCANS = [np.cumsum, np.cumprod, np.add.accumulate, np.multiply.accumulate, np.maximum.accumulate]
+
+
+@given(
+    arrays_of(["bool", "int8", "int64", "float64"]),
+    st.sampled_from(SCANS),
+    st.data(),
+)
+def test_scans_match_numpy(pair, func, data):
+    x, expected = pair
+    kwargs = {}
+    if func in (np.cumsum, np.cumprod):
+        kwargs["axis"] = data.draw(st.none() | st.integers(-max(x.ndim, 1), max(x.ndim, 1) - 1))
+        if data.draw(st.booleans()):
+            kwargs["dtype"] = np.float64
+    elif x.ndim:
+        kwargs["axis"] = data.draw(st.integers(-x.ndim, x.ndim - 1))
+    check(func, x, expected, **kwargs)
+
+
+@given(
+    arrays_of(["int64", "float32"], shapes=mst.shapes(min_dims=1, max_dims=2)),
+    st.data(),
+)
+def test_cumulative_sum_prod_include_initial(pair, data):
+    x, expected = pair
+    func = data.draw(st.sampled_from([np.cumulative_sum, np.cumulative_prod]))
+    kwargs = {"include_initial": data.draw(st.booleans())}
+    if x.ndim > 1 or data.draw(st.booleans()):
+        kwargs["axis"] = data.draw(st.integers(-x.ndim, x.ndim - 1))
+    check(func, x, expected, **kwargs)
+    api = mdarray.cumulative_sum if func is np.cumulative_sum else mdarray.cumulative_prod
+    assert_matches(api(x, **kwargs), quiet(func, expected, **kwargs))
+
+
+def test_scan_moves_only_carries():
+    values = np.arange(64.0).reshape(16, 4)
+    x = mdarray.distributed_array(values, Layout.block((16, 4), devices=DEVICES))
+    with mdarray.count_transfers() as moved:
+        result = np.cumsum(x, axis=0)
+    # One row of totals per earlier chunk on another device, never the input.
+    assert moved.total <= len(DEVICES) * (len(DEVICES) - 1) // 2 * 4 * 8
+    assert result.layout == x.layout
+    assert_matches(result, np.cumsum(values, axis=0))
+
+
+# CuPy's reduction hook ----------------------------------------------------------------
+
+
+def test_cupy_reduction_hook():
+    cupy = pytest.importorskip("cupy")
+    if mdarray.default_backend() != "cuda":
+        pytest.skip("needs the cuda backend")
+    values = np.arange(24.0).reshape(4, 6)
+    x = mdarray.distributed_array(values, Layout.block((4, 6), devices=DEVICES))
+    for func in (cupy.sum, cupy.amax, cupy.amin, cupy.prod):
+        result = func(x, axis=0)
+        assert isinstance(result, mdarray.DistArray)
+        np.testing.assert_allclose(result.get(), getattr(np, func.__name__)(values, axis=0))
