@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import operator
 from dataclasses import dataclass, replace
 
 
@@ -30,6 +31,18 @@ def get_options() -> Options:
     return _current.get()
 
 
+def _byte_count(value) -> int:
+    try:
+        if isinstance(value, bool):
+            raise TypeError
+        count = operator.index(value)
+    except TypeError:
+        count = -1
+    if count < 0:
+        raise ValueError(f"fallback_limit must be a non-negative int, got {value!r}")
+    return count
+
+
 @contextlib.contextmanager
 def options(**changes):
     """Set options for the ``with`` block: ``fallback`` and ``fallback_limit``.
@@ -45,12 +58,8 @@ def options(**changes):
         raise ValueError(
             f"fallback must be one of {FALLBACK_POLICIES}, got {changes['fallback']!r}"
         )
-    if "fallback_limit" in changes and (
-        not isinstance(changes["fallback_limit"], int) or changes["fallback_limit"] < 0
-    ):
-        raise ValueError(
-            f"fallback_limit must be a non-negative int, got {changes['fallback_limit']!r}"
-        )
+    if "fallback_limit" in changes:
+        changes["fallback_limit"] = _byte_count(changes["fallback_limit"])
     token = _current.set(replace(_current.get(), **changes))
     try:
         yield _current.get()

@@ -239,11 +239,19 @@ def reshard_cost(x, layout: Layout):
 
 @lru_cache(maxsize=4096)
 def _kept_chunks(source: Layout, target: Layout) -> tuple:
-    """Per target chunk, the source chunk with the same box on the same device, or None."""
+    """Per target chunk, the source chunk with the same box on the same device, or None.
+
+    Each source chunk is kept by one target chunk at most, so no two chunks of the result
+    share a buffer (an in-place update per chunk must not reach one buffer twice).
+    """
     where: dict = {}
     for k, key in enumerate(zip(source.boxes, source.chunk_devices)):
-        where.setdefault(key, k)
-    return tuple(where.get(key) for key in zip(target.boxes, target.chunk_devices))
+        where.setdefault(key, []).append(k)
+    kept = []
+    for key in zip(target.boxes, target.chunk_devices):
+        free = where.get(key)
+        kept.append(free.pop(0) if free else None)
+    return tuple(kept)
 
 
 def _partial_sends(source: Layout, target: Layout, kept: tuple, s: int) -> tuple:

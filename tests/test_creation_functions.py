@@ -17,6 +17,14 @@ from mdarray.testing import strategies as mst
 D = mdarray.devices()
 
 
+def _pair(first, second) -> dict:
+    """An index map with `first` on the first device and `second` on the last one
+    (both on one device when there is only one)."""
+    if D[0] == D[-1]:
+        return {D[0]: [first, second]}
+    return {D[0]: first, D[-1]: second}
+
+
 @st.composite
 def sources(draw):
     """(array, layout, mode) with small values so every mode is exact."""
@@ -36,7 +44,7 @@ def _held_once(x, expected):
 
 
 @given(sources())
-@example((np.arange(6).reshape(2, 3), Layout((2, 3), {D[0]: (0,), D[-1]: (1,)}), SUM))
+@example((np.arange(6).reshape(2, 3), Layout((2, 3), _pair((0,), (1,))), SUM))
 @example((np.ones((3, 4), np.complex64), Layout.replicated((3, 4)), PROD))
 @example((np.zeros((0, 4)), Layout((0, 4), {D[0]: ()}), SUM))
 @example((np.array(3.0), Layout.replicated(()), SUM))
@@ -95,6 +103,15 @@ def test_from_dist_arrays(pair, data):
         np.testing.assert_array_equal(mdarray.testing._host(chunk), before)
 
 
+def test_from_a_partial_array_onto_duplicate_chunks():
+    # Two identical chunks on one device must not both take the source chunk's buffer:
+    # in SUM mode that would count its value twice.
+    x = mdarray.distributed_array(np.array([1], np.int8), {D[0]: ()}, "sum")
+    for mode in ("sum", "replica"):
+        y = mdarray.distributed_array(x, {D[0]: [(), ()]}, mode)
+        assert_chunks_hold(y, np.array([1], np.int8))
+
+
 def test_from_cupy_arrays():
     if mdarray.default_backend() != "cuda":
         pytest.skip("CuPy chunks need the cuda backend")
@@ -134,7 +151,7 @@ def test_bad_input(index_map, mode, error, words, kind):
     source = {
         "numpy": array,
         "list": array.tolist(),
-        "distarray": mdarray.distributed_array(array, {D[0]: slice(0, 2), D[-1]: slice(1, 3)}),
+        "distarray": mdarray.distributed_array(array, _pair(slice(0, 2), slice(1, 3))),
     }[kind]
     with pytest.raises(error) as info:
         mdarray.distributed_array(source, index_map, mode)

@@ -57,7 +57,8 @@ def assert_chunks_hold(x, expected) -> None:
 
     REPLICA: every chunk equals ``expected[index]``. SUM and PROD: the chunks combine to
     `expected` and each element has at most one copy other than the identity (it is held
-    once). MAX and MIN: the chunks combine to `expected`.
+    once). MAX and MIN: the chunks combine to `expected`. In every mode no two chunks are
+    one array object (an in-place update per chunk would reach it twice).
 
     >>> import mdarray, numpy as np
     >>> from mdarray.testing import assert_chunks_hold
@@ -67,6 +68,8 @@ def assert_chunks_hold(x, expected) -> None:
     expected = np.asarray(expected)
     if tuple(x.shape) != expected.shape:
         raise AssertionError(f"shape {x.shape} != expected {expected.shape}")
+    if len({id(c) for c in x._data}) != len(x._data):
+        raise AssertionError("two chunks share one array object")
     chunks = [(index, _host(c)) for (_, index), c in zip(x.layout.chunks, x._data)]
     for k, ((device, index), (_, chunk)) in enumerate(zip(x.layout.chunks, chunks)):
         if chunk.shape != expected[index].shape or chunk.dtype != x.dtype:

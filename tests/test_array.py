@@ -1,0 +1,154 @@
+"""The DistArray core: attributes, get and __array__, the one constructor, protocols."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+
+import mdarray
+from mdarray import SUM, DistArray, Layout
+from mdarray.testing import assert_dist_equal
+from mdarray.testing import strategies as mst
+
+D = mdarray.devices()
+
+
+def _pair(first, second) -> dict:
+    """An index map with `first` on the first device and `second` on the last one
+    (both on one device when there is only one)."""
+    if D[0] == D[-1]:
+        return {D[0]: [first, second]}
+    return {D[0]: first, D[-1]: second}
+
+
+@given(mst.dist_arrays())
+def test_attributes_match_numpy(pair):
+    x, expected = pair
+    assert x.shape == expected.shape and x.ndim == expected.ndim and x.size == expected.size
+    assert x.dtype == expected.dtype and x.itemsize == expected.itemsize
+    assert x.nbytes == expected.nbytes
+    assert x.layout.shape == x.shape and x.index_map == x.layout.index_map
+    assert x.devices == x.layout.devices
+    assert tuple(x.device) == x.devices and x.device.backend == mdarray.default_backend()
+    assert x.backend == mdarray.default_backend()
+    chunks = x.all_chunks()
+    assert list(chunks) == list(x.devices)
+    assert [c.shape for d in chunks for c in chunks[d]] == [
+        s for d in chunks for s, cd in zip(x.layout.chunk_shapes, x.layout.chunk_devices) if cd == d
+    ]
+
+
+@given(mst.dist_arrays())
+def test_get_and_array_gather_a_fresh_host_copy(pair):
+    x, expected = pair
+    with mdarray.options(fallback="raise"), mdarray.count_transfers() as moved:
+        got = x.get()
+    assert type(got) is np.ndarray and got.dtype == expected.dtype
+    np.testing.assert_array_equal(got, expected, strict=True)
+    assert sum(n for (src, dst), n in moved.bytes.items() if dst == "host") >= x.nbytes
+    if x.size:
+        got[...] = 0
+        assert_dist_equal(x, expected)
+    np.testing.assert_array_equal(np.asarray(x), expected, strict=True)
+    wider = np.result_type(expected.dtype, np.float32)
+    np.testing.assert_array_equal(np.array(x, dtype=wider), expected.astype(wider), strict=True)
+    with pytest.raises(ValueError, match="copy"):
+        np.array(x, copy=False)
+
+
+def test_replica_get_reads_each_element_once():
+    x = mdarray.distributed_array(np.arange(12.0), Layout.replicated((12,)))
+    with mdarray.count_transfers() as moved:
+        x.get()
+    assert moved.total == x.nbytes
+
+
+def test_no_public_constructor():
+    with pytest.raises(TypeError, match="distributed_array"):
+        DistArray()
+
+
+def test_the_one_constructor_validates():
+    backend = mdarray._backend.backend()
+    layout = Layout((4,), _pair(slice(0, 2), slice(2, 4)))
+    good = [backend.full((2,), 1.0, np.float64, d) for d in layout.chunk_devices]
+    x = DistArray._new(layout, good, mdarray.REPLICA, np.float64, backend)
+    assert_dist_equal(x, np.ones(4))
+    with pytest.raises(ValueError, match="2 chunks but 1"):
+        DistArray._new(layout, good[:1], mdarray.REPLICA, np.float64, backend)
+    with pytest.raises(ValueError, match="chunk 1 .* shape"):
+        DistArray._new(
+            layout,
+            [good[0], backend.full((3,), 1.0, np.float64, D[-1])],
+            mdarray.REPLICA,
+            np.float64,
+            backend,
+        )
+    with pytest.raises(TypeError, match="dtype"):
+        DistArray._new(layout, good, mdarray.REPLICA, np.float32, backend)
+    with pytest.raises(TypeError, match="complex"):
+        complex_chunks = [backend.full((2,), 1, np.complex64, d) for d in layout.chunk_devices]
+        DistArray._new(layout, complex_chunks, mdarray.MAX, np.complex64, backend)
+    bad_device = Layout((4,), {max(D) + 1: slice(None)})
+    with pytest.raises(ValueError, match=f"device {max(D) + 1}"):
+        DistArray._new(bad_device, good[:1], mdarray.REPLICA, np.float64, backend)
+
+
+# Protocols --------------------------------------------------------------------------
+
+
+@given(mst.dist_arrays(max_blocks=1, overlapping=False, strided=False, devices=D[:1]))
+def test_single_chunk_exports_without_copying(pair):
+    x, expected = pair
+    if len(x.layout.chunks) != 1:
+        return
+    chunk = x._data[0]
+    assert x.__dlpack_device__() == chunk.__dlpack_device__()
+    if mdarray.default_backend() == "cpu":
+        assert not hasattr(x, "__cuda_array_interface__")
+        exported = np.from_dlpack(x)
+        assert np.shares_memory(exported, chunk) or not x.size
+        np.testing.assert_array_equal(exported, expected)
+    else:
+        assert x.__cuda_array_interface__["data"][0] == chunk.data.ptr
+
+
+@given(mst.dist_arrays())
+def test_several_chunks_do_not_export(pair):
+    x, _ = pair
+    if len(x.layout.chunks) == 1:
+        return
+    assert not hasattr(x, "__cuda_array_interface__")
+    with pytest.raises(BufferError, match="get()"):
+        x.__dlpack__()
+    with pytest.raises(BufferError, match="one chunk"):
+        x.__dlpack_device__()
+
+
+def test_array_namespace():
+    x = mdarray.distributed_array([1.0, 2.0], {D[0]: ()})
+    assert x.__array_namespace__() is mdarray
+    assert x.__array_namespace__(api_version="2024.12") is mdarray
+    with pytest.raises(ValueError, match="1999"):
+        x.__array_namespace__(api_version="1999.01")
+
+
+# Python scalar protocols ------------------------------------------------------------
+
+
+def test_scalar_protocols():
+    x = mdarray.distributed_array(np.array([3]), {d: () for d in D}, SUM)
+    assert int(x) == 3 and float(x) == 3.0 and complex(x) == 3 + 0j and bool(x)
+    assert [0, 1, 2, 3][x] == 3 and x.item() == 3 and x.tolist() == [3]
+    assert len(x) == 1
+    zero_d = mdarray.distributed_array(2.5, {D[0]: ()})
+    with pytest.raises(TypeError):
+        len(zero_d)
+    with pytest.raises(TypeError):
+        iter(zero_d).__next__()
+    with pytest.raises(TypeError):
+        zero_d.__index__()
+    many = mdarray.distributed_array(np.arange(3), {D[0]: ()})
+    with pytest.raises(ValueError, match="ambiguous"):
+        bool(many)
+    with pytest.raises(TypeError):
+        int(many)
