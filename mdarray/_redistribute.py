@@ -53,12 +53,14 @@ def region_value(x, region: tuple, device):
 
     `device` may be ``"host"``: the result is then a NumPy array. In REPLICA mode each
     element is copied once from the chunk that holds it (local chunks first); in a partial
-    mode every chunk meeting the region contributes and the copies are combined.
+    mode every chunk meeting the region contributes and the copies are combined (without
+    overlaps each element has one copy, its value, and is read as in REPLICA mode).
     """
     backend = x._backend
-    if x.mode.is_partial:
+    if x.mode.is_partial and x.layout.has_overlaps:
         if device == HOST:
-            return _to_host(backend, region_value(x, region, x.layout.chunk_devices[0]))
+            first = x.layout.chunk_devices[0]
+            return _to_host(backend, region_value(x, region, first), first)
         return _combine_region(x, region, device)
     shape = _regions.box_shape(region)
     plan = replica_plan(x.layout, region, device)
@@ -106,10 +108,7 @@ def _combine_region(x, region: tuple, device):
     return out
 
 
-def _to_host(backend, array, device=None):
-    if device is None:
-        device = backend.device_of(array)
-        device = 0 if device is None else device
+def _to_host(backend, array, device):
     out = backend.host_empty(array.shape, array.dtype)
     backend.to_host_into(out, array, device)
     backend.synchronize([device])
