@@ -234,8 +234,8 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None) -> DistArray
             layout, backend, lambda box: start + step * xp.arange(*_ends(box[0])), dtype
         )
     # Floats as NumPy fills them: the first value plus i times the first difference.
-    first = np.array(start, dtype=dtype)
-    delta = np.array(start + step, dtype=dtype) - first
+    first = np.array(start, dtype=dtype)[()]
+    delta = np.array(start + step, dtype=dtype)[()] - first
     return _per_chunk(
         layout,
         backend,

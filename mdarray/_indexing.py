@@ -268,7 +268,8 @@ def _operand_piece(operand, within: tuple, device, backend):
             return _redistribute.region_value(operand, (), device)
         if backend.is_native(operand):
             return backend.adopt(operand, device)
-        return operand
+        # A NumPy scalar, never a 0-d NumPy array: CuPy chunks take scalars only.
+        return operand[()] if isinstance(operand, np.ndarray) else operand
     region = tuple(range(0, 1) if n == 1 else r for n, r in zip(operand.shape, within))
     if isinstance(operand, DistArray):
         return _redistribute.region_value(operand, region, device)
