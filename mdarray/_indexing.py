@@ -146,9 +146,9 @@ def getitem(x: DistArray, key) -> DistArray:
 
     >>> import mdarray, numpy as np
     >>> x = mdarray.distributed_array(np.arange(8), mdarray.Layout.block((8,), devices=[0, 1]))
-    >>> y = x[::-3]
-    >>> y.get(), y.devices
-    (array([7, 4, 1]), (1, 0))
+    >>> y = x[::-3]  # views of the chunks: device 1 holds 7 and 4, device 0 holds 1
+    >>> y.get(), y.index_map
+    (array([7, 4, 1]), {0: [(slice(2, 3, 1),)], 1: [(slice(0, 2, 1),)]})
     """
     basic = _basic_key(key, x.shape)
     if basic is None:

@@ -158,8 +158,8 @@ def flip(x, /, axis=None) -> DistArray:
 
     >>> import mdarray, numpy as np
     >>> x = mdarray.distributed_array(np.arange(4), mdarray.Layout.block((4,), devices=[0, 1]))
-    >>> mdarray.flip(x).get(), mdarray.flip(x).devices
-    (array([3, 2, 1, 0]), (1, 0))
+    >>> mdarray.flip(x).index_map  # device 1's chunk now holds the first half
+    {0: [(slice(2, 4, 1),)], 1: [(slice(0, 2, 1),)]}
     """
     axes = _axes_tuple(axis, x.ndim)
     key = tuple(range(n)[::-1] if a in axes else range(n) for a, n in enumerate(x.shape))
