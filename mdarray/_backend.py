@@ -130,9 +130,15 @@ class CudaBackend:
         return stream
 
     def on(self, device: int):
+        """Context issuing work on `device`'s stream, with `device` current."""
         context = self._contexts.get(device)
         if context is None:
-            context = _DeviceStream(self._cupy.cuda.Device(device), self.stream(device))
+            if len(self.device_ids) == 1:
+                # One GPU is always the current device: entering the stream suffices and
+                # saves a device switch per chunk (about 1.5 us of a 4 us enter/exit).
+                context = self.stream(device)
+            else:
+                context = _DeviceStream(self._cupy.cuda.Device(device), self.stream(device))
             self._contexts[device] = context
         return context
 
