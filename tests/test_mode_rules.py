@@ -1,0 +1,194 @@
+"""Each row of the mode rule table checked as an identity over drawn partial copies.
+
+The partial operands hold arbitrary copies (not one value and identities), drawn over the
+whole range of integer dtypes (so wrapping is exercised) and with infinities for floats;
+the REPLICA operand satisfies the row's condition. The op must keep the row's mode, move
+no data, and give NumPy's value of the combined operands.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import mdarray
+from mdarray import Layout
+from mdarray._array import DistArray
+from mdarray._backend import backend as default_backend
+from mdarray._mode_rules import RULES, R
+from mdarray.testing import assert_dist_equal
+from mdarray.testing import strategies as mst
+
+DTYPES = {
+    "b": ["bool"],
+    "i": ["int8", "int32"],
+    "u": ["uint8"],
+    "f": ["float32", "float64"],
+    "c": ["complex128"],
+}
+CONDITIONS = {
+    None: lambda v: True,
+    "finite": np.isfinite,
+    "finite nonzero": lambda v: np.isfinite(v) and v != 0,
+    "finite positive": lambda v: np.isfinite(v) and v > 0,
+    "finite negative": lambda v: np.isfinite(v) and v < 0,
+}
+
+
+def copy_elements(dtype):
+    if dtype.kind == "b":
+        return st.booleans()
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return st.integers(int(info.min), int(info.max))
+    small = st.integers(-8, 8).map(float)
+    if dtype.kind == "f":
+        return st.one_of(small, small, small, st.sampled_from([np.inf, -np.inf]))
+    return st.builds(complex, small, small)
+
+
+@st.composite
+def partial_arrays(draw, mode, dtype, layout):
+    """A DistArray in `mode` whose chunks hold arbitrary copies."""
+    backend = default_backend()
+    data = [
+        backend.from_host(draw(hnp.arrays(dtype, shape, elements=copy_elements(dtype))), device)
+        for shape, device in zip(layout.chunk_shapes, layout.chunk_devices)
+    ]
+    return DistArray._new(layout, data, mode, dtype, backend)
+
+
+def scalar_values(dtype):
+    if dtype.kind == "b":
+        return st.booleans()
+    if dtype.kind == "u":
+        return st.integers(0, 9)
+    if dtype.kind == "i":
+        return st.integers(-9, 9)
+    values = st.sampled_from([-3.0, -1.5, -0.5, 0.0, 0.25, 1.0, 2.5, np.inf, -np.inf, np.nan])
+    return values if dtype.kind == "f" else values.map(complex)
+
+
+@st.composite
+def replica_operands(draw, rule, dtype, layout):
+    """A REPLICA operand meeting the row's condition: a Python or NumPy scalar, or (where
+    the dtype proves the condition) a NumPy array or a DistArray: of the partial operand's
+    layout if of its shape (else the result would take this operand's layout, per the
+    layout rule, and the partial operand would need moving), else of any layout."""
+    shape = layout.shape
+    array_ok = rule.condition is None or (rule.condition == "finite" and dtype.kind in "biu")
+    kind = draw(st.sampled_from(["python", "numpy"] + ["dist", "array"] * array_ok))
+    if kind in ("dist", "array"):
+        sub_shape = shape[draw(st.integers(0, len(shape))) :]
+        value = draw(hnp.arrays(dtype, sub_shape, elements=scalar_values(dtype)))
+        if kind == "array":
+            return value
+        own = layout if sub_shape == shape else draw(mst.layouts(sub_shape))
+        return mdarray.distributed_array(value, own)
+    value = draw(scalar_values(dtype).filter(CONDITIONS[rule.condition]))
+    return dtype.type(value) if kind == "numpy" else value
+
+
+def value_of(x):
+    return x.get() if isinstance(x, DistArray) else x
+
+
+@pytest.mark.parametrize(
+    "rule",
+    RULES,
+    ids=lambda r: (
+        f"{r.ufunc.__name__}({','.join(str(m) for m in r.operands)})->{r.result}"
+        + (f"[{r.condition}]" if r.condition else "")
+    ),
+)
+@settings(max_examples=15)
+@given(data=st.data())
+def test_rule_holds(rule, data):
+    dtype = np.dtype(data.draw(st.sampled_from([d for k in rule.kinds for d in DTYPES[k]])))
+    shape = data.draw(mst.shapes(max_dims=2, max_side=4))
+    layout = data.draw(mst.layouts(shape))
+    operands = [
+        data.draw(replica_operands(rule, dtype, layout))
+        if mode is R
+        else data.draw(partial_arrays(mode, dtype, layout))
+        for mode in rule.operands
+    ]
+    with np.errstate(all="ignore"):  # infinities meet in the copies, as in the values
+        check_rule(rule, operands, layout, dtype)
+
+
+def check_rule(rule, operands, layout, dtype):
+    want = rule.ufunc(*map(value_of, operands))
+    with mdarray.options(fallback="raise"), mdarray.count_transfers() as moved:
+        got = rule.ufunc(*operands)
+    assert got.mode is rule.result and got.layout == layout and got.dtype == dtype
+    replicas = [x for x, mode in zip(operands, rule.operands) if mode is R]
+    if not any(isinstance(x, (DistArray, np.ndarray)) for x in replicas):
+        assert moved.total == 0
+    if dtype.kind in "fc":
+        rtol = 1e-5 if dtype == np.float32 else 1e-12
+        np.testing.assert_allclose(got.get(), want, rtol=rtol, atol=1e-6, equal_nan=True)
+    else:
+        assert_dist_equal(got, want)
+
+
+def sum_array(value, layout=None, mode="sum"):
+    value = np.asarray(value)
+    layout = layout or Layout.replicated(value.shape, devices=[0, 1])
+    return mdarray.distributed_array(value, layout, mode)
+
+
+VALUE = np.array([[1.0, -2.0, 3.0], [0.0, 5.0, -6.0]])
+OTHER = Layout.block((2, 3), axis=1, devices=[2, 3])
+UNPROVEN = {
+    "sum * inf": lambda: sum_array(VALUE) * np.inf,
+    "sum * float array": lambda: sum_array(VALUE) * sum_array(VALUE, mode="replica"),
+    "sum / 0": lambda: sum_array(VALUE) / 0.0,
+    "sum + scalar": lambda: sum_array(VALUE) + 1,
+    "sum * sum": lambda: sum_array(VALUE) * sum_array(VALUE),
+    "sum + sum, other layouts": lambda: sum_array(VALUE) + sum_array(VALUE, OTHER),
+    "int8 sum + int16 sum": lambda: (
+        sum_array(VALUE.astype(np.int8)) + sum_array(VALUE.astype(np.int16))
+    ),
+    "prod * 2": lambda: sum_array(VALUE, mode="prod") * 2,
+    "max int + 1": lambda: sum_array(VALUE.astype(np.int32), mode="max") + 1,
+    "max + inf": lambda: sum_array(VALUE, mode="max") + np.inf,
+    "max * 0": lambda: sum_array(VALUE, mode="max") * 0.0,
+    "max * float array": lambda: sum_array(VALUE, mode="max") * np.full((2, 3), 2.0),
+    "-max int": lambda: -sum_array(VALUE.astype(np.int8), mode="max"),
+    "max - max": lambda: sum_array(VALUE, mode="max") - sum_array(VALUE, mode="max"),
+    "where": lambda: np.negative(sum_array(VALUE), where=True, out=mdarray.zeros((2, 3))),
+    "sqrt(sum)": lambda: np.sqrt(sum_array(np.abs(VALUE))),
+}
+
+
+@pytest.mark.parametrize("case", sorted(UNPROVEN))
+def test_unproven_ops_convert_to_replica(case):
+    """Outside the table (or its conditions) the operands become REPLICA first: the
+    result is REPLICA and right."""
+    with mdarray.options(fallback="raise"), np.errstate(all="ignore"):
+        got = UNPROVEN[case]()
+    assert got.mode is mdarray.REPLICA
+
+
+def test_unproven_values():
+    x = sum_array(VALUE)
+    with mdarray.options(fallback="raise"), np.errstate(all="ignore"):
+        assert_dist_equal(x * np.inf, VALUE * np.inf)
+        assert_dist_equal(x + 1, VALUE + 1)
+        assert_dist_equal(x / 0.0, VALUE / 0.0)
+        y = sum_array(VALUE.astype(np.int8), mode="max")
+        assert_dist_equal(-y, -VALUE.astype(np.int8))
+
+
+def test_in_place_rules_keep_the_partial_mode():
+    x = sum_array(VALUE)
+    chunks = x._data
+    with mdarray.options(fallback="raise"), mdarray.count_transfers() as moved:
+        x *= 2
+        x += sum_array(VALUE)
+        x -= 1  # not in the table: x becomes REPLICA values written back in SUM mode
+    assert moved.total > 0 and x.mode is mdarray.SUM
+    assert all(a is b for a, b in zip(x._data, chunks))
+    assert_dist_equal(x, VALUE * 3 - 1)
