@@ -450,7 +450,9 @@ def _piece(x: DistArray, source: tuple, device, fetched: dict, side: int):
 
 
 def _write_out(result: DistArray, out: DistArray, casting: str) -> DistArray:
-    """Store `result` in `out` (every chunk, every copy) and return `out`."""
+    """Make `out` hold `result` and return it: in `out`'s layout, and where that is the
+    result's, in the result's mode. Chunks are rebound, not written through, since other
+    arrays may share `out`'s buffers."""
     if out.shape != result.shape:
         raise ValueError(f"matmul: out has shape {out.shape}, the result has shape {result.shape}")
     if not np.can_cast(result.dtype, out.dtype, casting):
@@ -458,12 +460,9 @@ def _write_out(result: DistArray, out: DistArray, casting: str) -> DistArray:
             f"Cannot cast ufunc 'matmul' output from {result.dtype!r} to {out.dtype!r} "
             f"with casting rule {casting!r}"
         )
-    backend = out._backend
-    replica = result.change_mode(REPLICA)
-    for k, (box, device) in enumerate(zip(out.layout.boxes, out.layout.chunk_devices)):
-        value = _redistribute.region_value(replica, box, device)
-        with backend.on(device):
-            out._data[k][...] = value
-    if out.mode is not REPLICA:
-        out._mode = REPLICA
+    value = result.astype(out.dtype, copy=False)
+    if value.layout != out.layout:
+        value = value.change_mode(REPLICA).reshard(out.layout)
+    out._data = value._data
+    out._mode = value.mode
     return out

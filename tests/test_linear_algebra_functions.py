@@ -141,9 +141,15 @@ def test_matmul_dtype_and_out():
     with mdarray.options(fallback="raise"):
         assert_dist_equal(np.matmul(a, b, dtype=np.float64), np.matmul(ea, eb, dtype=np.float64))
         out = mdarray.distributed_array(np.zeros((2, 2)), Layout.replicated((2, 2), DEVICES))
+        shared = out._with()  # another array on the same buffers
         assert np.matmul(a, b, out=out) is out
         assert out.mode is mdarray.REPLICA
         assert_dist_equal(out, (ea @ eb).astype(np.float64))
+        assert_dist_equal(shared, np.zeros((2, 2)))
+        lined_up = a @ b
+        np.matmul(a, b, out=lined_up)  # the result's own layout: its mode comes along
+        assert lined_up.mode is (SUM if len(DEVICES) > 1 else mdarray.REPLICA)
+        assert_dist_equal(lined_up, ea @ eb)
         wrong = mdarray.distributed_array(np.zeros((2, 2), bool), {device(0): ()})
         with pytest.raises(TypeError, match="Cannot cast ufunc 'matmul' output"):
             np.matmul(a, b, out=wrong)
