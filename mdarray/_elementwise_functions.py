@@ -89,6 +89,15 @@ def _kernel(backend, ufunc):
     return kernel or None
 
 
+def _may_fail(ufunc, backend) -> bool:
+    """Whether a kernel may raise after writing part of its output: NumPy's integer power
+    (negative exponents) and any ufunc under ``np.errstate(... = "raise")``. Such calls
+    write into ``out`` only once every chunk has succeeded, so a failure changes nothing."""
+    if backend.xp is not np:
+        return False
+    return ufunc is np.power or "raise" in np.geterr().values()
+
+
 # The fast path -----------------------------------------------------------------------
 
 
@@ -131,6 +140,8 @@ def _fast_call(ufunc, inputs, kwargs):
         return None
     on = backend.on
     if out is not None:
+        if _may_fail(ufunc, backend):
+            return None
         for device, args, targets in zip(
             layout.chunk_devices, zip(*columns), zip(*(o._data for o in out))
         ):
@@ -216,8 +227,9 @@ def ufunc_call(ufunc, inputs, kwargs):
         else _dispatch.aligned_chunks(x, layout, backend)
         for x in inputs
     ]
+    in_place = not _may_fail(ufunc, backend)
     direct = tuple(
-        isinstance(o, DistArray) and o._layout == layout and o._mode is mode
+        in_place and isinstance(o, DistArray) and o._layout == layout and o._mode is mode
         for o in outs or (None,) * ufunc.nout
     )
     targets = _targets(ufunc, outs, direct, where, layout, backend, dtypes)

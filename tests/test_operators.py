@@ -1,0 +1,141 @@
+"""Python operators go through ``__array_ufunc__`` (NDArrayOperatorsMixin), in-place ones
+writing every replica in place."""
+
+import operator
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import mdarray
+from mdarray import Layout
+from mdarray.testing import assert_chunks_hold, assert_dist_equal
+from mdarray.testing import strategies as mst
+
+BINARY = [
+    operator.add,
+    operator.sub,
+    operator.mul,
+    operator.truediv,
+    operator.floordiv,
+    operator.mod,
+    operator.pow,
+    operator.and_,
+    operator.or_,
+    operator.xor,
+    operator.lshift,
+    operator.rshift,
+    operator.eq,
+    operator.ne,
+    operator.lt,
+    operator.le,
+    operator.gt,
+    operator.ge,
+]
+IN_PLACE = {
+    operator.add: operator.iadd,
+    operator.sub: operator.isub,
+    operator.mul: operator.imul,
+    operator.truediv: operator.itruediv,
+    operator.floordiv: operator.ifloordiv,
+    operator.mod: operator.imod,
+    operator.pow: operator.ipow,
+    operator.and_: operator.iand,
+    operator.or_: operator.ior,
+    operator.xor: operator.ixor,
+    operator.lshift: operator.ilshift,
+    operator.rshift: operator.irshift,
+}
+UNARY = [operator.neg, operator.pos, operator.abs, operator.invert]
+
+
+def outcome(func, *args):
+    with np.errstate(all="ignore"):
+        try:
+            return func(*args), None
+        except Exception as error:
+            return None, error
+
+
+@pytest.mark.parametrize("op", BINARY, ids=lambda f: f.__name__)
+@settings(max_examples=15)
+@given(data=st.data())
+def test_binary_operators(op, data):
+    dtype = data.draw(mst.dtypes(complex_=False))
+    x, a = data.draw(mst.dist_arrays(dtype=dtype, max_blocks=3))
+    other = data.draw(st.sampled_from(["same", "dist", "numpy", "scalar"]))
+    if other == "same":
+        y, b = x, a
+    elif other == "dist":
+        y, b = data.draw(mst.dist_arrays(shape=x.shape[1:], dtype=dtype))
+    elif other == "numpy":
+        y = b = a[..., :1] if a.ndim else a
+    else:
+        y = b = data.draw(st.integers(0, 3))
+    reflected = data.draw(st.booleans())
+    args, values = ((y, x), (b, a)) if reflected else ((x, y), (a, b))
+    want, error = outcome(op, *values)
+    with mdarray.options(fallback="raise"), np.errstate(all="ignore"):
+        if error is not None:
+            with pytest.raises(type(error)):
+                op(*args)
+            return
+        got = op(*args)
+    assert_dist_equal(got, np.asarray(want))
+
+
+@pytest.mark.parametrize("op", UNARY, ids=lambda f: f.__name__)
+@given(pair=mst.dist_arrays())
+@settings(max_examples=15)
+def test_unary_operators(op, pair):
+    x, a = pair
+    want, error = outcome(op, a)
+    with mdarray.options(fallback="raise"), np.errstate(all="ignore"):
+        if error is not None:
+            with pytest.raises(type(error)):
+                op(x)
+            return
+        assert_dist_equal(op(x), np.asarray(want))
+
+
+@pytest.mark.parametrize("op", sorted(IN_PLACE, key=lambda f: f.__name__), ids=lambda f: f.__name__)
+@settings(max_examples=12)
+@given(data=st.data())
+def test_in_place_operators_write_every_replica(op, data):
+    dtype = data.draw(mst.dtypes(complex_=False))
+    x, a = data.draw(mst.dist_arrays(dtype=dtype, mode=mdarray.REPLICA))
+    y, b = data.draw(mst.dist_arrays(shape=x.shape, dtype=data.draw(mst.dtypes(complex_=False))))
+    layout, chunks = x.layout, [id(c) for c in x._data]
+    expected = a.copy()
+    want, error = outcome(IN_PLACE[op], expected, b)
+    with mdarray.options(fallback="raise"), np.errstate(all="ignore"):
+        if error is not None:
+            with pytest.raises(type(error)):
+                IN_PLACE[op](x, y)
+            assert_chunks_hold(x, a)  # nothing written
+            return
+        result = IN_PLACE[op](x, y)
+    assert result is x and x.layout == layout and [id(c) for c in x._data] == chunks
+    assert_chunks_hold(x, want)
+
+
+def test_in_place_on_a_partial_array_keeps_its_mode():
+    layout = Layout.replicated((4,), devices=[0, 1, 2])
+    x = mdarray.distributed_array(np.arange(4.0), layout, mode="max")
+    with mdarray.options(fallback="raise"):
+        x += 2.0  # max(p) + c: stays MAX, no data moved
+        assert x.mode is mdarray.MAX
+        x *= np.arange(4.0)  # not provable for an array: computed REPLICA, written back as MAX
+    assert x.mode is mdarray.MAX
+    assert_dist_equal(x, (np.arange(4.0) + 2) * np.arange(4.0))
+
+
+def test_operators_with_numpy_arrays_on_the_left():
+    x = mdarray.distributed_array(np.arange(6).reshape(2, 3), Layout.block((2, 3), devices=[0, 1]))
+    with mdarray.options(fallback="raise"):
+        got = np.arange(3) - x
+        assert isinstance(got, mdarray.DistArray)
+        assert_dist_equal(got, np.arange(3) - np.arange(6).reshape(2, 3))
+        assert_dist_equal(divmod(7, x + 1)[1], 7 % (np.arange(6).reshape(2, 3) + 1))
+        assert_dist_equal(2**x, 2 ** np.arange(6).reshape(2, 3))
