@@ -63,11 +63,42 @@ class DistArray(NDArrayOperatorsMixin):
         mode.check_dtype(dtype)
         self = object.__new__(cls)
         self._layout = layout
+        _hold(data)
         self._data = data
         self._mode = mode
         self._dtype = dtype
         self._backend = backend
         return self
+
+    def __del__(self) -> None:
+        data = getattr(self, "_data", None)
+        if data is not None and _release is not None:
+            _release(data)
+
+    def _set_data(self, data) -> None:
+        """Replace this array's chunk buffers in place (``out=`` rebinding)."""
+        data = tuple(data)
+        _hold(data)
+        _release(self._data)
+        self._data = data
+
+    def _writable(self, chunks=None) -> tuple:
+        """This array's chunk buffers, ready to be written in place.
+
+        Unchanged chunks of a reshard or mode change share their buffer with the source
+        array instead of copying it; a buffer held by another DistArray is copied here
+        first (copy on write), so an in-place update never shows through another array.
+        """
+        data = list(self._data)
+        copied = False
+        for k in range(len(data)) if chunks is None else chunks:
+            if _holders.get(id(data[k]), 0) > 1:
+                with self._backend.on(self._layout.chunk_devices[k]):
+                    data[k] = self._backend.xp.array(data[k], copy=True)
+                copied = True
+        if copied:
+            self._set_data(data)
+        return self._data
 
     def _with(self, *, layout=None, data=None, mode=None, dtype=None) -> DistArray:
         """A DistArray like this one with some parts replaced (validated)."""
@@ -452,6 +483,27 @@ class DistArray(NDArrayOperatorsMixin):
         from ._statistical_functions import cupy_reduction
 
         return cupy_reduction(self, kernel, axis, dtype, out, keepdims)
+
+
+# How many DistArrays hold each chunk buffer, by identity. reshard and change_mode hand
+# unchanged buffers to their result; `DistArray._writable` copies a buffer held twice.
+# Views made by indexing are other objects, so writes through them reach their base as
+# NumPy's views do.
+_holders: dict[int, int] = {}
+
+
+def _hold(data) -> None:
+    for array in data:
+        _holders[id(array)] = _holders.get(id(array), 0) + 1
+
+
+def _release(data) -> None:
+    for array in data:
+        count = _holders.get(id(array), 0) - 1
+        if count > 0:
+            _holders[id(array)] = count
+        else:
+            _holders.pop(id(array), None)
 
 
 def _check_devices(layout: Layout, backend) -> None:

@@ -199,3 +199,32 @@ def backend_of(operands):
         if isinstance(x, DistArray):
             return x._backend
     return default_backend_object()
+
+
+def write_out(out, result: DistArray, *, casting=None, name: str = ""):
+    """Make `out` (``out=`` of a ufunc or function) hold `result`'s value; return `out`.
+
+    A DistArray `out` keeps its layout; where that is the result's layout it takes the
+    result's chunks and mode as they are (a partial result stays partial, no copy), else
+    the value is resharded to it. Its chunks are rebound, not written through, so
+    arrays sharing buffers with `out` are left alone. A NumPy `out` gets the gathered value.
+    With `casting`, the cast from the result's dtype is checked first, as NumPy does.
+    """
+    if tuple(out.shape) != result.shape:
+        raise ValueError(
+            f"{name or 'output'}: out has shape {tuple(out.shape)}, the result's is {result.shape}"
+        )
+    if casting is not None and not np.can_cast(result.dtype, out.dtype, casting):
+        raise TypeError(
+            f"Cannot cast ufunc {name!r} output from {result.dtype!r} to {out.dtype!r} "
+            f"with casting rule {casting!r}"
+        )
+    if not isinstance(out, DistArray):
+        out[...] = result.get()
+        return out
+    value = result.astype(out.dtype, copy=False)
+    if value.layout != out.layout:
+        value = value.change_mode(REPLICA).reshard(out.layout)
+    out._set_data(value._data)
+    out._mode = value.mode
+    return out

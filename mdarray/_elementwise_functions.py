@@ -143,7 +143,7 @@ def _fast_call(ufunc, inputs, kwargs):
         if _may_fail(ufunc, backend):
             return None
         for device, args, targets in zip(
-            layout.chunk_devices, zip(*columns), zip(*(o._data for o in out))
+            layout.chunk_devices, zip(*columns), zip(*(o._writable() for o in out))
         ):
             with on(device):
                 kernel(*args, out=targets)
@@ -313,7 +313,7 @@ def _targets(ufunc, outs, direct, where, layout, backend, dtypes):
     for i in range(ufunc.nout):
         o = None if outs is None else outs[i]
         if direct[i]:
-            targets.append(o._data)
+            targets.append(o._writable())
         elif where is None:
             targets.append(None)
         elif o is None:
@@ -406,7 +406,7 @@ def _write_into(o, value) -> None:
                 data=_cast_chunks(value.layout, value._data, backend, o.dtype), dtype=o.dtype
             )
         value = value.change_mode(o._mode).reshard(o._layout)
-        for device, target, chunk in zip(o._layout.chunk_devices, o._data, value._data):
+        for device, target, chunk in zip(o._layout.chunk_devices, o._writable(), value._data):
             if target is not chunk:
                 with backend.on(device):
                     target[...] = chunk

@@ -208,8 +208,9 @@ def _planned_writes(x: DistArray, key: tuple, value) -> list:
 def _write(x: DistArray, writes) -> None:
     backend = x._backend
     identity = x.mode.identity(x.dtype) if x.mode.is_partial else None
+    data = x._writable([k for k, *_ in writes])
     for k, chunk_index, piece, shadowed in writes:
-        chunk = x._data[k]
+        chunk = data[k]
         with backend.on(x.layout.chunk_devices[k]):
             chunk[(*chunk_index, Ellipsis)] = piece
             for index in shadowed:
@@ -311,8 +312,9 @@ def _mask_setitem(x: DistArray, mask, scalar) -> None:
     backend = x._backend
     masks = _dispatch.aligned_chunks(mask, x.layout, backend)
     identity = x.mode.identity(x.dtype) if x.mode.is_partial else None
+    data = x._writable()
     for k, device in enumerate(x.layout.chunk_devices):
-        chunk = x._data[k]
+        chunk = data[k]
         with backend.on(device):
             chunk_mask = backend.xp.asarray(masks[k])
             chunk[chunk_mask] = scalar
@@ -334,6 +336,7 @@ def _gathered_setitem(x: DistArray, key, value) -> None:
     host = x.get()
     host[_dispatch._gathered(key)] = _dispatch._gathered(value)
     fresh = distributed_array(host, x.layout, x.mode)
+    data = x._writable()
     for k, device in enumerate(x.layout.chunk_devices):
         with x._backend.on(device):
-            x._data[k][...] = fresh._data[k]
+            data[k][...] = fresh._data[k]

@@ -75,7 +75,9 @@ def matmul_call(ufunc, inputs, kwargs):
     result = _matmul(a, b, kwargs.get("dtype"), kwargs.get("casting", "same_kind"))
     if out is None:
         return result
-    return _write_out(result, out, kwargs.get("casting", "same_kind"))
+    return _dispatch.write_out(
+        out, result, casting=kwargs.get("casting", "same_kind"), name="matmul"
+    )
 
 
 def _is_array(x) -> bool:
@@ -132,7 +134,9 @@ def vector_product_call(ufunc, inputs, kwargs):
     result = _matmul(a, b, kwargs.get("dtype"), casting)
     for axis in dropped:
         result = np.squeeze(result, result.ndim + axis)
-    return result if out is None else _write_out(result, out, casting)
+    return (
+        result if out is None else _dispatch.write_out(out, result, casting=casting, name="matmul")
+    )
 
 
 def _check_core(ufunc, shape_a, shape_b) -> None:
@@ -444,25 +448,3 @@ def _piece(x: DistArray, source: tuple, device, fetched: dict, side: int):
     if key not in fetched:
         fetched[key] = _redistribute.region_value(x, source[1], device)
     return fetched[key]
-
-
-# out= -------------------------------------------------------------------------------
-
-
-def _write_out(result: DistArray, out: DistArray, casting: str) -> DistArray:
-    """Make `out` hold `result` and return it: in `out`'s layout, and where that is the
-    result's, in the result's mode. Chunks are rebound, not written through, since other
-    arrays may share `out`'s buffers."""
-    if out.shape != result.shape:
-        raise ValueError(f"matmul: out has shape {out.shape}, the result has shape {result.shape}")
-    if not np.can_cast(result.dtype, out.dtype, casting):
-        raise TypeError(
-            f"Cannot cast ufunc 'matmul' output from {result.dtype!r} to {out.dtype!r} "
-            f"with casting rule {casting!r}"
-        )
-    value = result.astype(out.dtype, copy=False)
-    if value.layout != out.layout:
-        value = value.change_mode(REPLICA).reshard(out.layout)
-    out._data = value._data
-    out._mode = value.mode
-    return out

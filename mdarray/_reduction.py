@@ -381,7 +381,7 @@ def reduction(func, ufunc, x: DistArray, axis, out=None, **kwargs):
             where=kwargs.get("where", True),
             initial=kwargs.get("initial", NO_VALUE),
         )
-    return result if out is None else write_out(out, result)
+    return result if out is None else _dispatch.write_out(out, result)
 
 
 def normalize_axes(axis, ndim: int) -> tuple:
@@ -398,27 +398,4 @@ def unwrap_out(out):
         if len(out) != 1:
             raise ValueError(f"expected one output array, got {len(out)}")
         out = out[0]
-    return out
-
-
-def write_out(out, result: DistArray):
-    """Make `out` hold `result`'s value and return `out`.
-
-    A DistArray `out` keeps its layout; where that is the result's layout it takes the
-    result's chunks and mode as they are (a partial result stays partial, no copy), else
-    the value is resharded to it. Its chunks are rebound, not written through, so
-    arrays sharing buffers with `out` are left alone. A NumPy `out` gets the gathered value.
-    """
-    if tuple(out.shape) != result.shape:
-        raise ValueError(
-            f"output array has shape {tuple(out.shape)}, the result's is {result.shape}"
-        )
-    if not isinstance(out, DistArray):
-        out[...] = result.get()
-        return out
-    value = astype(result, out.dtype)
-    if value.layout != out.layout:
-        value = value.change_mode(REPLICA).reshard(out.layout)
-    out._data = value._data
-    out._mode = value.mode
     return out

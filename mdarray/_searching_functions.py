@@ -132,7 +132,7 @@ def _arg_impl(func, largest: bool):
         # A 0-d array has one element whatever axis NumPy accepted.
         axis = None if axis is None or a.ndim == 0 else operator.index(axis) % a.ndim
         result = arg_extreme(a, axis, bool(keepdims is True), largest)
-        return result if out is None else _reduction.write_out(out, result)
+        return result if out is None else _dispatch.write_out(out, result)
 
     return impl
 

@@ -161,7 +161,7 @@ def _moment(func, stat, a, axis, dtype, out, keepdims, where, **extra):
         where = kwargs.get("where", True)
         result = stat(a, axes, keep, _compute_dtype(a.dtype, dtype), where)
         result = _reduction.astype(result, checked.dtype)
-    return result if out is None else _reduction.write_out(out, result)
+    return result if out is None else _dispatch.write_out(out, result)
 
 
 @implements(np.mean)
@@ -382,7 +382,7 @@ def _scanner(func, ufunc, *, accumulate: bool = False, include_initial: bool = F
         else:
             local_dtype = dtype if accumulate else checked.dtype
             result = scan(x, ufunc, axis, local_dtype, checked.dtype, bool(initial))
-        return result if out is None else _reduction.write_out(out, result)
+        return result if out is None else _dispatch.write_out(out, result)
 
     return impl
 
@@ -591,4 +591,4 @@ def cupy_reduction(x: DistArray, kernel, axis, dtype, out, keepdims):
         with backend.on(device):
             data.append(kernel(chunk, axis=axes, dtype=dtype, keepdims=True).reshape(shape))
     result = _dispatch.wrap(plan, data, backend, REPLICA)
-    return result if out is None else _reduction.write_out(out, result)
+    return result if out is None else _dispatch.write_out(out, result)
