@@ -663,7 +663,7 @@ def _example(name: str, func) -> str:
     return (
         ">>> import mdarray, numpy as np\n"
         f">>> x = mdarray.distributed_array(np.array({values}), {{0: slice(0, 1), 1: slice(1, 2)}})\n"
-        f">>> bool((mdarray.{name}({ours}).get() == np.{func.__name__}({theirs})).all())\n"
+        f">>> np.array_equal(mdarray.{name}({ours}).get(), np.{func.__name__}({theirs}))\n"
         "True\n"
     )
 
