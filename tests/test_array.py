@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from _layouts import two_chunks
 from hypothesis import given
 
 import mdarray
@@ -10,14 +11,6 @@ from mdarray.testing import assert_dist_equal
 from mdarray.testing import strategies as mst
 
 D = mdarray.devices()
-
-
-def _pair(first, second) -> dict:
-    """An index map with `first` on the first device and `second` on the last one
-    (both on one device when there is only one)."""
-    if D[0] == D[-1]:
-        return {D[0]: [first, second]}
-    return {D[0]: first, D[-1]: second}
 
 
 @given(mst.dist_arrays())
@@ -81,7 +74,7 @@ def test_no_public_constructor():
 
 def test_the_one_constructor_validates():
     backend = mdarray._backend.backend()
-    layout = Layout((4,), _pair(slice(0, 2), slice(2, 4)))
+    layout = Layout((4,), two_chunks(slice(0, 2), slice(2, 4)))
     good = [backend.full((2,), 1.0, np.float64, d) for d in layout.chunk_devices]
     x = DistArray._new(layout, good, mdarray.REPLICA, np.float64, backend)
     assert_dist_equal(x, np.ones(4))

@@ -5,6 +5,7 @@
 
 import numpy as np
 import pytest
+from _layouts import two_chunks
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -15,14 +16,6 @@ from mdarray.testing import assert_chunks_hold, assert_dist_equal
 from mdarray.testing import strategies as mst
 
 D = mdarray.devices()
-
-
-def _pair(first, second) -> dict:
-    """An index map with `first` on the first device and `second` on the last one
-    (both on one device when there is only one)."""
-    if D[0] == D[-1]:
-        return {D[0]: [first, second]}
-    return {D[0]: first, D[-1]: second}
 
 
 @st.composite
@@ -44,7 +37,7 @@ def _held_once(x, expected):
 
 
 @given(sources())
-@example((np.arange(6).reshape(2, 3), Layout((2, 3), _pair((0,), (1,))), SUM))
+@example((np.arange(6).reshape(2, 3), Layout((2, 3), two_chunks((0,), (1,))), SUM))
 @example((np.ones((3, 4), np.complex64), Layout.replicated((3, 4)), PROD))
 @example((np.zeros((0, 4)), Layout((0, 4), {D[0]: ()}), SUM))
 @example((np.array(3.0), Layout.replicated(()), SUM))
@@ -151,7 +144,7 @@ def test_bad_input(index_map, mode, error, words, kind):
     source = {
         "numpy": array,
         "list": array.tolist(),
-        "distarray": mdarray.distributed_array(array, _pair(slice(0, 2), slice(1, 3))),
+        "distarray": mdarray.distributed_array(array, two_chunks(slice(0, 2), slice(1, 3))),
     }[kind]
     with pytest.raises(error) as info:
         mdarray.distributed_array(source, index_map, mode)

@@ -5,6 +5,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from _layouts import two_chunks
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -15,14 +16,6 @@ from mdarray.testing import strategies as mst
 
 MODES = [REPLICA, SUM, PROD, MAX, MIN]
 D = mdarray.devices()
-
-
-def _pair(first, second) -> dict:
-    """An index map with `first` on the first device and `second` on the last one
-    (both on one device when there is only one)."""
-    if D[0] == D[-1]:
-        return {D[0]: [first, second]}
-    return {D[0]: first, D[-1]: second}
 
 
 @st.composite
@@ -134,7 +127,7 @@ def test_reshard_reads_overlaps_once():
 
 
 def test_partial_reshard_reuses_kept_chunks():
-    layout = Layout((6,), _pair(slice(0, 4), slice(2, 6)))
+    layout = Layout((6,), two_chunks(slice(0, 4), slice(2, 6)))
     x = mdarray.distributed_array(np.arange(6), layout, "sum")
     index_map = layout.index_map
     index_map[D[-1]].append((slice(0, 1),))
@@ -160,7 +153,7 @@ def test_partial_reshard_reuses_kept_chunks():
 )
 @pytest.mark.parametrize("method", ["reshard", "reshard_cost"])
 def test_bad_reshard(target, error, words, method):
-    x = mdarray.distributed_array(np.arange(4), _pair(slice(0, 2), slice(1, 4)), "sum")
+    x = mdarray.distributed_array(np.arange(4), two_chunks(slice(0, 2), slice(1, 4)), "sum")
     before = [c.copy() for c in x._data]
     layout = x.layout
     with pytest.raises(error) as info:

@@ -3,6 +3,7 @@
 import re
 
 import numpy as np
+from _layouts import two_chunks
 from hypothesis import given
 
 import mdarray
@@ -10,14 +11,6 @@ from mdarray import Layout
 from mdarray.testing import strategies as mst
 
 D = mdarray.devices()
-
-
-def _pair(first, second) -> dict:
-    """An index map with `first` on the first device and `second` on the last one
-    (both on one device when there is only one)."""
-    if D[0] == D[-1]:
-        return {D[0]: [first, second]}
-    return {D[0]: first, D[-1]: second}
 
 
 def _grid_rows(text):
@@ -48,7 +41,7 @@ def test_blocks_are_drawn_where_they_are():
 
 
 def test_overlaps_and_replicas_are_named():
-    x = mdarray.distributed_array(np.arange(10), _pair(slice(0, 6), slice(4, 10)), "max")
+    x = mdarray.distributed_array(np.arange(10), two_chunks(slice(0, 6), slice(4, 10)), "max")
     text = x.visualize()
     if D[0] != D[-1]:
         assert f"a = devices [{D[0]}, {D[-1]}]" in text
@@ -93,7 +86,7 @@ def test_any_array_has_pictures(pair):
 
 
 def test_repr_shows_values_and_a_layout_line():
-    x = mdarray.distributed_array(np.arange(6).reshape(2, 3), _pair(0, 1), "sum")
+    x = mdarray.distributed_array(np.arange(6).reshape(2, 3), two_chunks(0, 1), "sum")
     text = repr(x)
     assert text.startswith("DistArray([[0, 1, 2],")
     assert "[3, 4, 5]]" in text
