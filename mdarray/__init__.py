@@ -3,7 +3,6 @@
 Importing mdarray imports every op module; importing a module registers its ops.
 """
 
-from ._elementwise_functions import ARRAY_API_FUNCTIONS as _ELEMENTWISE_FUNCTIONS
 from ._array import DistArray
 from ._backend import DeviceSet, default_backend, devices
 from ._config import PerformanceWarning, options
@@ -47,6 +46,7 @@ from ._data_type_functions import (
     uint64,
 )
 from ._debug import count_transfers
+from ._elementwise_functions import ARRAY_API_FUNCTIONS as _ELEMENTWISE_FUNCTIONS
 from ._info import __array_namespace_info__
 from ._layout import Layout, make_2d_index_map
 from ._linear_algebra_functions import matmul, vecdot

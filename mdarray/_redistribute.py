@@ -97,14 +97,22 @@ def _gather(x, plan, shape, device):
 
 
 def _combine_region(x, region: tuple, device):
-    backend = x._backend
-    ufunc = x.mode.ufunc(backend.xp)
-    out = backend.full(_regions.box_shape(region), x.mode.identity(x.dtype), x.dtype, device)
+    return combine_partials(
+        x.layout, x._data, region, device, x.mode.ufunc_name, x.mode.identity(x.dtype), x._backend
+    )
+
+
+def combine_partials(layout: Layout, data, region: tuple, device, ufunc_name: str, identity, backend):
+    """The chunks `data` of `layout` combined with the ufunc `ufunc_name` over `region`,
+    as a new array on `device` (`identity` where no chunk contributes)."""
+    combine = getattr(backend.xp, ufunc_name)
+    dtype = data[0].dtype
+    out = backend.full(_regions.box_shape(region), identity, dtype, device)
     with backend.on(device):
-        for k, region_index, chunk_index in partial_plan(x.layout, region):
-            piece = backend.move(x._data[k][chunk_index], x.layout.chunk_devices[k], device)
+        for k, region_index, chunk_index in partial_plan(layout, region):
+            piece = backend.move(data[k][chunk_index], layout.chunk_devices[k], device)
             target = out[(*region_index, ...)]
-            ufunc(target, piece, out=target)
+            combine(target, piece, out=target)
     return out
 
 
@@ -299,20 +307,26 @@ def replica_to_partial(layout: Layout, data, mode: Mode, backend, *, copy: bool 
     """Chunks of a REPLICA value that hold the same value in partial `mode`.
 
     For SUM and PROD each element stays in the chunk that owns it and the others get the
-    identity (chunks that shadow nothing keep their buffers; the others are copied first
-    unless `copy` is False). MAX and MIN need no change: equal copies combine to the value.
+    identity (see `fill_shadowed`). MAX and MIN need no change: equal copies combine to
+    the value.
     """
-    data = list(data)
     if mode.idempotent:
-        return data
-    identity = mode.identity(data[0].dtype)
+        return list(data)
+    return fill_shadowed(layout, data, mode.identity(data[0].dtype), backend, copy=copy)
+
+
+def fill_shadowed(layout: Layout, data, value, backend, *, copy: bool = True) -> list:
+    """`data` with every element that another chunk owns set to `value`, so each element
+    is counted once. Chunks that shadow nothing keep their buffers; the others are
+    copied first unless `copy` is False."""
+    data = list(data)
     for k, shadowed in enumerate(layout.cover.shadowed):
         if shadowed:
             with backend.on(layout.chunk_devices[k]):
                 if copy:
                     data[k] = backend.xp.array(data[k], copy=True)
                 for chunk_index in shadowed:
-                    _assign(data[k], chunk_index, identity, backend.xp)
+                    _assign(data[k], chunk_index, value, backend.xp)
     return data
 
 

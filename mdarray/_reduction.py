@@ -123,20 +123,6 @@ def whole_layout(x: DistArray, axes: tuple) -> Layout:
 # Chunk helpers ----------------------------------------------------------------------
 
 
-def owned_only(layout: Layout, data, value, backend) -> list:
-    """`data` with the elements that another chunk owns set to `value` (copies only the
-    chunks that hold such elements), so each element counts once in a partial result."""
-    data = list(data)
-    for k, shadowed in enumerate(layout.cover.shadowed):
-        if shadowed:
-            with backend.on(layout.chunk_devices[k]):
-                chunk = backend.xp.array(data[k], copy=True)
-                for chunk_index in shadowed:
-                    _redistribute._assign(chunk, chunk_index, value, backend.xp)
-                data[k] = chunk
-    return data
-
-
 def local_reduce(backend, ufunc, chunk, axes: tuple, dtype, result_dtype):
     """`ufunc` reduced over `axes` of one chunk, keeping dims, as `result_dtype`."""
     xp = backend.xp
@@ -166,24 +152,15 @@ def _fold(xp, ufunc, chunk, axes, dtype):
     return out
 
 
-def combine_now(layout: Layout, data, ufunc, value, dtype, backend) -> list:
+def combine_now(layout: Layout, data, ufunc, value, backend) -> list:
     """Per-chunk partial results of `ufunc` (no mode can hold them) combined at once:
-    every chunk of `layout` gets the full value of its box (identity `value`)."""
-    combine = getattr(backend.xp, ufunc.__name__)
+    every chunk that overlaps another gets the full value of its box (identity `value`)."""
     out = list(data)
-    for k, (box, shape, device) in enumerate(
-        zip(layout.boxes, layout.chunk_shapes, layout.chunk_devices)
-    ):
-        plan = _redistribute.partial_plan(layout, box)
-        if len(plan) <= 1:
-            continue
-        target = backend.full(shape, value, dtype, device)
-        with backend.on(device):
-            for j, region_index, chunk_index in plan:
-                piece = backend.move(data[j][chunk_index], layout.chunk_devices[j], device)
-                part = target[(*region_index, ...)]
-                combine(part, piece, out=part)
-        out[k] = target
+    for k, (box, device) in enumerate(zip(layout.boxes, layout.chunk_devices)):
+        if len(_redistribute.partial_plan(layout, box)) > 1:
+            out[k] = _redistribute.combine_partials(
+                layout, data, box, device, ufunc.__name__, value, backend
+            )
     return out
 
 
@@ -249,7 +226,7 @@ def reduce(x: DistArray, ufunc, axes: tuple, keepdims: bool, result_dtype, *, dt
     data = x._data
     if (out_mode.is_partial or combine is not None) and ufunc not in _IDEMPOTENT:
         if x.mode is REPLICA and x.layout.has_overlaps:
-            data = owned_only(x.layout, data, identity(ufunc, x.dtype), backend)
+            data = _redistribute.fill_shadowed(x.layout, data, identity(ufunc, x.dtype), backend)
     masks = None if where is True else _dispatch.aligned_chunks(where, x.layout, backend)
     results = []
     for k, (box, shape, device) in enumerate(
@@ -272,7 +249,7 @@ def reduce(x: DistArray, ufunc, axes: tuple, keepdims: bool, result_dtype, *, dt
                 )  # fmt: skip
             )
     if combine is not None:
-        results = combine_now(plan, results, ufunc, combine, result_dtype, backend)
+        results = combine_now(plan, results, ufunc, combine, backend)
     if initial is not NO_VALUE:
         results = _with_initial(plan, results, ufunc, out_mode, initial, result_dtype, backend)
     return _dispatch.wrap(plan, results, backend, out_mode, result_dtype)
@@ -299,7 +276,7 @@ def _with_initial(layout, data, ufunc, mode, initial, dtype, backend) -> list:
         for shape, device in zip(layout.chunk_shapes, layout.chunk_devices)
     ]
     if mode.is_partial and ufunc not in _IDEMPOTENT:
-        fills = owned_only(layout, fills, identity(ufunc, dtype), backend)
+        fills = _redistribute.fill_shadowed(layout, fills, identity(ufunc, dtype), backend)
     out = []
     for chunk, fill, device in zip(data, fills, layout.chunk_devices):
         with backend.on(device):
