@@ -19,10 +19,14 @@ def main() -> None:
     print("\nz = np.sqrt(x) * 2 + y, computed chunk by chunk:")
     print(z)
     print("matches NumPy:", np.allclose(z.get(), np.sqrt(host) * 2 + host))
-    partial = x.change_mode("sum")
+    with mdarray.count_transfers() as moved:
+        column_sums = z.sum(axis=0)
     print(
-        f"\nx in SUM mode: {partial.mode}, value unchanged: {np.array_equal(partial.get(), host)}"
+        f"\nz.sum(axis=0) over row blocks: a partial result in {column_sums.mode} mode, "
+        f"{moved.total} bytes moved to make it"
     )
+    print("its value:", column_sums.get())
+    print("matches NumPy:", np.allclose(column_sums.get(), (np.sqrt(host) * 2 + host).sum(axis=0)))
 
 
 if __name__ == "__main__":

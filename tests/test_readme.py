@@ -1,0 +1,23 @@
+"""The README's examples run as written."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+EXAMPLES = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
+
+
+@pytest.mark.parametrize("code", EXAMPLES)
+def test_readme_example_runs(code, capsys):
+    exec(compile(code, str(README), "exec"), {})
+    assert capsys.readouterr().out
+
+
+def test_demo_runs(capsys):
+    from mdarray.__main__ import main
+
+    main()
+    out = capsys.readouterr().out
+    assert out.count("matches NumPy: True") == 2
