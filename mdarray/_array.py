@@ -473,14 +473,14 @@ class DistArray(NDArrayOperatorsMixin):
     def __cupy_override_elementwise_kernel__(self, kernel, *args, **kwargs):
         """CuPy's hook for its ufuncs and ElementwiseKernels (``cupy.cos(x)``): the
         kernel runs chunk by chunk and the result is a DistArray."""
-        from ._elementwise_functions import cupy_elementwise
+        from ._cupy_hooks import cupy_elementwise
 
         return cupy_elementwise(kernel, args, kwargs)
 
     def __cupy_override_reduction_kernel__(self, kernel, axis, dtype, out, keepdims):
         """CuPy's hook for its reduction kernels (``cupy.sum(x, axis=0)``, ``cupy.amax``):
         the result is a DistArray, partial where the axes are split."""
-        from ._statistical_functions import cupy_reduction
+        from ._cupy_hooks import cupy_reduction
 
         return cupy_reduction(self, kernel, axis, dtype, out, keepdims)
 

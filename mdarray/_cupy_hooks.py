@@ -1,0 +1,139 @@
+"""CuPy's override hooks: CuPy kernels called on DistArrays return DistArrays.
+
+CuPy calls ``__cupy_override_elementwise_kernel__`` for its ufuncs and
+ElementwiseKernels and ``__cupy_override_reduction_kernel__`` for its reductions when an
+argument has them. Kernels with a NumPy twin take the NumPy function's distributed path
+(mode rules, partial results); any other kernel runs chunk by chunk.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from . import _dispatch, _reduction
+from ._array import DistArray
+from ._elementwise_functions import _as_operand, _call_shape, _write_into
+from ._modes import REPLICA
+
+# Elementwise kernels -------------------------------------------------------------------
+
+
+def cupy_elementwise(kernel, args, kwargs):
+    """CuPy's ``__cupy_override_elementwise_kernel__``: ``cupy.cos(x)``, ``cupy_array + x``
+    and a user's ``cupy.ElementwiseKernel`` over DistArrays.
+
+    CuPy hands over its kernel and the call's arguments (outputs may follow the inputs
+    positionally). A CuPy ufunc with a NumPy twin takes the NumPy ufunc's path (mode
+    rules, ``out``, ``where``); any other kernel runs on each chunk of the result's layout
+    with its operands aligned to it in REPLICA mode.
+    """
+    ufunc = _numpy_twin(kernel)
+    if ufunc is not None:
+        kwargs = dict(kwargs)
+        if "_where" in kwargs:
+            kwargs["where"] = kwargs.pop("_where")
+        if len(args) > ufunc.nin:
+            kwargs["out"] = tuple(args[ufunc.nin :])
+        elif kwargs.get("out") is not None and not isinstance(kwargs["out"], tuple):
+            kwargs["out"] = (kwargs["out"],)
+        return _dispatch.array_ufunc(ufunc, "__call__", tuple(args[: ufunc.nin]), kwargs)
+    return _kernel_call(kernel, args, kwargs)
+
+
+def _numpy_twin(kernel):
+    """The NumPy ufunc of a CuPy ufunc (named ``cupy_<name>``), else None."""
+    name = getattr(kernel, "name", "")
+    if type(kernel).__name__ != "ufunc" or not name.startswith("cupy_"):
+        return None
+    ufunc = getattr(np, name[len("cupy_") :], None)
+    if isinstance(ufunc, np.ufunc) and ufunc.nin == kernel.nin and ufunc.nout == kernel.nout:
+        return ufunc
+    return None
+
+
+def _kernel_call(kernel, args, kwargs):
+    """Any elementwise kernel ``kernel(*inputs, *outputs)``, chunk by chunk."""
+    name = getattr(kernel, "name", type(kernel).__name__)
+    if kwargs:
+        raise TypeError(f"{name}: {sorted(kwargs)} cannot be used with DistArray arguments")
+    if any(getattr(p, "raw", False) for p in getattr(kernel, "params", ())):
+        raise TypeError(
+            f"{name} has raw parameters, which index whole arrays: it cannot run chunk by "
+            "chunk on DistArrays; gather them with x.get() or cupy.asarray(x) first"
+        )
+    nin, nout = kernel.nin, kernel.nout
+    if len(args) not in (nin, nin + nout):
+        raise TypeError(f"{name} takes {nin} or {nin + nout} arguments, got {len(args)}")
+    inputs = tuple(_as_operand(x) for x in args[:nin])
+    outs = tuple(args[nin:]) or None
+    shape = _call_shape(inputs, outs, None)
+    backend = _dispatch.backend_of((*inputs, *(outs or ())))
+    first_out = next((o for o in outs or () if isinstance(o, DistArray)), None)
+    layout = first_out.layout if first_out is not None else _dispatch.result_layout(shape, inputs)
+    columns = [_dispatch.aligned_chunks(x, layout, backend) for x in inputs]
+    direct = outs is not None and all(
+        isinstance(o, DistArray) and o._layout == layout and o._mode is REPLICA for o in outs
+    )
+    results = []
+    for k, device in enumerate(layout.chunk_devices):
+        args_k = [column[k] for column in columns]
+        if direct:
+            args_k += [o._writable()[k] for o in outs]
+        with backend.on(device):
+            got = kernel(*args_k)
+        results.append(got if isinstance(got, tuple) else (got,))
+    if direct:
+        return outs[0] if nout == 1 else outs
+    values = [_dispatch.wrap(layout, [r[i] for r in results], backend) for i in range(nout)]
+    if outs is not None:
+        for o, value in zip(outs, values):
+            _write_into(o, value)
+        values = list(outs)
+    return values[0] if nout == 1 else tuple(values)
+
+
+# Reduction kernels ---------------------------------------------------------------------
+
+# CuPy reduction kernels by name (``kernel.name`` without its ``cupy_`` prefix).
+_CUPY_KERNELS = {
+    "sum": np.sum,
+    "prod": np.prod,
+    "max": np.max,
+    "min": np.min,
+    "all": np.all,
+    "any": np.any,
+    "argmax": np.argmax,
+    "argmin": np.argmin,
+    "mean": np.mean,
+}
+
+
+def cupy_reduction(x: DistArray, kernel, axis, dtype, out, keepdims):
+    """A CuPy reduction `kernel` over `x` (``__cupy_override_reduction_kernel__``).
+
+    Kernels NumPy has a function for take its distributed path (partial results);
+    any other kernel runs per chunk after a reshard that makes the axes whole.
+    """
+    name = str(getattr(kernel, "name", "")).removeprefix("cupy_")
+    func = _CUPY_KERNELS.get(name)
+    if func is not None:
+        kwargs = {"axis": axis, "out": out, "keepdims": builtins.bool(keepdims)}
+        if dtype is not None and func in (np.sum, np.prod, np.mean):
+            kwargs["dtype"] = dtype
+        return func(x, **kwargs)
+    axes = _reduction.normalize_axes(axis, x.ndim)
+    if x.mode.is_partial:
+        x = x.change_mode(REPLICA)
+    plan, whole = _reduction.reduce_plan(x.layout, axes, builtins.bool(keepdims))
+    if not whole:
+        x = x.reshard(_reduction.whole_layout(x, axes))
+        plan, _ = _reduction.reduce_plan(x.layout, axes, builtins.bool(keepdims))
+    backend = x._backend
+    data = []
+    for chunk, shape, device in zip(x._data, plan.chunk_shapes, x.layout.chunk_devices):
+        with backend.on(device):
+            data.append(kernel(chunk, axis=axes, dtype=dtype, keepdims=True).reshape(shape))
+    result = _dispatch.wrap(plan, data, backend, REPLICA)
+    return result if out is None else _dispatch.write_out(out, result)
