@@ -122,6 +122,11 @@ class CudaBackend:
     def stream(self, device: int):
         stream = self._streams.get(device)
         if stream is None:
+            if device not in self.device_ids:
+                raise ValueError(
+                    f"device {device} is not a device of the cuda backend "
+                    f"(devices {list(self.device_ids)})"
+                )
             with self._cupy.cuda.Device(device):
                 # A blocking stream: it stays ordered with the legacy default stream that
                 # users' own CuPy code runs on, so arrays handed in need no extra events.

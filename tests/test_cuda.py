@@ -204,6 +204,13 @@ def test_moves_between_gpus_are_peer_copies():
     assert_dist_equal(y, host)
 
 
+def test_unknown_gpu_is_refused_by_name():
+    backend = _backend.backend()
+    missing = max(backend.device_ids) + 1
+    with pytest.raises(ValueError, match=f"device {missing} is not a device of the cuda backend"):
+        backend.stream(missing)
+
+
 def test_backend_streams_are_one_per_device_and_reused():
     backend = _backend.backend()
     device = mdarray.devices()[0]
