@@ -28,7 +28,7 @@ class DistArray(NDArrayOperatorsMixin):
     ((6,), mdarray.REPLICA, (0, 1))
     """
 
-    __slots__ = ("_layout", "_data", "_mode", "_dtype", "_backend", "__weakref__")
+    __slots__ = ("_layout", "_chunks", "_slabs", "_mode", "_dtype", "_backend", "__weakref__")
     __array_priority__ = 100
 
     def __init__(self, *args, **kwargs) -> None:
@@ -64,23 +64,75 @@ class DistArray(NDArrayOperatorsMixin):
         self = object.__new__(cls)
         self._layout = layout
         _hold(data)
-        self._data = data
+        self._chunks = data
+        self._slabs = None
         self._mode = mode
         self._dtype = dtype
         self._backend = backend
         return self
 
+    @classmethod
+    def _from_slabs(cls, layout: Layout, slabs, mode: Mode, dtype, backend, chunks=None):
+        """A packed DistArray: one flat slab per device of `layout` (`Layout.packing`),
+        owned by this array alone; `chunks` are the slabs' views when already made."""
+        slabs = tuple(slabs)
+        dtype = np.dtype(dtype)
+        if len(slabs) != len(layout.devices):
+            raise ValueError(f"layout has {len(layout.devices)} devices but {len(slabs)} slabs")
+        _check_devices(layout, backend)
+        for slab, device, (_, total) in zip(slabs, layout.devices, layout.packing):
+            if slab.shape != (total,) or slab.dtype != dtype:
+                raise ValueError(
+                    f"the slab of device {device} is {slab.dtype}{list(slab.shape)}, "
+                    f"the layout needs {dtype}[{total}]"
+                )
+            where = backend.device_of(slab)
+            if where is not None and where != device:
+                raise ValueError(f"the slab of device {device} is on device {where}")
+        mode.check_dtype(dtype)
+        self = object.__new__(cls)
+        self._layout = layout
+        self._slabs = slabs
+        self._chunks = None
+        if chunks is not None:
+            self._chunks = tuple(chunks)
+            _hold(self._chunks)
+        self._mode = mode
+        self._dtype = dtype
+        self._backend = backend
+        return self
+
+    @property
+    def _data(self) -> tuple:
+        """The chunk arrays in layout order (views into the slabs of a packed array)."""
+        chunks = self._chunks
+        if chunks is None:
+            chunks = self._chunks = unpack_slabs(self._layout, self._slabs, self._backend)
+            _hold(chunks)
+        return chunks
+
+    def _own_slabs(self):
+        """The slabs of a packed array, where no other DistArray holds its chunks (so
+        they may be written in place); else None."""
+        if self._slabs is None:
+            return None
+        if self._chunks is not None and any(_holders.get(id(c), 0) > 1 for c in self._chunks):
+            return None
+        return self._slabs
+
     def __del__(self) -> None:
-        data = getattr(self, "_data", None)
-        if data is not None and _release is not None:
-            _release(data)
+        chunks = getattr(self, "_chunks", None)
+        if chunks is not None and _release is not None:
+            _release(chunks)
 
     def _set_data(self, data) -> None:
         """Replace this array's chunk buffers in place (``out=`` rebinding)."""
         data = tuple(data)
         _hold(data)
-        _release(self._data)
-        self._data = data
+        if self._chunks is not None:
+            _release(self._chunks)
+        self._chunks = data
+        self._slabs = None
 
     def _writable(self, chunks=None) -> tuple:
         """This array's chunk buffers, ready to be written in place.
@@ -490,6 +542,24 @@ class DistArray(NDArrayOperatorsMixin):
 # Views made by indexing are other objects, so writes through them reach their base as
 # NumPy's views do.
 _holders: dict[int, int] = {}
+
+
+def unpack_slabs(layout: Layout, slabs, backend) -> tuple:
+    """The chunk views of a packed array's slabs."""
+    data = [None] * len(layout.chunks)
+    for slab, device, (entries, _) in zip(slabs, layout.devices, layout.packing):
+        with backend.on(device):
+            for k, offset, size in entries:
+                data[k] = slab[offset : offset + size].reshape(layout.chunk_shapes[k])
+    return tuple(data)
+
+
+def packed_empty(layout: Layout, dtype, backend) -> tuple:
+    """Fresh slabs for a packed array of `layout` (see `Layout.packing`)."""
+    return tuple(
+        backend.empty((total,), dtype, device)
+        for device, (_, total) in zip(layout.devices, layout.packing)
+    )
 
 
 def _hold(data) -> None:

@@ -60,14 +60,18 @@ class CpuBackend:
     def full(self, shape, value, dtype, device: int):
         return np.full(shape, value, dtype)
 
-    def from_host(self, host_array: np.ndarray, device: int):
-        """A new chunk array on `device` holding a copy of `host_array`."""
+    def from_host(self, host_array: np.ndarray, device: int, out=None):
+        """A chunk array on `device` holding a copy of `host_array` (written into `out`,
+        a contiguous array of its shape on `device`, when given)."""
         _debug.record_transfer(HOST, device, host_array.nbytes)
-        return np.array(host_array, copy=True, order="C")
+        if out is None:
+            return np.array(host_array, copy=True, order="C")
+        out[...] = host_array
+        return out
 
-    def adopt(self, array, device: int):
+    def adopt(self, array, device: int, out=None):
         """A chunk array on `device` holding `array` (an array of this backend's kind)."""
-        return self.from_host(np.asarray(array), device)
+        return self.from_host(np.asarray(array), device, out)
 
     def export_to_current(self, device: int) -> None:
         """Nothing to order on the CPU (see `CudaBackend.export_to_current`)."""
@@ -163,8 +167,9 @@ class CudaBackend:
         with self.on(device):
             return self._cupy.full(shape, value, dtype)
 
-    def from_host(self, host_array: np.ndarray, device: int):
-        """A new chunk on `device` holding a copy of `host_array`.
+    def from_host(self, host_array: np.ndarray, device: int, out=None):
+        """A chunk on `device` holding a copy of `host_array` (written into `out`, a
+        contiguous array of its shape on `device`, when given).
 
         A large pageable array goes through the ring of pinned staging buffers: worker
         threads fill the buffers while earlier ones cross the link.
@@ -173,7 +178,8 @@ class CudaBackend:
         host = np.asarray(host_array, order="C")  # ascontiguousarray would make 0-d 1-d
         stream = self.stream(device)
         with self.on(device):
-            out = self._cupy.empty(host.shape, host.dtype)
+            if out is None:
+                out = self._cupy.empty(host.shape, host.dtype)
             if host.nbytes >= self.staged_min_bytes and not self._is_pinned(host):
                 self._staging_ring().to_device(out.data.ptr, host, stream)
             else:
@@ -193,8 +199,9 @@ class CudaBackend:
             return None
         return current
 
-    def adopt(self, array, device: int):
-        """A copy of the CuPy `array` (of the caller's stream) as a chunk on `device`.
+    def adopt(self, array, device: int, out=None):
+        """A copy of the CuPy `array` (of the caller's stream) as a chunk on `device`
+        (written into `out`, a contiguous array of its shape on `device`, when given).
 
         Our stream waits for the caller's current stream before reading `array`, and the
         caller's stream waits for the copy, so the caller may free or overwrite `array`
@@ -204,7 +211,11 @@ class CudaBackend:
         foreign = self._foreign_stream(src_device)
         if foreign is not None:
             self.stream(src_device).wait_event(foreign.record())
-        if src_device == device:
+        if out is not None:
+            moved = self.move(array, src_device, device)
+            with self.on(device):
+                out[...] = moved
+        elif src_device == device:
             with self.on(device):
                 out = self._cupy.array(array, copy=True, order="C")
         else:

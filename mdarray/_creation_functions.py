@@ -8,7 +8,7 @@ import operator
 import numpy as np
 
 from . import _redistribute, _regions
-from ._array import DistArray
+from ._array import DistArray, packed_empty, unpack_slabs
 from ._backend import DeviceSet, get_backend
 from ._backend import backend as default_backend_object
 from ._layout import Layout
@@ -45,14 +45,14 @@ def distributed_array(array, index_map, mode=REPLICA) -> DistArray:
     from ._array import _check_devices
 
     _check_devices(layout, backend)
-    on_host = isinstance(array, np.ndarray)
-    data = []
-    for box, device in zip(layout.boxes, layout.chunk_devices):
-        piece = array[tuple(_regions.to_slice(r) for r in box)]
-        data.append(backend.from_host(piece, device) if on_host else backend.adopt(piece, device))
+    copy_in = backend.from_host if isinstance(array, np.ndarray) else backend.adopt
+    slabs = packed_empty(layout, array.dtype, backend)
+    data = unpack_slabs(layout, slabs, backend)
+    for box, device, chunk in zip(layout.boxes, layout.chunk_devices, data):
+        copy_in(array[tuple(_regions.to_slice(r) for r in box)], device, out=chunk)
     # The chunks are fresh copies, so a partial mode may write identities into them.
-    data = _redistribute.replica_to_partial(layout, data, mode, backend, copy=False)
-    return DistArray._new(layout, data, mode, array.dtype, backend)
+    _redistribute.replica_to_partial(layout, data, mode, backend, copy=False)
+    return DistArray._from_slabs(layout, slabs, mode, array.dtype, backend, chunks=data)
 
 
 def _as_layout(shape, index_map) -> Layout:
@@ -108,11 +108,11 @@ def full(shape, fill_value, *, dtype=None, device=None) -> DistArray:
     dtype = np.asarray(fill_value).dtype if dtype is None else np.dtype(dtype)
     backend = _backend_for(device)
     layout = layout_for_device(_shape_tuple(shape), device, backend)
-    data = [
-        backend.full(s, fill_value, dtype, d)
-        for s, d in zip(layout.chunk_shapes, layout.chunk_devices)
+    slabs = [
+        backend.full((total,), fill_value, dtype, device)
+        for device, (_, total) in zip(layout.devices, layout.packing)
     ]
-    return DistArray._new(layout, data, REPLICA, dtype, backend)
+    return DistArray._from_slabs(layout, slabs, REPLICA, dtype, backend)
 
 
 def zeros(shape, *, dtype=None, device=None) -> DistArray:
@@ -145,8 +145,9 @@ def empty(shape, *, dtype=None, device=None) -> DistArray:
     dtype = np.dtype(np.float64 if dtype is None else dtype)
     backend = _backend_for(device)
     layout = layout_for_device(_shape_tuple(shape), device, backend)
-    data = [backend.empty(s, dtype, d) for s, d in zip(layout.chunk_shapes, layout.chunk_devices)]
-    return DistArray._new(layout, data, REPLICA, dtype, backend)
+    return DistArray._from_slabs(
+        layout, packed_empty(layout, dtype, backend), REPLICA, dtype, backend
+    )
 
 
 def _shape_tuple(shape) -> tuple[int, ...]:
@@ -366,8 +367,9 @@ def empty_like(x, /, dtype=None, order="K", subok=True, shape=None, *, device=No
     dtype = x.dtype if dtype is None else np.dtype(dtype)
     layout = _like_layout(x, shape, device)
     backend = x._backend
-    data = [backend.empty(s, dtype, d) for s, d in zip(layout.chunk_shapes, layout.chunk_devices)]
-    return DistArray._new(layout, data, REPLICA, dtype, backend)
+    return DistArray._from_slabs(
+        layout, packed_empty(layout, dtype, backend), REPLICA, dtype, backend
+    )
 
 
 def _triangle(x, k, keep) -> DistArray:

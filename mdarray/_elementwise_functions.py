@@ -102,11 +102,15 @@ def _may_fail(ufunc, backend) -> bool:
 
 
 def _fast_call(ufunc, inputs, kwargs):
-    """REPLICA DistArrays of one layout and Python scalars, ``out`` at most: per-chunk
-    kernels with no planning. None when the general path is needed."""
+    """REPLICA DistArrays of one layout and Python scalars, ``out`` at most: kernels with
+    no planning. None when the general path is needed.
+
+    Packed operands (`Layout.packing`) line up slab to slab, so the kernel runs once per
+    device on the slabs; others run once per chunk.
+    """
     layout = None
     keys = []
-    columns = []
+    arrays = []
     for x in inputs:
         kind = type(x)
         if kind is DistArray:
@@ -117,10 +121,10 @@ def _fast_call(ufunc, inputs, kwargs):
             elif x._layout is not layout and x._layout != layout:
                 return None
             keys.append(x._dtype)
-            columns.append(x._data)
+            arrays.append(x)
         elif kind in _PY_SCALARS:
             keys.append((kind, x if kind is int or kind is bool else None))
-            columns.append(repeat(x))
+            arrays.append(x)
         else:
             return None
     if layout is None:
@@ -136,12 +140,14 @@ def _fast_call(ufunc, inputs, kwargs):
         out_keys = tuple(o._dtype for o in out)
     dtypes = _resolve(ufunc, tuple(keys), out_keys, None, ())
     kernel = _kernel(backend, ufunc)
-    if kernel is None:
+    if kernel is None or (out is not None and _may_fail(ufunc, backend)):
         return None
+    packed = all(type(x) is not DistArray or x._slabs is not None for x in arrays)
+    if packed:
+        return _slab_call(ufunc, kernel, layout, backend, arrays, out, dtypes)
+    columns = [x._data if type(x) is DistArray else repeat(x) for x in arrays]
     on = backend.on
     if out is not None:
-        if _may_fail(ufunc, backend):
-            return None
         for device, args, targets in zip(
             layout.chunk_devices, zip(*columns), zip(*(o._writable() for o in out))
         ):
@@ -153,6 +159,33 @@ def _fast_call(ufunc, inputs, kwargs):
         with on(device):
             results.append(kernel(*args))
     return _wrap_results(ufunc, layout, results, backend, REPLICA, dtypes)
+
+
+def _slab_call(ufunc, kernel, layout, backend, arrays, out, dtypes):
+    """One kernel per device over the slabs of packed operands (see `_fast_call`)."""
+    targets = None
+    if out is not None:
+        targets = [o._own_slabs() for o in out]
+        if any(t is None for t in targets):
+            return None
+    results = []
+    for d, device in enumerate(layout.devices):
+        args = [x._slabs[d] if type(x) is DistArray else x for x in arrays]
+        with backend.on(device):
+            if targets is not None:
+                kernel(*args, out=tuple(t[d] for t in targets))
+                continue
+            got = kernel(*args)
+            got = got if isinstance(got, tuple) else (got,)
+            # NumPy's dtype is the contract where CuPy promotes differently.
+            results.append([g if g.dtype == t else g.astype(t) for g, t in zip(got, dtypes)])
+    if out is not None:
+        return out[0] if len(out) == 1 else out
+    values = [
+        DistArray._from_slabs(layout, [r[i] for r in results], REPLICA, dtype, backend)
+        for i, dtype in enumerate(dtypes)
+    ]
+    return values[0] if ufunc.nout == 1 else tuple(values)
 
 
 def _wrap_results(ufunc, layout, results, backend, mode, dtypes):

@@ -72,6 +72,27 @@ class Layout:
     def chunk_devices(self) -> tuple:
         return tuple(device for device, _ in self.chunks)
 
+    @cached_property
+    def packing(self) -> tuple:
+        """How a packed array stores its chunks: one flat slab per device (in `devices`
+        order) holding that device's chunks one after another, in layout order.
+
+        Per device: ``(((chunk, offset, size), ...), total size)``. Operands of one
+        layout packed this way line up slab to slab, so an elementwise op runs as one
+        kernel per device instead of one per chunk.
+        """
+        out = []
+        for device in self.devices:
+            entries = []
+            offset = 0
+            for k, (d, shape) in enumerate(zip(self.chunk_devices, self.chunk_shapes)):
+                if d == device:
+                    size = int(np.prod(shape, dtype=np.int64))
+                    entries.append((k, offset, size))
+                    offset += size
+            out.append((tuple(entries), offset))
+        return tuple(out)
+
     @property
     def index_map(self) -> dict:
         """``{device: [index, ...]}`` with normalized indices (a new dict each time)."""
