@@ -102,7 +102,9 @@ def _combine_region(x, region: tuple, device):
     )
 
 
-def combine_partials(layout: Layout, data, region: tuple, device, ufunc_name: str, identity, backend):
+def combine_partials(
+    layout: Layout, data, region: tuple, device, ufunc_name: str, identity, backend
+):
     """The chunks `data` of `layout` combined with the ufunc `ufunc_name` over `region`,
     as a new array on `device` (`identity` where no chunk contributes)."""
     combine = getattr(backend.xp, ufunc_name)
