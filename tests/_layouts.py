@@ -1,8 +1,40 @@
-"""Small index maps shared by the tests."""
+"""Devices and small index maps shared by the tests.
+
+Tests name devices by number (0, 1, 2, ...); `device` maps a number onto the backend's
+devices, cycling, so the same test runs with any number of devices: with one, every
+chunk sits on device 0 (several chunks per device, still a real test of the chunk logic).
+"""
 
 import mdarray
 
 D = mdarray.devices()
+
+
+def device(i: int) -> int:
+    """The backend device for test device number `i` (cycling over the devices)."""
+    return D[i % len(D)]
+
+
+def devices(*numbers: int) -> list[int]:
+    """`device` of each number, repeats kept: as ``devices=`` of ``Layout.block`` or
+    ``Layout.grid`` it still gives one block per number."""
+    return [device(i) for i in numbers]
+
+
+def distinct(*numbers: int) -> list[int]:
+    """`devices` without repeats, first occurrence first (for a DeviceSet or
+    ``Layout.replicated``)."""
+    return list(dict.fromkeys(devices(*numbers)))
+
+
+def spread(index_map: dict) -> dict:
+    """An index map keyed by test device numbers, put on the backend's devices: chunks
+    of numbers that land on one device are merged into its list, in order."""
+    result: dict = {}
+    for number, indices in index_map.items():
+        indices = indices if isinstance(indices, list) else [indices]
+        result.setdefault(device(number), []).extend(indices)
+    return result
 
 
 def two_chunks(first, second) -> dict:

@@ -3,6 +3,7 @@ on their devices (no host-to-device copies), and the ``*_like`` layouts."""
 
 import numpy as np
 import pytest
+from _layouts import device, devices, distinct
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -117,7 +118,7 @@ def test_tril_and_triu_match_numpy_and_keep_the_mode(data):
 
 
 def test_asarray_from_host_data_and_distarrays():
-    layout = mdarray.Layout.block((2, 3), axis=1, devices=[1, 2])
+    layout = mdarray.Layout.block((2, 3), axis=1, devices=devices(1, 2))
     x = mdarray.asarray([[1, 2, 3], [4, 5, 6]], device=layout)
     assert x.layout == layout and x.dtype == np.int64
     assert mdarray.asarray(x) is x
@@ -125,7 +126,7 @@ def test_asarray_from_host_data_and_distarrays():
     copied[0, 0] = 9
     assert x.get()[0, 0] == 1
     assert_dist_equal(mdarray.asarray(x, dtype=mdarray.float32), np.float32(x.get()))
-    assert mdarray.asarray(x, device=3).devices == (3,)
+    assert mdarray.asarray(x, device=device(3)).devices == (device(3),)
     assert_dist_equal(mdarray.asarray(2.5), np.asarray(2.5))
     assert_dist_equal(mdarray.asarray(np.arange(4), dtype="int8"), np.arange(4, dtype="int8"))
     with pytest.raises(ValueError, match="copy=False"):
@@ -138,7 +139,7 @@ def test_asarray_from_host_data_and_distarrays():
 @pytest.mark.parametrize("sparse", [False, True])
 def test_meshgrid_matches_numpy(indexing, sparse):
     inputs = [np.arange(3), np.arange(4.0), np.arange(2)]
-    arrays = [mdarray.asarray(a, device=mdarray.DeviceSet([0, 1])) for a in inputs]
+    arrays = [mdarray.asarray(a, device=mdarray.DeviceSet(distinct(0, 1))) for a in inputs]
     with mdarray.options(fallback="raise"):
         grids = np.meshgrid(*arrays, indexing=indexing, sparse=sparse)
     for got, want in zip(grids, np.meshgrid(*inputs, indexing=indexing, sparse=sparse)):

@@ -3,6 +3,7 @@ identity, and the dtype queries NumPy asks of a DistArray."""
 
 import numpy as np
 import pytest
+from _layouts import devices
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -61,7 +62,7 @@ def test_the_rule_refuses_casts_that_change_combined_values():
 
 
 def test_copy_copies_each_chunk_on_its_device():
-    x = mdarray.arange(6, device=mdarray.DeviceSet([0, 1]))
+    x = mdarray.arange(6, device=mdarray.Layout.block(6, devices=devices(0, 1)))
     with mdarray.count_transfers() as moved:
         y = np.copy(x)
     assert moved.total == 0
@@ -70,7 +71,9 @@ def test_copy_copies_each_chunk_on_its_device():
 
 
 def test_dtype_queries_read_no_data():
-    x = mdarray.zeros((3, 4), dtype=mdarray.int8, device=mdarray.DeviceSet([0, 1]))
+    x = mdarray.zeros(
+        (3, 4), dtype=mdarray.int8, device=mdarray.Layout.block((3, 4), devices=devices(0, 1))
+    )
     with mdarray.options(fallback="raise"), mdarray.count_transfers() as moved:
         assert np.shape(x) == (3, 4) and np.ndim(x) == 2 and np.size(x) == 12
         assert np.size(x, 1) == 4

@@ -6,6 +6,7 @@ tested (and `tests/test_registry.py` checks the list is complete).
 
 import numpy as np
 import pytest
+from _layouts import device, devices, distinct, spread
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -106,7 +107,7 @@ def loop_values(ufunc, typecodes):
     return [v.astype(np.dtype(c)) for v, c in zip(base, typecodes)]
 
 
-LAYOUT = Layout((2, 3), {0: (0,), 1: [(1, slice(0, 2)), (slice(0, 2), slice(1, 3))]})
+LAYOUT = Layout((2, 3), spread({0: (0,), 1: [(1, slice(0, 2)), (slice(0, 2), slice(1, 3))]}))
 
 
 @pytest.mark.parametrize("ufunc", ELEMENTWISE, ids=lambda u: u.__name__)
@@ -120,7 +121,7 @@ def test_every_ufunc_against_numpy(ufunc):
         mode = mdarray.SUM if values[0].dtype.kind != "b" else mdarray.MAX
         operands = [mdarray.distributed_array(values[0], LAYOUT, mode)]
         if ufunc.nin > 1:
-            layout = Layout.block(values[1].shape, devices=[2, 3])
+            layout = Layout.block(values[1].shape, devices=devices(2, 3))
             operands.append(mdarray.distributed_array(values[1], layout))
         operands += values[2:]
         want, error = numpy_result(ufunc, values)
@@ -214,7 +215,7 @@ def test_dtype_and_casting_keywords(dtype, data):
 
 
 def test_two_output_ufuncs():
-    layout = Layout((2, 3), {0: (0,), 1: [(1, slice(0, 2)), (1, slice(2, 3))]})
+    layout = Layout((2, 3), spread({0: (0,), 1: [(1, slice(0, 2)), (1, slice(2, 3))]}))
     value = np.array([[1.5, -2.25, 3.0], [7.0, -0.5, 10.0]])
     x = mdarray.distributed_array(value, layout)
     with mdarray.options(fallback="raise"):
@@ -230,9 +231,11 @@ def test_two_output_ufuncs():
 
 
 def test_result_layout_is_the_first_operand_of_the_output_shape():
-    a = mdarray.distributed_array(np.arange(4.0), Layout.block((4,), devices=[0, 1]))
-    b = mdarray.distributed_array(np.ones((3, 4)), Layout.block((3, 4), axis=1, devices=[1]))
-    c = mdarray.distributed_array(np.ones((3, 4)), Layout.replicated((3, 4), devices=[0, 1]))
+    a = mdarray.distributed_array(np.arange(4.0), Layout.block((4,), devices=devices(0, 1)))
+    b = mdarray.distributed_array(np.ones((3, 4)), Layout.block((3, 4), axis=1, devices=devices(1)))
+    c = mdarray.distributed_array(
+        np.ones((3, 4)), Layout.replicated((3, 4), devices=distinct(0, 1))
+    )
     with mdarray.options(fallback="raise"):
         assert (a + b).layout == b.layout
         assert np.add(a, c).layout == c.layout
@@ -243,7 +246,9 @@ def test_result_layout_is_the_first_operand_of_the_output_shape():
 
 
 def test_same_layout_moves_nothing_and_replicas_are_all_written():
-    layout = Layout((6, 4), {0: slice(0, 4), 1: slice(2, 6), 2: [(slice(0, 6), slice(0, 2))]})
+    layout = Layout(
+        (6, 4), spread({0: slice(0, 4), 1: slice(2, 6), 2: [(slice(0, 6), slice(0, 2))]})
+    )
     value = np.arange(24.0).reshape(6, 4)
     x = mdarray.distributed_array(value, layout)
     y = mdarray.distributed_array(value * 2, layout)
@@ -258,8 +263,8 @@ def test_same_layout_moves_nothing_and_replicas_are_all_written():
 
 
 def test_out_keeps_its_layout_and_mode():
-    x = mdarray.distributed_array(np.arange(6.0), Layout.block((6,), devices=[0, 1]))
-    out_layout = Layout((6,), {2: slice(0, 4), 3: slice(3, 6)})
+    x = mdarray.distributed_array(np.arange(6.0), Layout.block((6,), devices=devices(0, 1)))
+    out_layout = Layout((6,), spread({2: slice(0, 4), 3: slice(3, 6)}))
     out = mdarray.distributed_array(np.zeros(6), out_layout, mode="sum")
     with mdarray.options(fallback="raise"):
         result = np.multiply(x, 3, out=out)
@@ -272,7 +277,7 @@ def test_out_keeps_its_layout_and_mode():
 
 
 def test_in_place_cast_errors_leave_the_array_unchanged():
-    layout = Layout((5,), {0: slice(0, 3), 1: slice(2, 5)})
+    layout = Layout((5,), spread({0: slice(0, 3), 1: slice(2, 5)}))
     x = mdarray.distributed_array(np.arange(5, dtype=np.int32), layout)
     chunks = [c.copy() for c in x._data]
     host = np.arange(5, dtype=np.int32)
@@ -287,14 +292,14 @@ def test_in_place_cast_errors_leave_the_array_unchanged():
 
 
 def test_where_scalar_and_mask_kinds():
-    x = mdarray.distributed_array(np.arange(6.0), Layout.block((6,), devices=[0, 1, 2]))
-    out = mdarray.distributed_array(np.full(6, -1.0), Layout.block((6,), devices=[3]))
+    x = mdarray.distributed_array(np.arange(6.0), Layout.block((6,), devices=devices(0, 1, 2)))
+    out = mdarray.distributed_array(np.full(6, -1.0), Layout.block((6,), devices=devices(3)))
     with mdarray.options(fallback="raise"):
         np.add(x, 1, out=out, where=False)
         assert_dist_equal(out, np.full(6, -1.0))
         np.add(x, 1, out=out, where=np.True_)
         assert_dist_equal(out, np.arange(6.0) + 1)
-        mask = mdarray.distributed_array(np.arange(6) % 2 == 0, {1: ()}, mode="max")
+        mask = mdarray.distributed_array(np.arange(6) % 2 == 0, {device(1): ()}, mode="max")
         np.subtract(x, 1, out=out, where=mask)
         assert_dist_equal(out, np.array([-1.0, 2, 1, 4, 3, 6]))
         with pytest.raises(TypeError):
@@ -302,7 +307,7 @@ def test_where_scalar_and_mask_kinds():
 
 
 def test_operands_of_every_kind():
-    layout = Layout.block((2, 3), devices=[0, 1])
+    layout = Layout.block((2, 3), devices=devices(0, 1))
     value = np.arange(6.0).reshape(2, 3)
     x = mdarray.distributed_array(value, layout)
     with mdarray.options(fallback="raise"):
@@ -330,7 +335,10 @@ def test_gufuncs_without_an_implementation_fall_back():
         if (gufunc, "__call__") in mdarray._registry.UFUNC_OVERRIDES:
             continue  # an implementation of its own, tested with its module
         values = calls[gufunc.__name__]
-        args = [mdarray.distributed_array(v, Layout.block(v.shape, devices=[0, 1])) for v in values]
+        args = [
+            mdarray.distributed_array(v, Layout.block(v.shape, devices=devices(0, 1)))
+            for v in values
+        ]
         with mdarray.options(fallback="raise"), pytest.raises(TypeError):
             gufunc(*args)
         with mdarray.options(fallback="allow"):
@@ -364,7 +372,7 @@ def test_array_api_names(name):
     else:
         args = [values, 0.3, 1.6] if name == "clip" else [values + 1j]
         reference = {"clip": np.clip, "imag": np.imag, "real": np.real, "round": np.round}[name]
-    x = mdarray.distributed_array(args[0], Layout.block((4,), devices=[0, 1]))
+    x = mdarray.distributed_array(args[0], Layout.block((4,), devices=devices(0, 1)))
     with mdarray.options(fallback="raise"), np.errstate(all="ignore"):
         got = func(x, *args[1:]) if len(args) > 1 and name == "clip" else func(*[x] * len(args))
         want = reference(*args)
@@ -377,7 +385,7 @@ def test_array_api_names(name):
 def test_round_clip_real_imag(mode):
     value = np.array([[0.26, -1.5, 3.75], [2.5, 0.0, -7.125]])
     x = mdarray.distributed_array(
-        value, Layout((2, 3), {0: (0,), 1: (), 2: (1, slice(1, 3))}), mode
+        value, Layout((2, 3), spread({0: (0,), 1: (), 2: (1, slice(1, 3))})), mode
     )
     with mdarray.options(fallback="raise"):
         check_same(mdarray.round(x, 1), np.round(value, 1))
@@ -417,9 +425,9 @@ class AxpyKernel:
 
 
 def test_cupy_hook_with_stand_in_kernels():
-    layout = Layout((5,), {0: slice(0, 3), 1: slice(2, 5)})
+    layout = Layout((5,), spread({0: slice(0, 3), 1: slice(2, 5)}))
     x = mdarray.distributed_array(np.arange(5.0), layout)
-    y = mdarray.distributed_array(np.ones(5), Layout.block((5,), devices=[2, 3]))
+    y = mdarray.distributed_array(np.ones(5), Layout.block((5,), devices=devices(2, 3)))
     with mdarray.options(fallback="raise"):
         check_same(
             x.__cupy_override_elementwise_kernel__(ufunc("cos", 1), x), np.cos(np.arange(5.0))

@@ -3,6 +3,7 @@ mode, and failed assignments leaving every chunk as it was."""
 
 import numpy as np
 import pytest
+from _layouts import devices, spread
 from hypothesis import example, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -32,7 +33,7 @@ def arrays_and_keys(draw, **kwargs):
 
 @example(
     (
-        mdarray.distributed_array(np.arange(6), {0: slice(0, 6, 2), 1: slice(1, 6, 2)}),
+        mdarray.distributed_array(np.arange(6), spread({0: slice(0, 6, 2), 1: slice(1, 6, 2)})),
         np.arange(6),
         slice(None, None, -2),
     )
@@ -93,7 +94,7 @@ def test_setitem_matches_numpy_in_every_mode(case):
 
 
 def test_setitem_writes_every_replica():
-    x = mdarray.zeros((4, 3), device=mdarray.Layout.replicated((4, 3), devices=[0, 1, 2]))
+    x = mdarray.zeros((4, 3), device=mdarray.Layout((4, 3), spread({0: (), 1: (), 2: ()})))
     x[1:3, ::-2] = [7, 8]
     for chunk in _chunks_on_host(x):
         np.testing.assert_array_equal(chunk[1:3], [[8, 0, 7], [8, 0, 7]])
@@ -113,7 +114,7 @@ def test_setitem_writes_every_replica():
 )
 @pytest.mark.parametrize("mode", ["replica", "sum", "max"])
 def test_failed_setitem_leaves_every_chunk_unchanged(key, value, error, mode):
-    layout = mdarray.Layout((4, 3), {0: (slice(0, 3),), 1: (slice(1, 4),), 2: [(), (0,)]})
+    layout = mdarray.Layout((4, 3), spread({0: (slice(0, 3),), 1: (slice(1, 4),), 2: [(), (0,)]}))
     x = mdarray.distributed_array(np.arange(12, dtype=np.int8).reshape(4, 3), layout, mode)
     before = _chunks_on_host(x)
     numpy_error = None
@@ -128,7 +129,7 @@ def test_failed_setitem_leaves_every_chunk_unchanged(key, value, error, mode):
 
 
 def test_failed_setitem_from_a_distarray_of_the_wrong_shape_changes_nothing():
-    x = mdarray.arange(6, device=mdarray.DeviceSet([0, 1]))
+    x = mdarray.arange(6, device=mdarray.Layout.block(6, devices=devices(0, 1)))
     before = _chunks_on_host(x)
     with pytest.raises(ValueError, match=r"could not broadcast input array from shape \(4,\)"):
         x[1:4] = mdarray.arange(4)
@@ -140,7 +141,7 @@ def test_failed_setitem_from_a_distarray_of_the_wrong_shape_changes_nothing():
 )
 def test_getitem_errors_match_numpy(key):
     host = np.arange(6).reshape(3, 2)
-    x = mdarray.distributed_array(host, mdarray.Layout.block((3, 2), devices=[0, 1]))
+    x = mdarray.distributed_array(host, mdarray.Layout.block((3, 2), devices=devices(0, 1)))
     with pytest.raises(IndexError) as numpy_error:
         host[key]
     with pytest.raises(IndexError) as ours:
@@ -150,7 +151,7 @@ def test_getitem_errors_match_numpy(key):
 
 def test_advanced_indexing_goes_through_the_fallback_policy():
     host = np.arange(12.0).reshape(4, 3)
-    x = mdarray.distributed_array(host, mdarray.Layout.block((4, 3), devices=[0, 1]))
+    x = mdarray.distributed_array(host, mdarray.Layout.block((4, 3), devices=devices(0, 1)))
     with mdarray.options(fallback="raise"), pytest.raises(TypeError, match="advanced index"):
         x[[0, 2]]
     with mdarray.options(fallback="allow"):

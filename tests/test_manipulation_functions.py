@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from _layouts import devices, spread
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -55,7 +56,7 @@ def reshapes(draw):
 @example(
     (
         mdarray.distributed_array(
-            np.arange(12), {0: slice(0, 12, 2), 1: slice(1, 12, 2)}, mode="sum"
+            np.arange(12), spread({0: slice(0, 12, 2), 1: slice(1, 12, 2)}), mode="sum"
         ),
         np.arange(12),
         (3, 4),
@@ -77,11 +78,11 @@ def test_reshape_matches_numpy_and_keeps_the_mode(case):
 @pytest.mark.parametrize(
     "layout, shape",
     [
-        (mdarray.Layout.block((12,), devices=[0, 1]), (4, 3)),
-        (mdarray.Layout.block((4, 6), devices=[0, 1]), (2, 2, 3, 2)),
-        (mdarray.Layout.block((4, 6), axis=1, devices=[0, 1]), (4, 2, 3)),
-        (mdarray.Layout.grid((4, 6, 2), (2, 2), devices=[0, 1, 2, 3]), (4, 12)),
-        (mdarray.Layout((12,), {0: slice(0, 12, 2), 1: slice(1, 12, 2)}), (3, 2, 2)),
+        (mdarray.Layout.block((12,), devices=devices(0, 1)), (4, 3)),
+        (mdarray.Layout.block((4, 6), devices=devices(0, 1)), (2, 2, 3, 2)),
+        (mdarray.Layout.block((4, 6), axis=1, devices=devices(0, 1)), (4, 2, 3)),
+        (mdarray.Layout.grid((4, 6, 2), (2, 2), devices=devices(0, 1, 2, 3)), (4, 12)),
+        (mdarray.Layout((12,), spread({0: slice(0, 12, 2), 1: slice(1, 12, 2)})), (3, 2, 2)),
     ],
 )
 def test_reshape_inside_chunks_moves_nothing(layout, shape):
@@ -94,7 +95,7 @@ def test_reshape_inside_chunks_moves_nothing(layout, shape):
 
 
 def test_reshape_that_needs_data_movement_reshards_or_refuses_with_copy_false():
-    x = mdarray.arange(12, device=mdarray.Layout.block((12,), devices=[0, 1, 2]))
+    x = mdarray.arange(12, device=mdarray.Layout.block((12,), devices=devices(0, 1, 2)))
     with pytest.raises(ValueError, match="copy=False"):
         mdarray.reshape(x, (4, 3), copy=False)
     assert_dist_equal(mdarray.reshape(x, (4, 3)), np.arange(12).reshape(4, 3))
@@ -159,7 +160,7 @@ def test_concat_and_stack_match_numpy_without_transfers(data):
 
 
 def test_concat_copies_the_chunks():
-    x = mdarray.zeros(4, device=mdarray.DeviceSet([0, 1]))
+    x = mdarray.zeros(4, device=mdarray.Layout.block(4, devices=devices(0, 1)))
     y = mdarray.concat([x, x])
     y[0] = 1
     assert x.get()[0] == 0

@@ -8,6 +8,7 @@ no data, and give NumPy's value of the combined operands.
 
 import numpy as np
 import pytest
+from _layouts import devices, spread
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -135,12 +136,12 @@ def check_rule(rule, operands, layout, dtype):
 
 def sum_array(value, layout=None, mode="sum"):
     value = np.asarray(value)
-    layout = layout or Layout.replicated(value.shape, devices=[0, 1])
+    layout = layout or Layout(value.shape, spread({0: (), 1: ()}))
     return mdarray.distributed_array(value, layout, mode)
 
 
 VALUE = np.array([[1.0, -2.0, 3.0], [0.0, 5.0, -6.0]])
-OTHER = Layout.block((2, 3), axis=1, devices=[2, 3])
+OTHER = Layout.block((2, 3), axis=1, devices=devices(2, 3))
 UNPROVEN = {
     "sum * inf": lambda: sum_array(VALUE) * np.inf,
     "sum * float array": lambda: sum_array(VALUE) * sum_array(VALUE, mode="replica"),

@@ -5,6 +5,7 @@ import operator
 
 import numpy as np
 import pytest
+from _layouts import devices, spread
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -124,7 +125,7 @@ def test_in_place_operators_write_every_replica(op, data):
 
 
 def test_in_place_on_a_partial_array_keeps_its_mode():
-    layout = Layout.replicated((4,), devices=[0, 1, 2])
+    layout = Layout((4,), spread({0: (), 1: (), 2: ()}))
     x = mdarray.distributed_array(np.arange(4.0), layout, mode="max")
     with mdarray.options(fallback="raise"):
         x += 2.0  # max(p) + c: stays MAX, no data moved
@@ -135,7 +136,9 @@ def test_in_place_on_a_partial_array_keeps_its_mode():
 
 
 def test_operators_with_numpy_arrays_on_the_left():
-    x = mdarray.distributed_array(np.arange(6).reshape(2, 3), Layout.block((2, 3), devices=[0, 1]))
+    x = mdarray.distributed_array(
+        np.arange(6).reshape(2, 3), Layout.block((2, 3), devices=devices(0, 1))
+    )
     with mdarray.options(fallback="raise"):
         got = np.arange(3) - x
         assert isinstance(got, mdarray.DistArray)

@@ -4,6 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _layouts import spread
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -28,7 +29,9 @@ tied = st.sampled_from([0.0, 1.0, 2.0, np.nan])
 
 @example(
     (
-        mdarray.distributed_array(np.array([1.0, 2.0, 2.0, 1.0]), {0: slice(0, 2), 1: slice(1, 4)}),
+        mdarray.distributed_array(
+            np.array([1.0, 2.0, 2.0, 1.0]), spread({0: slice(0, 2), 1: slice(1, 4)})
+        ),
         np.array([1.0, 2.0, 2.0, 1.0]),
     ),
     np.argmax,

@@ -5,6 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _layouts import spread, two_chunks
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -78,7 +79,7 @@ REDUCTIONS = [np.sum, np.prod, np.max, np.min, np.all, np.any, np.amax, np.amin]
 
 @example(
     (
-        mdarray.distributed_array(np.arange(6.0), {0: slice(0, 4), 1: slice(2, 6)}),
+        mdarray.distributed_array(np.arange(6.0), spread({0: slice(0, 4), 1: slice(2, 6)})),
         np.arange(6.0),
     ),
     np.sum,
@@ -217,7 +218,7 @@ def test_all_any_partial_modes():
 
 def test_overlapping_replicas_count_once():
     values = np.arange(8.0)
-    layout = Layout((8,), {DEVICES[0]: slice(0, 6), DEVICES[-1]: slice(2, 8)})
+    layout = Layout((8,), two_chunks(slice(0, 6), slice(2, 8)))
     x = mdarray.distributed_array(values, layout)
     for func in (np.sum, np.prod, np.max, np.mean):
         assert_matches(func(x), func(values))
