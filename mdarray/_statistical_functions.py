@@ -131,14 +131,20 @@ def _squared_deviations(chunk, mean):
     return d * d
 
 
-def _var(x, axes, keepdims, dtype, where, ddof) -> DistArray:
+def _var(x, axes, keepdims, dtype, where, ddof, requested=None) -> DistArray:
     """Two passes like NumPy: the mean (combined, result-sized), then a partial SUM of
-    squared deviations over the chunks, divided by ``max(count - ddof, 0)``."""
+    squared deviations over the chunks, divided by ``max(count - ddof, 0)``.
+
+    The squares are summed in the `requested` dtype when the caller gave one, as NumPy
+    does (a complex sum divided by 0 is inf+nanj, a real one inf)."""
     if x.mode.is_partial:
         x = x.change_mode(REPLICA)
     mean = _mean(x, axes, True, dtype, where).change_mode(REPLICA)
     squares = _reduction.map_chunks(x, _squared_deviations, mean, mode=REPLICA)
-    total = _reduction.reduce(squares, np.add, axes, keepdims, squares.dtype, where=where)
+    sum_dtype = squares.dtype if requested is None else np.dtype(requested)
+    total = _reduction.reduce(
+        squares, np.add, axes, keepdims, sum_dtype, dtype=requested, where=where
+    )
     count = _count(x, axes, keepdims, where)
     divisor = (
         builtins.max(count - ddof, 0) if isinstance(count, int) else np.maximum(count - ddof, 0)
@@ -193,7 +199,7 @@ def _variance_impl(func, root: bool):
         n = _ddof(ddof, correction)
 
         def stat(x, axes, keep, compute, where):
-            var = _var(x, axes, keep, compute, where, n)
+            var = _var(x, axes, keep, compute, where, n, requested=dtype)
             if not root:
                 return var
             xp = x._backend.xp

@@ -316,3 +316,13 @@ def test_cupy_reduction_hook():
         result = func(x, axis=0)
         assert isinstance(result, mdarray.DistArray)
         np.testing.assert_allclose(result.get(), getattr(np, func.__name__)(values, axis=0))
+
+
+def test_complex_var_with_too_large_ddof_divides_like_numpy():
+    host = np.array([0, 1j])
+    x = mdarray.distributed_array(host, two_chunks(slice(0, 1), slice(1, 2)))
+    with np.errstate(all="ignore"):
+        want = np.var(host, ddof=2, dtype=np.complex128)
+    with mdarray.options(fallback="raise"), np.errstate(all="ignore"):
+        got = np.var(x, ddof=2, dtype=np.complex128).get()
+    np.testing.assert_array_equal(got, want)
