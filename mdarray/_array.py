@@ -72,23 +72,19 @@ class DistArray(NDArrayOperatorsMixin):
         return self
 
     @classmethod
-    def _from_slabs(cls, layout: Layout, slabs, mode: Mode, dtype, backend, chunks=None):
+    def _from_slabs(
+        cls, layout: Layout, slabs, mode: Mode, dtype, backend, chunks=None, *, check=True
+    ):
         """A packed DistArray: one flat slab per device of `layout` (`Layout.packing`),
-        owned by this array alone; `chunks` are the slabs' views when already made."""
+        owned by this array alone; `chunks` are the slabs' views when already made.
+
+        ``check=False`` is for slabs a kernel just made from checked operands of the same
+        layout (the elementwise fast path, where the checks would cost a third of a call).
+        """
         slabs = tuple(slabs)
         dtype = np.dtype(dtype)
-        if len(slabs) != len(layout.devices):
-            raise ValueError(f"layout has {len(layout.devices)} devices but {len(slabs)} slabs")
-        _check_devices(layout, backend)
-        for slab, device, (_, total) in zip(slabs, layout.devices, layout.packing):
-            if slab.shape != (total,) or slab.dtype != dtype:
-                raise ValueError(
-                    f"the slab of device {device} is {slab.dtype}{list(slab.shape)}, "
-                    f"the layout needs {dtype}[{total}]"
-                )
-            where = backend.device_of(slab)
-            if where is not None and where != device:
-                raise ValueError(f"the slab of device {device} is on device {where}")
+        if check:
+            _check_slabs(layout, slabs, dtype, backend)
         mode.check_dtype(dtype)
         self = object.__new__(cls)
         self._layout = layout
@@ -456,14 +452,10 @@ class DistArray(NDArrayOperatorsMixin):
     # Protocols ----------------------------------------------------------------------
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        from ._dispatch import array_ufunc
-
-        return array_ufunc(ufunc, method, inputs, kwargs)
+        return _dispatch().array_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        from ._dispatch import array_function
-
-        return array_function(func, types, args, kwargs)
+        return _dispatch().array_function(func, types, args, kwargs)
 
     def __array_namespace__(self, /, *, api_version=None):
         import mdarray
@@ -542,6 +534,34 @@ class DistArray(NDArrayOperatorsMixin):
 # Views made by indexing are other objects, so writes through them reach their base as
 # NumPy's views do.
 _holders: dict[int, int] = {}
+
+
+def _check_slabs(layout: Layout, slabs: tuple, dtype, backend) -> None:
+    if len(slabs) != len(layout.devices):
+        raise ValueError(f"layout has {len(layout.devices)} devices but {len(slabs)} slabs")
+    _check_devices(layout, backend)
+    for slab, device, (_, total) in zip(slabs, layout.devices, layout.packing):
+        if slab.shape != (total,) or slab.dtype != dtype:
+            raise ValueError(
+                f"the slab of device {device} is {slab.dtype}{list(slab.shape)}, "
+                f"the layout needs {dtype}[{total}]"
+            )
+        where = backend.device_of(slab)
+        if where is not None and where != device:
+            raise ValueError(f"the slab of device {device} is on device {where}")
+
+
+def _dispatch():
+    """The dispatch module (imported on first use: it imports this one)."""
+    global _dispatch_module
+    if _dispatch_module is None:
+        from . import _dispatch as module
+
+        _dispatch_module = module
+    return _dispatch_module
+
+
+_dispatch_module = None
 
 
 def unpack_slabs(layout: Layout, slabs, backend) -> tuple:

@@ -182,7 +182,7 @@ def _slab_call(ufunc, kernel, layout, backend, arrays, out, dtypes):
     if out is not None:
         return out[0] if len(out) == 1 else out
     values = [
-        DistArray._from_slabs(layout, [r[i] for r in results], REPLICA, dtype, backend)
+        DistArray._from_slabs(layout, [r[i] for r in results], REPLICA, dtype, backend, check=False)
         for i, dtype in enumerate(dtypes)
     ]
     return values[0] if ufunc.nout == 1 else tuple(values)
