@@ -80,13 +80,63 @@ _KERNELS: dict = {}
 
 
 def _kernel(backend, ufunc):
-    """The backend's ufunc of `ufunc`'s name (None if it has none), looked up once."""
+    """The backend's ufunc of `ufunc`'s name (None if it has none), looked up once.
+
+    Where CuPy lacks a loop or a ufunc that NumPy has, an adapter built from CuPy's
+    other ufuncs stands in (`_CUPY_ADAPTERS`)."""
     key = (backend.name, ufunc)
     kernel = _KERNELS.get(key)
     if kernel is None:
-        kernel = ufunc if backend.xp is np else getattr(backend.xp, ufunc.__name__, False)
+        if backend.xp is np:
+            kernel = ufunc
+        elif ufunc in _CUPY_ADAPTERS:
+            kernel = _CUPY_ADAPTERS[ufunc](backend.xp, getattr(backend.xp, ufunc.__name__, None))
+        else:
+            kernel = getattr(backend.xp, ufunc.__name__, False)
         _KERNELS[key] = kernel
     return kernel or None
+
+
+def _truth_of_complex(xp, kernel):
+    """CuPy's logical ufuncs have no complex loops; NumPy's read a complex as ``!= 0``."""
+
+    def call(*args, **kwargs):
+        args = [a != 0 if np.dtype(_dtype_of(a)).kind == "c" else a for a in args]
+        return kernel(*args, **kwargs)
+
+    return call
+
+
+def _spacing(xp, kernel):
+    """CuPy has no ``spacing``: the step to the next float away from zero, computed in
+    NumPy's loop dtype (float16 for int8, ...), as ``nextafter(x, ±inf) - x``."""
+
+    def call(x, out=None, dtype=None, casting="same_kind"):
+        loop = np.spacing.resolve_dtypes((np.dtype(_dtype_of(x)), None))[1]
+        x = xp.asarray(x).astype(loop, copy=False)
+        result = xp.nextafter(x, xp.copysign(xp.asarray(np.inf, loop), x)) - x
+        if dtype is not None:
+            result = result.astype(dtype)
+        if out is None:
+            return result
+        target = out[0] if isinstance(out, tuple) else out
+        xp.copyto(target, result, casting=casting)
+        return out
+
+    return call
+
+
+def _dtype_of(a):
+    return a.dtype if hasattr(a, "dtype") else np.asarray(a).dtype
+
+
+_CUPY_ADAPTERS = {
+    np.logical_and: _truth_of_complex,
+    np.logical_not: _truth_of_complex,
+    np.logical_or: _truth_of_complex,
+    np.logical_xor: _truth_of_complex,
+    np.spacing: _spacing,
+}
 
 
 def _may_fail(ufunc, backend) -> bool:

@@ -81,7 +81,11 @@ def matmul_call(ufunc, inputs, kwargs):
 
 
 def _is_array(x) -> bool:
-    return hasattr(x, "shape") and hasattr(x, "dtype") and hasattr(x, "__array_namespace__")
+    return (
+        hasattr(x, "shape")
+        and hasattr(x, "dtype")
+        and (hasattr(x, "__array_namespace__") or hasattr(x, "__cuda_array_interface__"))
+    )
 
 
 def vecdot(x1, x2, /, *, axis=-1):

@@ -133,12 +133,14 @@ def local_reduce(backend, ufunc, chunk, axes: tuple, dtype, result_dtype):
         kwargs = {"dtype": result_dtype} if ufunc in (np.add, np.multiply) else {}
         out = reducer(chunk, axis=axes, keepdims=True, **kwargs)
     else:
-        out = _fold(xp, getattr(xp, ufunc.__name__), chunk, axes, dtype)
+        out = _fold(xp, getattr(xp, ufunc.__name__), chunk, axes, dtype, ufunc.identity)
     return out if out.dtype == result_dtype else out.astype(result_dtype)
 
 
-def _fold(xp, ufunc, chunk, axes, dtype):
-    """A left fold along each axis: for ufuncs without a reduce in the array module."""
+def _fold(xp, ufunc, chunk, axes, dtype, identity=None):
+    """A left fold along each axis: for ufuncs without a reduce in the array module.
+
+    Like NumPy, a ufunc with an identity starts from it (``hypot.reduce([-1.0])`` is 1)."""
     try:
         return ufunc.reduce(chunk, axis=axes, dtype=dtype, keepdims=True)
     except (AttributeError, NotImplementedError, TypeError):
@@ -146,6 +148,8 @@ def _fold(xp, ufunc, chunk, axes, dtype):
     out = chunk if dtype is None else chunk.astype(dtype)
     for axis in axes:
         acc = out[(slice(None),) * axis + (slice(0, 1),)]
+        if identity is not None:
+            acc = ufunc(xp.asarray(identity, dtype=out.dtype), acc)
         for i in range(1, out.shape[axis]):
             acc = ufunc(acc, out[(slice(None),) * axis + (slice(i, i + 1),)])
         out = acc

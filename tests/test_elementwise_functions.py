@@ -6,6 +6,7 @@ tested (and `tests/test_registry.py` checks the list is complete).
 
 import numpy as np
 import pytest
+from _backend_facts import ulps
 from _layouts import device, devices, distinct, spread
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -14,7 +15,7 @@ from hypothesis.extra import numpy as hnp
 import mdarray
 from mdarray import Layout
 from mdarray._elementwise_functions import ARRAY_API_FUNCTIONS, ARRAY_API_UFUNCS
-from mdarray.testing import assert_chunks_hold, assert_dist_equal
+from mdarray.testing import assert_chunks_hold, assert_dist_allclose, assert_dist_equal
 from mdarray.testing import strategies as mst
 
 UFUNCS = sorted({u for u in vars(np).values() if isinstance(u, np.ufunc)}, key=lambda u: u.__name__)
@@ -94,7 +95,11 @@ def as_tuple(result):
 def check_same(got, want):
     for g, w in zip(as_tuple(got), as_tuple(want)):
         assert isinstance(g, mdarray.DistArray)
-        assert_dist_equal(g, np.asarray(w))
+        w = np.asarray(w)
+        if ulps(w.dtype)["rtol"]:
+            assert_dist_allclose(g, w, **ulps(w.dtype))
+        else:
+            assert_dist_equal(g, w)
 
 
 def loop_values(ufunc, typecodes):
@@ -202,8 +207,12 @@ def test_ufuncs_out_and_where(ufunc, data):
 @given(data=st.data())
 @settings(max_examples=10)
 def test_dtype_and_casting_keywords(dtype, data):
-    x, value = data.draw(mst.dist_arrays(dtype=dtype, elements=small_elements(dtype)))
     target = data.draw(mst.dtypes())
+    elements = small_elements(dtype)
+    if np.dtype(target).kind == "u" and np.dtype(dtype).kind in "fc":
+        # A negative float cast to an unsigned int is undefined in C; NumPy and CuPy differ.
+        elements = elements.map(abs)
+    x, value = data.draw(mst.dist_arrays(dtype=dtype, elements=elements))
     casting = data.draw(st.sampled_from(["no", "equiv", "safe", "same_kind", "unsafe"]))
     want, error = numpy_result(np.add, [value, value], dtype=target, casting=casting)
     with mdarray.options(fallback="raise"), np.errstate(all="ignore"):
