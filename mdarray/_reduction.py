@@ -142,9 +142,13 @@ def _fold(xp, ufunc, chunk, axes, dtype, identity=None):
 
     Like NumPy, a ufunc with an identity starts from it (``hypot.reduce([-1.0])`` is 1)."""
     try:
-        return ufunc.reduce(chunk, axis=axes, dtype=dtype, keepdims=True)
+        out = ufunc.reduce(chunk, axis=axes, dtype=dtype, keepdims=True)
     except (AttributeError, NotImplementedError, TypeError):
         pass
+    else:
+        # CuPy's reduce starts from the first element: joining the identity afterwards
+        # gives NumPy's value (e o (x0 o x1 ...) == (e o x0) o x1 ... for these ufuncs).
+        return out if identity is None else ufunc(xp.asarray(identity, dtype=out.dtype), out)
     out = chunk if dtype is None else chunk.astype(dtype)
     for axis in axes:
         acc = out[(slice(None),) * axis + (slice(0, 1),)]

@@ -26,3 +26,22 @@ def ulps(dtype) -> dict:
         return {"rtol": 0, "atol": 0}
     eps = float(np.finfo(dtype).eps)
     return {"rtol": 8 * eps, "atol": 8 * eps}
+
+
+# Inputs where CuPy's kernels differ from NumPy's by design, per ufunc: integer 1/0 is
+# undefined in C (NumPy gives INT_MIN, CuPy 0); the complex logs of 0 are -inf+0j in NumPy
+# and -inf+nanj in CuPy.
+_ZERO_DIFFERS = {
+    np.reciprocal: "iu",
+    np.log: "c",
+    np.log2: "c",
+    np.log10: "c",
+}
+
+
+def without_kernel_differences(ufunc, values: list) -> list:
+    """On CUDA, `values` with 1 where an input of 0 would meet such a difference."""
+    kinds = _ZERO_DIFFERS.get(ufunc, "")
+    if not ON_CUDA or not kinds:
+        return values
+    return [np.where(v == 0, 1, v).astype(v.dtype) if v.dtype.kind in kinds else v for v in values]
