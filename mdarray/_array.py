@@ -294,7 +294,10 @@ class DistArray(NDArrayOperatorsMixin):
     def __repr__(self) -> str:
         from ._visualize import summary
 
-        values = np.array2string(self.get(), separator=", ", prefix="DistArray(")
+        part, summarize = _printed_part(self)
+        values = np.array2string(
+            part, separator=", ", prefix="DistArray(", threshold=0 if summarize else None
+        )
         return f"DistArray({values}, dtype={self.dtype}, mode={self.mode}, {summary(self)})"
 
     def visualize(self) -> str:
@@ -534,6 +537,31 @@ class DistArray(NDArrayOperatorsMixin):
 # Views made by indexing are other objects, so writes through them reach their base as
 # NumPy's views do.
 _holders: dict[int, int] = {}
+
+
+def _printed_part(x: DistArray) -> tuple:
+    """``(values, summarize)``: what NumPy's printer shows of `x`, gathered. All of it when
+    it is small; else only the edges of every long axis (``edgeitems`` each side), which
+    NumPy prints with the same "..." when told to summarize (threshold 0), so the repr of
+    a 1 GiB array moves kilobytes."""
+    options = np.get_printoptions()
+    if x.size <= options["threshold"]:
+        return x.get(), False
+    edge = options["edgeitems"]
+    sides = [
+        # One element more than shown keeps the axis longer than 2 * edgeitems, so NumPy
+        # prints "..." in its place.
+        [slice(0, edge + 1), slice(n - edge, n)] if n > 2 * edge else [slice(None)]
+        for n in x.shape
+    ]
+
+    def gather(axis: int, key: tuple) -> np.ndarray:
+        if axis == x.ndim:
+            return x[key].get()
+        parts = [gather(axis + 1, (*key, side)) for side in sides[axis]]
+        return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=axis)
+
+    return gather(0, ()), True
 
 
 def _check_slabs(layout: Layout, slabs: tuple, dtype, backend) -> None:

@@ -5,6 +5,7 @@ import re
 import numpy as np
 from _layouts import two_chunks
 from hypothesis import given
+from hypothesis import strategies as st
 
 import mdarray
 from mdarray import Layout
@@ -97,3 +98,19 @@ def test_repr_shows_values_and_a_layout_line():
         repr(mdarray.distributed_array(2.5, {D[0]: ()}))
         == f"DistArray(2.5, dtype=float64, mode=replica, 1 chunk on devices [{D[0]}])"
     )
+
+
+@given(
+    st.sampled_from([(30,), (9, 8), (4, 7, 9), (2, 3)]).flatmap(lambda s: mst.dist_arrays(shape=s))
+)
+def test_repr_prints_like_numpy_and_gathers_only_what_it_shows(pair):
+    x, expected = pair
+    with np.printoptions(threshold=10, edgeitems=2):
+        with mdarray.count_transfers() as moved:
+            text = repr(x)
+        want = np.array2string(expected, separator=", ", prefix="DistArray(")
+    assert text.startswith(f"DistArray({want}, dtype={x.dtype}, mode={x.mode}")
+    if expected.size > 10 and x.mode is mdarray.REPLICA:
+        # Edges only: 2 * edgeitems + 1 positions of each long axis reach the host, once.
+        shown = int(np.prod([min(n, 5) for n in expected.shape]))
+        assert moved.total == shown * x.itemsize
