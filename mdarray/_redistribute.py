@@ -80,10 +80,12 @@ def region_value(x, region: tuple, device):
     return _gather(x, plan, shape, device)
 
 
-def _gather(x, plan, shape, device):
-    """A new array on `device` filled by the pieces ``(chunk, out_index, chunk_index)``."""
+def _gather(x, plan, shape, device, out=None):
+    """A new array on `device` (or `out`) filled by the pieces ``(chunk, out_index,
+    chunk_index)``."""
     backend = x._backend
-    out = backend.empty(shape, x.dtype, device)
+    if out is None:
+        out = backend.empty(shape, x.dtype, device)
     with backend.on(device):
         for k, region_index, chunk_index in plan:
             piece = _regions.apply_index(x._data[k], chunk_index, backend.xp)
@@ -183,6 +185,8 @@ def reshard(x, layout: Layout):
     if layout == x.layout:
         return x
     plan = reshard_plan(x.layout, layout, x.mode.is_partial)
+    if not x.mode.is_partial and all(k is None for k in plan.kept):
+        return _packed_reshard(x, layout, plan)
     if not x.mode.is_partial:
         data = [
             x._data[k]
@@ -194,6 +198,22 @@ def reshard(x, layout: Layout):
         ]
         return x._with(layout=layout, data=data)
     return x._with(layout=layout, data=_partial_reshard(x, layout, plan))
+
+
+def _packed_reshard(x, layout: Layout, plan: ReshardPlan):
+    """A REPLICA reshard that keeps no chunk: the target is packed (`Layout.packing`), so
+    elementwise ops on it run one kernel per device."""
+    from ._array import DistArray, packed_empty, unpack_slabs
+
+    backend = x._backend
+    slabs = packed_empty(layout, x.dtype, backend)
+    views = unpack_slabs(layout, slabs, backend)
+    moves: dict = {}
+    for s, t, chunk_index, target_index in plan.moves:
+        moves.setdefault(t, []).append((s, target_index, chunk_index))
+    for t, (view, device) in enumerate(zip(views, layout.chunk_devices)):
+        _gather(x, moves.get(t, ()), view.shape, device, out=view)
+    return DistArray._from_slabs(layout, slabs, x.mode, x.dtype, backend, chunks=views)
 
 
 def _partial_reshard(x, layout: Layout, plan: ReshardPlan) -> list:

@@ -68,3 +68,15 @@ def test_creation_functions_make_packed_arrays():
         mdarray.distributed_array(np.ones((6, 4)), layout),
     ):
         assert x._slabs is not None and len(x._slabs) == len(layout.devices)
+
+
+@given(mst.dist_arrays(dtype=np.float32, mode=mdarray.REPLICA), st.data())
+def test_a_reshard_that_keeps_no_chunk_is_packed(pair, data):
+    x, expected = pair
+    target = data.draw(mst.layouts(x.shape))
+    y = x.reshard(target)
+    if y is not x and all(not any(a is b for b in x._data) for a in y._data):
+        assert y._slabs is not None
+    with mdarray.options(fallback="raise"):
+        assert_dist_equal(y + 1, expected + 1)
+    assert_dist_equal(y, expected)
