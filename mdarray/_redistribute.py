@@ -185,35 +185,28 @@ def reshard(x, layout: Layout):
     if layout == x.layout:
         return x
     plan = reshard_plan(x.layout, layout, x.mode.is_partial)
-    if not x.mode.is_partial and all(k is None for k in plan.kept):
-        return _packed_reshard(x, layout, plan)
-    if not x.mode.is_partial:
+    if x.mode.is_partial:
+        return x._with(layout=layout, data=_partial_reshard(x, layout, plan))
+    moves: dict = {}
+    for s, t, chunk_index, target_index in plan.moves:
+        moves.setdefault(t, []).append((s, target_index, chunk_index))
+    if any(k is not None for k in plan.kept):
         data = [
-            x._data[k]
-            if k is not None
-            else _gather(x, [(m[0], m[3], m[2]) for m in plan.moves if m[1] == t], shape, device)
+            x._data[k] if k is not None else _gather(x, moves.get(t, ()), shape, device)
             for t, (k, shape, device) in enumerate(
                 zip(plan.kept, layout.chunk_shapes, layout.chunk_devices)
             )
         ]
         return x._with(layout=layout, data=data)
-    return x._with(layout=layout, data=_partial_reshard(x, layout, plan))
-
-
-def _packed_reshard(x, layout: Layout, plan: ReshardPlan):
-    """A REPLICA reshard that keeps no chunk: the target is packed (`Layout.packing`), so
-    elementwise ops on it run one kernel per device."""
+    # Nothing kept: the target is packed (`Layout.packing`), so elementwise ops on it run
+    # one kernel per device.
     from ._array import DistArray, packed_empty, unpack_slabs
 
-    backend = x._backend
-    slabs = packed_empty(layout, x.dtype, backend)
-    views = unpack_slabs(layout, slabs, backend)
-    moves: dict = {}
-    for s, t, chunk_index, target_index in plan.moves:
-        moves.setdefault(t, []).append((s, target_index, chunk_index))
+    slabs = packed_empty(layout, x.dtype, x._backend)
+    views = unpack_slabs(layout, slabs, x._backend)
     for t, (view, device) in enumerate(zip(views, layout.chunk_devices)):
         _gather(x, moves.get(t, ()), view.shape, device, out=view)
-    return DistArray._from_slabs(layout, slabs, x.mode, x.dtype, backend, chunks=views)
+    return DistArray._from_slabs(layout, slabs, x.mode, x.dtype, x._backend, chunks=views)
 
 
 def _partial_reshard(x, layout: Layout, plan: ReshardPlan) -> list:
