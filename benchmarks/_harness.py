@@ -157,7 +157,9 @@ class Report:
 
 
 def parse_args(description: str) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=description)
+    parser = argparse.ArgumentParser(
+        description=description, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--repeat", type=int, default=20, help="timed runs per figure")
     parser.add_argument("--json", help="also write the raw figures to this file")
     parser.add_argument("--only", nargs="*", help="run only the figures with these names")

@@ -11,7 +11,7 @@ import pstats
 import mdarray
 
 from ._harness import Env, loop_time
-from .issue3 import random, row_blocks
+from .compute import random, row_blocks
 
 
 def main() -> None:

@@ -1,10 +1,13 @@
-"""Issue 2 figures: reshard, change_mode(SUM) and get() of a large array.
+"""Data movement figures: get() to the host, distributed_array from the host, reshard and
+change_mode(SUM) of a large array.
 
 On the cuda backend: a 16384x16384 float32 array (1 GiB), all chunks on device 0, against
 CuPy and the seed (``cupyx.distributed.array``) in the same run. On the cpu backend: a
 2048x2048 float32 array over the virtual devices against NumPy.
 
-    MDARRAY_BACKEND=cuda python -m benchmarks.issue2
+Figures (names for --only): get, from_host, reshard, change_mode.
+
+    MDARRAY_BACKEND=cuda python -m benchmarks.movement
 """
 
 from __future__ import annotations
@@ -230,7 +233,7 @@ def bench_change_mode(case: Case, report: Report, repeat: int) -> None:
 def main() -> None:
     args = parse_args(__doc__)
     env = Env()
-    report = Report(env, "Issue 2: reshard, change_mode, get")
+    report = Report(env, "Data movement: get, distributed_array, reshard, change_mode")
     case = Case(env)
     for name, bench in [
         ("get", bench_get),

@@ -1,10 +1,12 @@
-"""Issue 3 figures: elementwise, dispatch overhead, reductions and matmul.
+"""Compute figures: elementwise `a + b`, dispatch overhead, sum(axis=0) and matmul.
 
 On the cuda backend: 16384x16384 float32 (matmul 8192x8192), all chunks on device 0,
 against CuPy and the seed (``cupyx.distributed.array``) in the same run. On the cpu
 backend: 2048x2048 (matmul 1024x1024) against NumPy.
 
-    MDARRAY_BACKEND=cuda python -m benchmarks.issue3
+Figures (names for --only): add, dispatch, sum, matmul.
+
+    MDARRAY_BACKEND=cuda python -m benchmarks.compute
 """
 
 from __future__ import annotations
@@ -194,7 +196,7 @@ def bench_matmul(env: Env, report: Report, repeat: int) -> None:
 def main() -> None:
     args = parse_args(__doc__)
     env = Env()
-    report = Report(env, "Issue 3: ufuncs, dispatch, reductions, matmul")
+    report = Report(env, "Compute: ufuncs, dispatch, reductions, matmul")
     for name, bench in [
         ("add", bench_add),
         ("dispatch", bench_dispatch),
