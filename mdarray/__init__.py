@@ -3,6 +3,8 @@
 Importing mdarray imports every op module; importing a module registers its ops.
 """
 
+# Modules that only register implementations (ufunc calls, CuPy's hooks, the fallback).
+from . import _cupy_hooks, _fallback, _indexing, _ufuncs  # noqa: F401
 from ._array import DistArray
 from ._backend import DeviceSet, default_backend, devices
 from ._config import PerformanceWarning, options
@@ -45,7 +47,7 @@ from ._data_type_functions import (
     uint32,
     uint64,
 )
-from ._debug import count_transfers
+from ._debug import TransferCount, count_transfers
 from ._elementwise_functions import ARRAY_API_FUNCTIONS as _ELEMENTWISE_FUNCTIONS
 from ._info import __array_namespace_info__
 from ._layout import Layout, make_2d_index_map
@@ -94,6 +96,7 @@ __all__ = [
     "Layout",
     "Mode",
     "PerformanceWarning",
+    "TransferCount",
     "arange",
     "__array_namespace_info__",
     "as_mode",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import operator
+import warnings
 from dataclasses import dataclass, replace
 
 
@@ -65,3 +66,24 @@ def options(**changes):
         yield _current.get()
     finally:
         _current.reset(token)
+
+
+def check_fallback(name: str, nbytes: int) -> None:
+    """Apply the fallback policy to gathering `nbytes` for `name`: raise, warn or allow."""
+    opts = get_options()
+    if opts.fallback == "raise":
+        raise TypeError(
+            f"{name} has no distributed implementation for DistArray (fallback='raise')"
+        )
+    if nbytes > opts.fallback_limit:
+        raise TypeError(
+            f"{name} has no distributed implementation and its DistArray operands ({nbytes} bytes) "
+            f"exceed fallback_limit={opts.fallback_limit} bytes: they are not gathered implicitly"
+        )
+    if opts.fallback == "warn":
+        warnings.warn(
+            f"{name} has no distributed implementation: the DistArray operands were gathered "
+            "to the host, computed there, and the result re-distributed",
+            PerformanceWarning,
+            stacklevel=4,
+        )

@@ -8,12 +8,13 @@ import operator
 import numpy as np
 
 from . import _redistribute, _regions
-from ._array import DistArray, packed_empty, unpack_slabs
+from ._array import DistArray, wrap
 from ._backend import DeviceSet, get_backend
 from ._backend import backend as default_backend_object
-from ._layout import Layout
+from ._layout import Layout, layout_for_device
 from ._modes import REPLICA, as_mode
 from ._registry import implements
+from ._storage import Chunks
 
 
 def distributed_array(array, index_map, mode=REPLICA) -> DistArray:
@@ -42,17 +43,11 @@ def distributed_array(array, index_map, mode=REPLICA) -> DistArray:
         array = np.asarray(array)
     layout = _as_layout(array.shape, index_map)
     mode.check_dtype(array.dtype)
-    from ._array import _check_devices
-
-    _check_devices(layout, backend)
-    copy_in = backend.from_host if isinstance(array, np.ndarray) else backend.adopt
-    slabs = packed_empty(layout, array.dtype, backend)
-    data = unpack_slabs(layout, slabs, backend)
-    for box, device, chunk in zip(layout.boxes, layout.chunk_devices, data):
-        copy_in(array[tuple(_regions.to_slice(r) for r in box)], device, out=chunk)
-    # The chunks are fresh copies, so a partial mode may write identities into them.
-    _redistribute.replica_to_partial(layout, data, mode, backend, copy=False)
-    return DistArray._from_slabs(layout, slabs, mode, array.dtype, backend, chunks=data)
+    storage = Chunks.from_host(array, layout, backend)
+    if mode.is_partial and not mode.idempotent:
+        # The chunks are fresh copies, so the identities may be written into them.
+        _redistribute.fill_shadowed(storage, mode.identity(array.dtype), in_place=True)
+    return wrap(storage, mode)
 
 
 def _as_layout(shape, index_map) -> Layout:
@@ -63,30 +58,6 @@ def _as_layout(shape, index_map) -> Layout:
             )
         return index_map
     return Layout(shape, index_map)
-
-
-def layout_for_device(shape, device, backend=None) -> Layout:
-    """The layout that ``device=`` means: an int (all on that device), a DeviceSet (blocks
-    along axis 0 over its devices), a Layout (exactly it) or None (blocks over all)."""
-    backend = default_backend_object() if backend is None else backend
-    shape = tuple(shape)
-    if device is None:
-        return Layout.block(shape, devices=backend.device_ids)
-    if isinstance(device, Layout):
-        if device.shape != shape:
-            raise ValueError(f"device layout has shape {device.shape}, the array has shape {shape}")
-        return device
-    if isinstance(device, DeviceSet):
-        if device.backend != backend.name:
-            raise ValueError(f"{device!r} is of the {device.backend} backend, not {backend.name}")
-        return Layout.block(shape, devices=device.device_ids)
-    try:
-        device = operator.index(device)
-    except TypeError:
-        raise TypeError(
-            f"device must be a device id, a DeviceSet, a Layout or None, got {device!r}"
-        ) from None
-    return Layout.replicated(shape, devices=[device])
 
 
 def _backend_for(device):
@@ -108,11 +79,7 @@ def full(shape, fill_value, *, dtype=None, device=None) -> DistArray:
     dtype = np.asarray(fill_value).dtype if dtype is None else np.dtype(dtype)
     backend = _backend_for(device)
     layout = layout_for_device(_shape_tuple(shape), device, backend)
-    slabs = [
-        backend.full((total,), fill_value, dtype, device)
-        for device, (_, total) in zip(layout.devices, layout.packing)
-    ]
-    return DistArray._from_slabs(layout, slabs, REPLICA, dtype, backend)
+    return wrap(Chunks.full(layout, fill_value, dtype, backend))
 
 
 def zeros(shape, *, dtype=None, device=None) -> DistArray:
@@ -145,9 +112,7 @@ def empty(shape, *, dtype=None, device=None) -> DistArray:
     dtype = np.dtype(np.float64 if dtype is None else dtype)
     backend = _backend_for(device)
     layout = layout_for_device(_shape_tuple(shape), device, backend)
-    return DistArray._from_slabs(
-        layout, packed_empty(layout, dtype, backend), REPLICA, dtype, backend
-    )
+    return wrap(Chunks.empty(layout, dtype, backend))
 
 
 def _shape_tuple(shape) -> tuple[int, ...]:
@@ -162,12 +127,8 @@ def _shape_tuple(shape) -> tuple[int, ...]:
 
 
 def _per_chunk(layout: Layout, backend, make, dtype) -> DistArray:
-    """A REPLICA DistArray whose chunk on `device` with box `box` is ``make(box)``."""
-    data = []
-    for box, device in zip(layout.boxes, layout.chunk_devices):
-        with backend.on(device):
-            data.append(make(box).astype(dtype, copy=False))
-    return DistArray._new(layout, data, REPLICA, dtype, backend)
+    """A REPLICA DistArray whose chunk with box `box` is ``make(box)``, on its device."""
+    return wrap(Chunks.generate(layout, backend, lambda k: make(layout.boxes[k]), dtype))
 
 
 def asarray(obj, /, *, dtype=None, device=None, copy=None) -> DistArray:
@@ -201,7 +162,7 @@ def _distarray_as(x: DistArray, dtype, device, copy) -> DistArray:
             raise ValueError(f"asarray: copy=False, but casting {x.dtype} to {dtype} copies")
         x, copied = x.astype(dtype), True
     if device is not None:
-        layout = layout_for_device(x.shape, device, x._backend)
+        layout = layout_for_device(x.shape, device, x.storage.backend)
         if layout != x.layout:
             if copy is False:
                 raise ValueError("asarray: copy=False, but moving to the requested device copies")
@@ -312,7 +273,7 @@ def _like_layout(x, shape, device) -> Layout:
     shape = x.shape if shape is None else _shape_tuple(shape)
     if device is None:
         return x.layout if shape == x.shape else Layout.block(shape, devices=x.devices)
-    return layout_for_device(shape, device, x._backend)
+    return layout_for_device(shape, device, x.storage.backend)
 
 
 @implements(np.full_like)
@@ -325,13 +286,8 @@ def full_like(x, /, fill_value, dtype=None, order="K", subok=True, shape=None, *
     """
     dtype = x.dtype if dtype is None else np.dtype(dtype)
     layout = _like_layout(x, shape, device)
-    backend = x._backend
     value = np.array(fill_value.item() if isinstance(fill_value, DistArray) else fill_value)
-    data = [
-        backend.full(s, value.astype(dtype)[()], dtype, d)
-        for s, d in zip(layout.chunk_shapes, layout.chunk_devices)
-    ]
-    return DistArray._new(layout, data, REPLICA, dtype, backend)
+    return wrap(Chunks.full(layout, value.astype(dtype)[()], dtype, x.storage.backend))
 
 
 @implements(np.zeros_like)
@@ -366,35 +322,33 @@ def empty_like(x, /, dtype=None, order="K", subok=True, shape=None, *, device=No
     """
     dtype = x.dtype if dtype is None else np.dtype(dtype)
     layout = _like_layout(x, shape, device)
-    backend = x._backend
-    return DistArray._from_slabs(
-        layout, packed_empty(layout, dtype, backend), REPLICA, dtype, backend
-    )
+    return wrap(Chunks.empty(layout, dtype, x.storage.backend))
 
 
 def _triangle(x, k, keep) -> DistArray:
     if x.ndim < 2:
         raise ValueError("tril/triu need an array of at least 2 dimensions")
-    backend = x._backend
+    backend = x.storage.backend
     xp = backend.xp
+    layout = x.layout
     zero = xp.zeros((), dtype=x.dtype)
     # Zeroing every copy makes an element's value zero in SUM (zero is its identity), MAX
     # and MIN (idempotent); in PROD the copies that the owner shadows hold the identity.
     identity = x.mode.identity(x.dtype) if x.mode.name == "prod" else None
-    data = []
-    for k_chunk, (chunk, box, device) in enumerate(
-        zip(x._data, x.layout.boxes, x.layout.chunk_devices)
-    ):
-        with backend.on(device):
-            rows, cols = (xp.arange(*_ends(r)) for r in box[-2:])
-            mask = xp.broadcast_to(keep(cols[None, :] - rows[:, None], k), chunk.shape)
-            out = xp.where(mask, chunk, zero)
-            for index in x.layout.cover.shadowed[k_chunk] if identity is not None else ():
-                kept = _regions.apply_index(mask, index, xp)
-                part = xp.where(kept, _regions.apply_index(out, index, xp), identity)
-                _redistribute._assign(out, index, part, xp)
-            data.append(out)
-    return x._with(data=data)
+    buffers = x.storage.buffers
+
+    def make(j):
+        rows, cols = (xp.arange(*_ends(r)) for r in layout.boxes[j][-2:])
+        mask = xp.broadcast_to(keep(cols[None, :] - rows[:, None], k), buffers[j].shape)
+        out = xp.where(mask, buffers[j], zero)
+        for index in layout.cover.shadowed[j] if identity is not None else ():
+            kept = _regions.apply_index(mask, index, xp)
+            backend.assign(
+                out, index, xp.where(kept, _regions.apply_index(out, index, xp), identity)
+            )
+        return out
+
+    return wrap(Chunks.generate(layout, backend, make, x.dtype), x.mode)
 
 
 @implements(np.tril)
@@ -430,8 +384,6 @@ def meshgrid(*arrays, indexing="xy", copy=True, sparse=False) -> list:
     >>> [g.shape for g in mdarray.meshgrid(mdarray.arange(3), mdarray.arange(2))]
     [(2, 3), (2, 3)]
     """
-    from ._manipulation_functions import broadcast_to, reshape
-
     if indexing not in ("xy", "ij"):
         raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
     arrays = [a if isinstance(a, DistArray) else asarray(a) for a in arrays]
@@ -441,8 +393,8 @@ def meshgrid(*arrays, indexing="xy", copy=True, sparse=False) -> list:
     out = []
     for i, a in enumerate(arrays):
         axis = (1 - i if i < 2 else i) if indexing == "xy" and len(arrays) > 1 else i
-        grid = reshape(a, tuple(-1 if d == axis else 1 for d in range(len(arrays))))
+        grid = np.reshape(a, tuple(-1 if d == axis else 1 for d in range(len(arrays))))
         if not sparse:
-            grid = broadcast_to(grid, tuple(shape))
+            grid = np.broadcast_to(grid, tuple(shape))
         out.append(grid.copy() if copy else grid)
     return out

@@ -12,14 +12,34 @@ import builtins
 
 import numpy as np
 
-from . import _dispatch, _reduction
-from ._array import DistArray
-from ._elementwise_functions import _as_operand, _call_shape, _write_into
+from . import _reduction, _regions
+from ._array import DistArray, wrap
+from ._chunkwise import aligned, backend_of, result_layout, write_out
 from ._modes import REPLICA
+from ._redistribute import region_value
+from ._registry import UFUNC_METHODS, UFUNC_OVERRIDES, implements_method
+from ._storage import Chunks
+from ._ufuncs import as_operand, call_shape
 
 # Elementwise kernels -------------------------------------------------------------------
 
 
+@implements_method("cupy_get_ndarray")
+def cupy_get_ndarray(x: DistArray):
+    """``cupy.asarray(x)``: the value gathered onto CuPy's current device (the cuda
+    backend), or to the host and then onto it (the cpu backend)."""
+    import cupy
+
+    backend = x.storage.backend
+    if backend.name == "cuda":
+        device = cupy.cuda.Device().id
+        out = region_value(x.storage, x.mode, _regions.full_box(x.shape), device)
+        backend.export_to_current(device)  # the caller uses it on its stream
+        return out
+    return cupy.asarray(x.get())
+
+
+@implements_method("cupy_elementwise")
 def cupy_elementwise(kernel, args, kwargs):
     """CuPy's ``__cupy_override_elementwise_kernel__``: ``cupy.cos(x)``, ``cupy_array + x``
     and a user's ``cupy.ElementwiseKernel`` over DistArrays.
@@ -38,7 +58,8 @@ def cupy_elementwise(kernel, args, kwargs):
             kwargs["out"] = tuple(args[ufunc.nin :])
         elif kwargs.get("out") is not None and not isinstance(kwargs["out"], tuple):
             kwargs["out"] = (kwargs["out"],)
-        return _dispatch.array_ufunc(ufunc, "__call__", tuple(args[: ufunc.nin]), kwargs)
+        impl = UFUNC_OVERRIDES.get((ufunc, "__call__")) or UFUNC_METHODS["__call__"]
+        return impl(ufunc, tuple(args[: ufunc.nin]), kwargs)
     return _kernel_call(kernel, args, kwargs)
 
 
@@ -66,30 +87,31 @@ def _kernel_call(kernel, args, kwargs):
     nin, nout = kernel.nin, kernel.nout
     if len(args) not in (nin, nin + nout):
         raise TypeError(f"{name} takes {nin} or {nin + nout} arguments, got {len(args)}")
-    inputs = tuple(_as_operand(x) for x in args[:nin])
+    inputs = tuple(as_operand(x) for x in args[:nin])
     outs = tuple(args[nin:]) or None
-    shape = _call_shape(inputs, outs, None)
-    backend = _dispatch.backend_of((*inputs, *(outs or ())))
+    shape = call_shape(inputs, outs, None)
+    backend = backend_of((*inputs, *(outs or ())))
     first_out = next((o for o in outs or () if isinstance(o, DistArray)), None)
-    layout = first_out.layout if first_out is not None else _dispatch.result_layout(shape, inputs)
-    columns = [_dispatch.aligned_chunks(x, layout, backend) for x in inputs]
+    layout = first_out.layout if first_out is not None else result_layout(shape, inputs)
+    columns = [aligned(x, layout, backend) for x in inputs]
     direct = outs is not None and all(
-        isinstance(o, DistArray) and o._layout == layout and o._mode is REPLICA for o in outs
+        isinstance(o, DistArray) and o.layout == layout and o.mode is REPLICA for o in outs
     )
+    targets = [o.storage.writable() for o in outs] if direct else []
     results = []
     for k, device in enumerate(layout.chunk_devices):
         args_k = [column[k] for column in columns]
         if direct:
-            args_k += [o._writable()[k] for o in outs]
+            args_k += [t[k] for t in targets]
         with backend.on(device):
             got = kernel(*args_k)
         results.append(got if isinstance(got, tuple) else (got,))
     if direct:
         return outs[0] if nout == 1 else outs
-    values = [_dispatch.wrap(layout, [r[i] for r in results], backend) for i in range(nout)]
+    values = [wrap(Chunks.of(layout, [r[i] for r in results], backend)) for i in range(nout)]
     if outs is not None:
         for o, value in zip(outs, values):
-            _write_into(o, value)
+            write_out(o, value)
         values = list(outs)
     return values[0] if nout == 1 else tuple(values)
 
@@ -110,6 +132,7 @@ _CUPY_KERNELS = {
 }
 
 
+@implements_method("cupy_reduction")
 def cupy_reduction(x: DistArray, kernel, axis, dtype, out, keepdims):
     """A CuPy reduction `kernel` over `x` (``__cupy_override_reduction_kernel__``).
 
@@ -130,10 +153,11 @@ def cupy_reduction(x: DistArray, kernel, axis, dtype, out, keepdims):
     if not whole:
         x = x.reshard(_reduction.whole_layout(x, axes))
         plan, _ = _reduction.reduce_plan(x.layout, axes, builtins.bool(keepdims))
-    backend = x._backend
-    data = []
-    for chunk, shape, device in zip(x._data, plan.chunk_shapes, x.layout.chunk_devices):
-        with backend.on(device):
-            data.append(kernel(chunk, axis=axes, dtype=dtype, keepdims=True).reshape(shape))
-    result = _dispatch.wrap(plan, data, backend, REPLICA)
-    return result if out is None else _dispatch.write_out(out, result)
+    buffers = x.storage.buffers
+
+    def reduce_chunk(k):
+        chunk = kernel(buffers[k], axis=axes, dtype=dtype, keepdims=True)
+        return chunk.reshape(plan.chunk_shapes[k])
+
+    result = wrap(Chunks.generate(plan, x.storage.backend, reduce_chunk, None))
+    return result if out is None else write_out(out, result)

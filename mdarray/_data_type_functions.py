@@ -1,7 +1,8 @@
 """Data types: the array API dtype names, `astype`, and the dtype queries NumPy asks.
 
 `astype` keeps a partial mode only where the cast commutes with combining the copies for
-every value (the rule is `keeps_mode`); otherwise the array is made REPLICA first. The
+every value (the one cast rule, `_mode_rules.keeps_mode`); otherwise the array is made
+REPLICA first. The
 queries (`np.shape`, `np.result_type`, ...) read the layout and dtype, never the data.
 """
 
@@ -11,8 +12,8 @@ import builtins
 
 import numpy as np
 
-from ._array import DistArray
-from ._modes import REPLICA, Mode
+from ._array import DistArray, wrap
+from ._chunkwise import cast
 from ._registry import implements
 
 bool = np.bool_  # noqa: A001  (the array API names the boolean dtype `bool`)
@@ -46,34 +47,9 @@ DTYPES = {
 }
 
 
-def keeps_mode(mode: Mode, source, target) -> builtins.bool:
-    """True where casting each copy then combining equals combining then casting.
-
-    - SUM and PROD: the cast must be a ring homomorphism for every value. Integer to
-      integer casts that keep or narrow the width are (wrapping arithmetic modulo 2**n
-      reduces to modulo 2**m, m <= n); widening is not (``int8(100) + int8(100)`` wraps,
-      its int16 copies do not), nor is any cast involving floats (rounding of the
-      combined value differs) or bools (bool SUM is logical or).
-    - MAX and MIN: the cast must be monotone (non-decreasing), and the target must hold
-      MAX/MIN: bool, int and float sources into floats, and safe casts between integer
-      kinds; ``max(c(a), c(b)) == c(max(a, b))`` for monotone ``c``.
-    - The same dtype keeps every mode.
-    """
-    source, target = np.dtype(source), np.dtype(target)
-    if source == target or not mode.is_partial:
-        return True
-    if mode.name in ("sum", "prod"):
-        return source.kind in "iu" and target.kind in "iu" and target.itemsize <= source.itemsize
-    if target.kind == "f":
-        return source.kind in "biuf"
-    if target.kind in "iu":
-        return source.kind in "biu" and np.can_cast(source, target, "safe")
-    return False
-
-
 @implements(np.astype)
 def astype(x, dtype, /, *, copy: builtins.bool = True, device=None) -> DistArray:
-    """`x` cast to `dtype`, in the same layout (and mode where `keeps_mode` allows).
+    """`x` cast to `dtype`, in the same layout (and mode where the cast rule allows).
 
     >>> import mdarray
     >>> x = mdarray.distributed_array([1.5, 2.5], {0: slice(0, 1), 1: slice(1, 2)})
@@ -86,13 +62,7 @@ def astype(x, dtype, /, *, copy: builtins.bool = True, device=None) -> DistArray
     if dtype == x.dtype and not copy:
         out = x
     else:
-        source = x if keeps_mode(x.mode, x.dtype, dtype) else x.change_mode(REPLICA)
-        backend = source._backend
-        data = []
-        for chunk, chunk_device in zip(source._data, source.layout.chunk_devices):
-            with backend.on(chunk_device):
-                data.append(chunk.astype(dtype, copy=True))
-        out = source._with(data=data, dtype=dtype)
+        out = wrap(*cast(x.storage, x.mode, dtype))
     return out if device is None else out.to_device(device)
 
 

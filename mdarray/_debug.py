@@ -5,6 +5,10 @@ from __future__ import annotations
 import contextlib
 from collections import Counter
 
+#: Where host memory is named: a transfer's end in a TransferCount, and the "device"
+#: `_redistribute.region_value` gathers to for a NumPy result.
+HOST = "host"
+
 _counters: list[TransferCount] = []
 
 

@@ -25,9 +25,15 @@ from functools import lru_cache
 import numpy as np
 from ndindex import Integer, Newaxis, Slice, ndindex
 
-from . import _dispatch, _redistribute, _regions
-from ._array import DistArray
+from . import _regions
+from ._array import DistArray, wrap
+from ._chunkwise import aligned, write_out
+from ._config import check_fallback
+from ._fallback import fallback, gathered
 from ._layout import Layout
+from ._redistribute import region_value
+from ._registry import implements_method
+from ._storage import Chunks
 
 # A normalized basic key: one item per source axis plus Nones for new axes, each item an
 # int (a position), a ``range`` (the selected positions, in result order) or None.
@@ -130,17 +136,18 @@ def _getitem_plan(layout: Layout, key: tuple):
 def basic_getitem(x: DistArray, key: tuple) -> DistArray:
     """`x` indexed by a normalized basic key (see `_basic_key`): views, no transfers."""
     layout, parts = _getitem_plan(x.layout, key)
+    backend = x.storage.backend
     if not parts:
-        device = layout.chunk_devices[0]
-        return x._with(layout=layout, data=[x._backend.empty(layout.shape, x.dtype, device)])
-    backend = x._backend
-    data = []
+        return wrap(Chunks.empty(layout, x.dtype, backend), x.mode)
+    buffers = x.storage.buffers
+    views = []
     for k, local in parts:
         with backend.on(x.layout.chunk_devices[k]):
-            data.append(x._data[k][local])
-    return x._with(layout=layout, data=data)
+            views.append(buffers[k][local])
+    return wrap(Chunks.of(layout, views, backend, x.dtype), x.mode)
 
 
+@implements_method("getitem")
 def getitem(x: DistArray, key) -> DistArray:
     """``x[key]``: basic keys run per chunk; advanced keys through the fallback policy.
 
@@ -152,15 +159,14 @@ def getitem(x: DistArray, key) -> DistArray:
     """
     basic = _basic_key(key, x.shape)
     if basic is None:
-        return _dispatch.fallback(
-            operator.getitem, (x, key), {}, "DistArray.__getitem__ (advanced index)"
-        )
+        return fallback(operator.getitem, (x, key), {}, "DistArray.__getitem__ (advanced index)")
     return basic_getitem(x, basic)
 
 
 # Assignment -------------------------------------------------------------------------
 
 
+@implements_method("setitem")
 def setitem(x: DistArray, key, value) -> None:
     """``x[key] = value``: writes every copy of the selected elements, or none on error.
 
@@ -188,7 +194,7 @@ def _planned_writes(x: DistArray, key: tuple, value) -> list:
     box = _selection_box(key)
     operand = _operand_in_box_order(x, key, value, shape)
     _check_writable(x)
-    backend = x._backend
+    backend = x.storage.backend
     writes = []
     for k, (chunk_box, device) in enumerate(zip(x.layout.boxes, x.layout.chunk_devices)):
         common = _regions.intersect(box, chunk_box)
@@ -206,15 +212,15 @@ def _planned_writes(x: DistArray, key: tuple, value) -> list:
 
 
 def _write(x: DistArray, writes) -> None:
-    backend = x._backend
+    backend = x.storage.backend
     identity = x.mode.identity(x.dtype) if x.mode.is_partial else None
-    data = x._writable([k for k, *_ in writes])
+    buffers = x.storage.writable([k for k, *_ in writes])
     for k, chunk_index, piece, shadowed in writes:
-        chunk = data[k]
+        buffer = buffers[k]
         with backend.on(x.layout.chunk_devices[k]):
-            chunk[(*chunk_index, Ellipsis)] = piece
+            buffer[(*chunk_index, Ellipsis)] = piece
             for index in shadowed:
-                _redistribute._assign(chunk, index, identity, backend.xp)
+                backend.assign(buffer, index, identity)
 
 
 def _selection_box(key: tuple) -> tuple:
@@ -234,7 +240,7 @@ def _operand_in_box_order(x: DistArray, key: tuple, value, shape: tuple):
     """`value` checked against the selection's shape, cast to x's dtype, and indexed so
     its axes follow the selection box (ascending positions, one axis per source axis).
     Axes of length 1 broadcast; a scalar is returned as a 0-d-free scalar of x's dtype."""
-    if not isinstance(value, DistArray) and not x._backend.is_native(value):
+    if not isinstance(value, DistArray) and not x.storage.backend.is_native(value):
         if np.ndim(value) == 0 and not isinstance(value, np.ndarray):
             return _scalar_value(x, value)
         value = np.array(value, dtype=x.dtype) if not isinstance(value, np.ndarray) else value
@@ -266,14 +272,14 @@ def _operand_piece(operand, within: tuple, device, backend):
     on `device` (broadcast axes of length 1 stay 1)."""
     if not hasattr(operand, "shape") or not operand.ndim:
         if isinstance(operand, DistArray):
-            return _redistribute.region_value(operand, (), device)
+            return region_value(operand.storage, operand.mode, (), device)
         if backend.is_native(operand):
             return backend.adopt(operand, device)
         # A NumPy scalar, never a 0-d NumPy array: CuPy chunks take scalars only.
         return operand[()] if isinstance(operand, np.ndarray) else operand
     region = tuple(range(0, 1) if n == 1 else r for n, r in zip(operand.shape, within))
     if isinstance(operand, DistArray):
-        return _redistribute.region_value(operand, region, device)
+        return region_value(operand.storage, operand.mode, region, device)
     piece = operand[tuple(_regions.to_slice(r) for r in region)]
     if isinstance(piece, np.ndarray):
         return backend.from_host(piece, device)
@@ -287,7 +293,7 @@ def _scalar_value(x: DistArray, value):
 
 
 def _check_writable(x: DistArray) -> None:
-    for k, chunk in enumerate(x._data):
+    for k, chunk in enumerate(x.storage.buffers):
         flags = getattr(chunk, "flags", None)
         if flags is not None and hasattr(flags, "writeable") and not flags.writeable:
             raise ValueError(
@@ -309,12 +315,12 @@ def _is_full_mask(x: DistArray, key) -> bool:
 def _mask_setitem(x: DistArray, mask, scalar) -> None:
     """``x[mask] = scalar`` per chunk: the mask is cut to x's layout, no data gathered."""
     _check_writable(x)
-    backend = x._backend
-    masks = _dispatch.aligned_chunks(mask, x.layout, backend)
+    backend = x.storage.backend
+    masks = aligned(mask, x.layout, backend)
     identity = x.mode.identity(x.dtype) if x.mode.is_partial else None
-    data = x._writable()
+    buffers = x.storage.writable()
     for k, device in enumerate(x.layout.chunk_devices):
-        chunk = data[k]
+        chunk = buffers[k]
         with backend.on(device):
             chunk_mask = backend.xp.asarray(masks[k])
             chunk[chunk_mask] = scalar
@@ -323,20 +329,14 @@ def _mask_setitem(x: DistArray, mask, scalar) -> None:
                     view = _regions.apply_index(chunk, index, backend.xp)
                     sub_mask = _regions.apply_index(chunk_mask, index, backend.xp)
                     view[sub_mask] = identity
-                    _redistribute._assign(chunk, index, view, backend.xp)
+                    backend.assign(chunk, index, view)
 
 
 def _gathered_setitem(x: DistArray, key, value) -> None:
     """Advanced assignment on the host under the fallback policy, then written back into
     every chunk in x's mode."""
-    from ._creation_functions import distributed_array
-
-    _dispatch.check_fallback("DistArray.__setitem__ (advanced index)", x.nbytes)
+    check_fallback("DistArray.__setitem__ (advanced index)", x.nbytes)
     _check_writable(x)
     host = x.get()
-    host[_dispatch._gathered(key)] = _dispatch._gathered(value)
-    fresh = distributed_array(host, x.layout, x.mode)
-    data = x._writable()
-    for k, device in enumerate(x.layout.chunk_devices):
-        with x._backend.on(device):
-            data[k][...] = fresh._data[k]
+    host[gathered(key)] = gathered(value)
+    write_out(x, wrap(Chunks.from_host(host, x.layout, x.storage.backend)))

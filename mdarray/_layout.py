@@ -10,6 +10,8 @@ import numpy as np
 from ndindex import Integer, Slice
 
 from . import _regions
+from ._backend import DeviceSet
+from ._backend import devices as backend_devices
 
 
 class Layout:
@@ -323,8 +325,6 @@ def _split(n: int, parts: int) -> list[int]:
 
 def _default_devices(devices) -> tuple[int, ...]:
     if devices is None:
-        from ._backend import devices as backend_devices
-
         return backend_devices()
     if hasattr(devices, "device_ids"):
         devices = devices.device_ids
@@ -334,3 +334,37 @@ def _default_devices(devices) -> tuple[int, ...]:
     if not devices:
         raise ValueError("devices must not be empty")
     return devices
+
+
+def layout_for_device(shape, device, backend) -> Layout:
+    """The layout that ``device=`` means for an array of `shape` on `backend`: an int (all
+    on that device), a DeviceSet (blocks along axis 0 over its devices), a Layout
+    (exactly it) or None (blocks over all the backend's devices)."""
+    shape = tuple(shape)
+    if device is None:
+        return Layout.block(shape, devices=backend.device_ids)
+    if isinstance(device, Layout):
+        if device.shape != shape:
+            raise ValueError(f"device layout has shape {device.shape}, the array has shape {shape}")
+        return device
+    if isinstance(device, DeviceSet):
+        if device.backend != backend.name:
+            raise ValueError(f"{device!r} is of the {device.backend} backend, not {backend.name}")
+        return Layout.block(shape, devices=device.device_ids)
+    try:
+        device = operator.index(device)
+    except TypeError:
+        raise TypeError(
+            f"device must be a device id, a DeviceSet, a Layout or None, got {device!r}"
+        ) from None
+    return Layout.replicated(shape, devices=[device])
+
+
+def check_devices(layout: Layout, backend) -> None:
+    """Raise ValueError naming the first device of `layout` that `backend` lacks."""
+    for device in layout.devices:
+        if device not in backend.device_ids:
+            raise ValueError(
+                f"device {device} in the index map is not a device of the {backend.name} backend "
+                f"(devices {list(backend.device_ids)})"
+            )

@@ -30,11 +30,14 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import _dispatch, _redistribute, _regions
-from ._array import DistArray
+from . import _redistribute, _regions
+from ._array import DistArray, wrap
+from ._chunkwise import backend_of, write_out
+from ._fallback import fallback
 from ._layout import Layout
 from ._modes import REPLICA, SUM
 from ._registry import implements_ufunc_method
+from ._storage import Chunks
 
 __all__ = ["matmul", "vecdot"]
 
@@ -65,19 +68,17 @@ def matmul(x1, x2, /):
 def matmul_call(ufunc, inputs, kwargs):
     """``np.matmul(a, b, out=..., dtype=..., casting=...)`` with DistArray operands."""
     if set(kwargs) - _SUPPORTED_KWARGS:
-        return _dispatch.fallback(ufunc, inputs, kwargs, "numpy.matmul")
+        return fallback(ufunc, inputs, kwargs, "numpy.matmul")
     out = kwargs.get("out")
     if isinstance(out, tuple):
         (out,) = out
     if out is not None and not isinstance(out, DistArray):
-        return _dispatch.fallback(ufunc, inputs, kwargs, "numpy.matmul")
+        return fallback(ufunc, inputs, kwargs, "numpy.matmul")
     a, b = (x if isinstance(x, DistArray) or _is_array(x) else np.asarray(x) for x in inputs)
     result = _matmul(a, b, kwargs.get("dtype"), kwargs.get("casting", "same_kind"))
     if out is None:
         return result
-    return _dispatch.write_out(
-        out, result, casting=kwargs.get("casting", "same_kind"), name="matmul"
-    )
+    return write_out(out, result, casting=kwargs.get("casting", "same_kind"), name="matmul")
 
 
 def _is_array(x) -> bool:
@@ -121,12 +122,12 @@ def vector_product_call(ufunc, inputs, kwargs):
     """``np.vecdot``, ``np.matvec`` and ``np.vecmat``: each a `matmul` with a vector
     operand made a row (``x[..., None, :]``) or a column (``x[..., :, None]``)."""
     if set(kwargs) - _SUPPORTED_KWARGS:
-        return _dispatch.fallback(ufunc, inputs, kwargs, f"numpy.{ufunc.__name__}")
+        return fallback(ufunc, inputs, kwargs, f"numpy.{ufunc.__name__}")
     out = kwargs.get("out")
     if isinstance(out, tuple):
         (out,) = out
     if out is not None and not isinstance(out, DistArray):
-        return _dispatch.fallback(ufunc, inputs, kwargs, f"numpy.{ufunc.__name__}")
+        return fallback(ufunc, inputs, kwargs, f"numpy.{ufunc.__name__}")
     a, b = (x if isinstance(x, DistArray) or _is_array(x) else np.asarray(x) for x in inputs)
     _check_core(ufunc, a.shape, b.shape)
     (shape_a, shape_b), dropped, conjugate = _VECTOR_PRODUCTS[ufunc.__name__]
@@ -138,9 +139,7 @@ def vector_product_call(ufunc, inputs, kwargs):
     result = _matmul(a, b, kwargs.get("dtype"), casting)
     for axis in dropped:
         result = np.squeeze(result, result.ndim + axis)
-    return (
-        result if out is None else _dispatch.write_out(out, result, casting=casting, name="matmul")
-    )
+    return result if out is None else write_out(out, result, casting=casting, name="matmul")
 
 
 def _check_core(ufunc, shape_a, shape_b) -> None:
@@ -171,7 +170,7 @@ def _matmul(a, b, dtype, casting):
     else:
         out_dtype = np.dtype(dtype)
         kernel_kwargs = {"dtype": out_dtype, "casting": casting}
-    backend = _dispatch.backend_of((a, b))
+    backend = backend_of((a, b))
     vector_a, vector_b = a.ndim == 1, b.ndim == 1
     a = np.expand_dims(a, 0) if a.ndim == 1 else a
     b = np.expand_dims(b, 1) if b.ndim == 1 else b
@@ -225,11 +224,7 @@ def _operand_modes(a, b):
 def _zeros(shape, dtype, like, backend) -> DistArray:
     """An empty product, or one over an empty contracted axis: all zeros."""
     layout = Layout.block(shape, devices=like.devices if isinstance(like, DistArray) else None)
-    data = [
-        backend.full(chunk_shape, 0, dtype, device)
-        for chunk_shape, device in zip(layout.chunk_shapes, layout.chunk_devices)
-    ]
-    return _dispatch.wrap(layout, data, backend, REPLICA, dtype)
+    return wrap(Chunks.full(layout, 0, dtype, backend))
 
 
 def _partitioned(a, b, backend):
@@ -244,12 +239,10 @@ def _partitioned(a, b, backend):
             layout = Layout.block(x.shape, axis=-2 + side, devices=x.devices)
             x = x.reshard(layout)
             a, b = (x, b) if side == 0 else (a, x)
-    from ._creation_functions import distributed_array
-
     if not isinstance(a, DistArray):
-        a = distributed_array(a, _lined_up(b.layout, b.mode is SUM, a.shape, 1))
+        a = wrap(Chunks.from_host(a, _lined_up(b.layout, b.mode is SUM, a.shape, 1), backend))
     if not isinstance(b, DistArray):
-        b = distributed_array(b, _lined_up(a.layout, a.mode is SUM, b.shape, 0))
+        b = wrap(Chunks.from_host(b, _lined_up(a.layout, a.mode is SUM, b.shape, 0), backend))
     return a, b
 
 
@@ -438,17 +431,17 @@ def _run(a: DistArray, b: DistArray, dtype, kernel_kwargs, backend) -> DistArray
         y = _piece(b, task.b_source, task.device, fetched, 1)
         with backend.on(task.device):
             results.append(xp.matmul(x, y, **kernel_kwargs))
-    return _dispatch.wrap(plan.layout, results, backend, plan.mode, dtype)
+    return wrap(Chunks.of(plan.layout, results, backend, dtype), plan.mode)
 
 
 def _piece(x: DistArray, source: tuple, device, fetched: dict, side: int):
     if source[0] == "chunk":
         _, k, index = source
-        chunk = x._data[k]
+        chunk = x.storage.buffers[k]
         return (
             chunk if all(s == slice(0, n, 1) for s, n in zip(index, chunk.shape)) else chunk[index]
         )
     key = (side, source[1], device)
     if key not in fetched:
-        fetched[key] = _redistribute.region_value(x, source[1], device)
+        fetched[key] = _redistribute.region_value(x.storage, x.mode, source[1], device)
     return fetched[key]

@@ -16,11 +16,14 @@ from functools import lru_cache
 import numpy as np
 
 from . import _regions
-from ._array import DistArray
+from ._array import DistArray, wrap
+from ._chunkwise import backend_of, relabeled
 from ._indexing import basic_getitem
 from ._layout import Layout, _normalize_axis
+from ._mode_rules import keeps_mode
 from ._modes import REPLICA
 from ._registry import implements
+from ._storage import Chunks
 
 
 def _axes_tuple(axis, ndim: int) -> tuple[int, ...]:
@@ -62,12 +65,7 @@ def permute_dims(x, /, axes=None) -> DistArray:
         raise ValueError("axes don't match array")
     axes = _axes_tuple(axes, x.ndim)
     layout = _permuted_layout(x.layout, axes)
-    backend = x._backend
-    data = []
-    for chunk, device in zip(x._data, x.layout.chunk_devices):
-        with backend.on(device):
-            data.append(chunk.transpose(axes))
-    return x._with(layout=layout, data=data)
+    return wrap(relabeled(x, layout, lambda b: b.transpose(axes)), x.mode)
 
 
 @implements(np.matrix_transpose)
@@ -315,7 +313,7 @@ def reshape(x, /, shape=None, order="C", *, newshape=None, copy=None) -> DistArr
     shape = _resolve_shape(shape, x.size)
     if not x.size:
         layout = Layout(shape, {x.devices[0]: ()})
-        return x._with(layout=layout, data=[x._backend.empty(shape, x.dtype, x.devices[0])])
+        return wrap(Chunks.empty(layout, x.dtype, x.storage.backend), x.mode)
     plan = reshaped_layout(x.layout, shape)
     if plan is None:
         if copy is False:
@@ -326,13 +324,13 @@ def reshape(x, /, shape=None, order="C", *, newshape=None, copy=None) -> DistArr
         x = x.reshard(_reshape_target(x, shape))
         plan = reshaped_layout(x.layout, shape)
     layout, kept = plan
-    backend = x._backend
-    data = []
-    for k, chunk_shape in zip(kept, layout.chunk_shapes):
-        with backend.on(x.layout.chunk_devices[k]):
-            chunk = x._data[k].reshape(chunk_shape)
-            data.append(chunk.copy() if copy else chunk)
-    return x._with(layout=layout, data=data)
+    shapes = iter(layout.chunk_shapes)
+
+    def view(buffer):
+        reshaped = buffer.reshape(next(shapes))
+        return reshaped.copy() if copy else reshaped
+
+    return wrap(relabeled(x, layout, view, kept), x.mode)
 
 
 @implements(np.ravel)
@@ -360,12 +358,9 @@ def broadcast_to(x, /, shape, subok=False) -> DistArray:
             f"[original->remapped]: {x.shape} and requested shape {shape}"
         )
     layout = _broadcast_layout(x.layout, shape)
-    backend = x._backend
-    data = []
-    for chunk, device, chunk_shape in zip(x._data, x.layout.chunk_devices, layout.chunk_shapes):
-        with backend.on(device):
-            data.append(backend.xp.broadcast_to(chunk, chunk_shape))
-    return x._with(layout=layout, data=data)
+    xp = x.storage.backend.xp
+    shapes = iter(layout.chunk_shapes)
+    return wrap(relabeled(x, layout, lambda b: xp.broadcast_to(b, next(shapes))), x.mode)
 
 
 @lru_cache(maxsize=4096)
@@ -412,8 +407,8 @@ def concat(arrays, /, axis=0, out=None, dtype=None, casting="same_kind") -> Dist
     data = []
     offset = 0
     for a in arrays:
-        backend = a._backend
-        for (device, index), chunk in zip(a.layout.chunks, a._data):
+        backend = a.storage.backend
+        for (device, index), chunk in zip(a.layout.chunks, a.storage.buffers):
             shifted = list(index)
             s = index[axis]
             shifted[axis] = slice(s.start + offset, s.stop + offset, s.step)
@@ -425,7 +420,7 @@ def concat(arrays, /, axis=0, out=None, dtype=None, casting="same_kind") -> Dist
     shape[axis] = offset
     layout = Layout(tuple(shape), index_map)
     data = [data[i] for i in _chunk_order(arrays, index_map)]
-    return DistArray._new(layout, data, arrays[0].mode, result_dtype, arrays[0]._backend)
+    return wrap(Chunks.of(layout, data, arrays[0].storage.backend, result_dtype), arrays[0].mode)
 
 
 def _chunk_order(arrays, index_map) -> list[int]:
@@ -458,8 +453,6 @@ def _check_concat_shapes(arrays, axis: int) -> None:
 
 
 def _common_mode(arrays, dtype, casting) -> list:
-    from ._data_type_functions import keeps_mode
-
     for a in arrays:
         if not np.can_cast(a.dtype, dtype, casting):
             raise TypeError(
@@ -474,16 +467,15 @@ def _common_mode(arrays, dtype, casting) -> list:
 
 
 def _as_distarrays(arrays) -> list:
-    from ._creation_functions import distributed_array
-
     arrays = list(arrays)
     template = next((a for a in arrays if isinstance(a, DistArray)), None)
+    backend = backend_of(arrays)
     out = []
     for a in arrays:
         if not isinstance(a, DistArray):
             host = np.asarray(a)
             devices = template.devices if template is not None else None
-            a = distributed_array(host, Layout.block(host.shape, devices=devices))
+            a = wrap(Chunks.from_host(host, Layout.block(host.shape, devices=devices), backend))
         out.append(a)
     return out
 

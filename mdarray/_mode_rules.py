@@ -1,4 +1,14 @@
-"""When an elementwise op on partial operands may stay partial: the rule table.
+"""Every fact of the form "X commutes with combining partial copies", in one place.
+
+Three tables, each row with its algebra in a comment and a hypothesis proof in
+`tests/test_mode_rules.py`:
+
+- `RULES`: when an elementwise ufunc on partial operands gives a partial result;
+- `REDUCTION_MODES`: which reductions leave a partial result, in which mode;
+- `keeps_mode`: which casts may be applied to the copies of a partial value.
+
+Elementwise rows
+----------------
 
 A partial operand holds its value spread over copies: in SUM mode the value is the sum of
 the copies, in MAX mode their maximum, and so on; a copy that does not contribute holds the
@@ -27,7 +37,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._array import DistArray
 from ._modes import MAX, MIN, PROD, REPLICA, SUM, Mode
 
 R = REPLICA  # in a row's operand pattern: any REPLICA operand (DistArray, array, scalar)
@@ -127,25 +136,17 @@ def _by_pattern(rules) -> dict:
 _TABLE = _by_pattern(RULES)
 
 
-def result_mode(ufunc, inputs, layout, dtype) -> Mode | None:
-    """The partial mode of ``ufunc(*inputs)`` computed copy by copy, or None.
+def result_mode(ufunc, pattern: tuple, replicas: tuple, dtype) -> Mode | None:
+    """The partial mode of `ufunc` computed copy by copy, or None.
 
-    None means no row applies and the partial operands must become REPLICA. A row needs
-    every partial operand in `layout` (the result's) with the result's `dtype`: a cast
-    between the copies and the value would not commute with the combination (int8
-    copies wrap where their int16 casts would not).
+    `pattern` is each operand's mode (`R` for REPLICA operands, whatever they are),
+    `replicas` the REPLICA operands themselves (their values may prove a row's condition).
+    The caller checks that every partial operand has the result's layout and `dtype`: a
+    cast between the copies and the value would not commute with the combination (int8
+    copies wrap where their int16 casts would not). None means no row applies and the
+    partial operands must become REPLICA.
     """
-    pattern = []
-    replicas = []
-    for x in inputs:
-        if isinstance(x, DistArray) and x._mode.is_partial:
-            if x._layout != layout or x._dtype != dtype:
-                return None
-            pattern.append(x._mode)
-        else:
-            pattern.append(R)
-            replicas.append(x)
-    for rule in _TABLE.get((ufunc, tuple(pattern)), ()):
+    for rule in _TABLE.get((ufunc, pattern), ()):
         if dtype.kind in rule.kinds and all(_holds(rule.condition, c) for c in replicas):
             return rule.result
     return None
@@ -177,3 +178,78 @@ def _host_scalar(operand):
     if isinstance(operand, np.ndarray) and operand.ndim == 0:
         return operand[()]
     return None
+
+
+# Reductions -----------------------------------------------------------------------------
+
+# Reducing ufunc -> (mode whose combine it is, result dtype kinds where that holds).
+# Each row: the reduction of a union is the ufunc of the reductions of the parts.
+REDUCTION_MODES = {
+    np.add: (SUM, "biufc"),  # sum(p ++ q) == sum(p) + sum(q)
+    np.multiply: (PROD, "biufc"),  # prod(p ++ q) == prod(p) * prod(q)
+    np.maximum: (MAX, "biuf"),  # max(p ++ q) == maximum(max(p), max(q)), NaNs propagate
+    np.minimum: (MIN, "biuf"),
+    np.logical_and: (MIN, "b"),  # on bools, and == min
+    np.logical_or: (MAX, "b"),  # on bools, or == max
+    np.bitwise_and: (MIN, "b"),
+    np.bitwise_or: (MAX, "b"),
+    np.fmax: (MAX, "biu"),  # without NaNs, fmax == maximum
+    np.fmin: (MIN, "biu"),
+}
+# op(a, a) == a: overlapping copies may all contribute.
+IDEMPOTENT = frozenset(
+    [np.maximum, np.minimum, np.fmax, np.fmin, np.logical_and, np.logical_or]
+    + [np.bitwise_and, np.bitwise_or]
+)
+# Associative and commutative: partials may combine in any order.
+REORDERABLE = IDEMPOTENT | {np.add, np.multiply, np.logical_xor, np.bitwise_xor}
+
+
+def reduction_mode(ufunc, dtype) -> Mode | None:
+    """The mode that combines partial `ufunc` reductions of `dtype`, or None."""
+    mode, kinds = REDUCTION_MODES.get(ufunc, (None, ""))
+    return mode if np.dtype(dtype).kind in kinds else None
+
+
+def reduction_identity(ufunc, dtype):
+    """A value of `dtype` that `ufunc` leaves every operand unchanged with, or None."""
+    dtype = np.dtype(dtype)
+    if ufunc in (np.fmax, np.fmin) and dtype.kind == "f":
+        return dtype.type(np.nan)  # fmax(nan, v) == v
+    mode = reduction_mode(ufunc, dtype)
+    if mode is not None:
+        return mode.identity(dtype)
+    if ufunc not in REORDERABLE or ufunc.identity is None:
+        return None
+    # astype wraps -1 (bitwise_and's identity) to all ones for unsigned dtypes.
+    return np.array(ufunc.identity).astype(dtype)[()]
+
+
+# Casts ---------------------------------------------------------------------------------
+
+
+def keeps_mode(mode: Mode, source, target) -> bool:
+    """True where casting each copy then combining equals combining then casting, for
+    every value (the one cast rule: `astype`, ``out=`` and every reduction use it).
+
+    - SUM and PROD: the cast must be a ring homomorphism for every value. Integer to
+      integer casts that keep or narrow the width are (wrapping arithmetic modulo 2**n
+      reduces to modulo 2**m, m <= n); widening is not (``int8(100) + int8(100)`` wraps,
+      its int16 copies do not), nor is any cast involving floats (``1e300 + -1e300`` is 0,
+      its float32 copies give ``inf + -inf``, NaN; float32 copies that overflow when
+      added do not in float64) or bools (bool SUM is logical or).
+    - MAX and MIN: the cast must be monotone (non-decreasing), and the target must hold
+      MAX/MIN: bool, int and float sources into floats, and safe casts between integer
+      kinds; ``max(c(a), c(b)) == c(max(a, b))`` for monotone ``c``.
+    - The same dtype keeps every mode.
+    """
+    source, target = np.dtype(source), np.dtype(target)
+    if source == target or not mode.is_partial:
+        return True
+    if mode.name in ("sum", "prod"):
+        return source.kind in "iu" and target.kind in "iu" and target.itemsize <= source.itemsize
+    if target.kind == "f":
+        return source.kind in "biuf"
+    if target.kind in "iu":
+        return source.kind in "biu" and np.can_cast(source, target, "safe")
+    return False

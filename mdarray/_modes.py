@@ -18,11 +18,16 @@ class Mode:
     ('sum', True)
     """
 
-    __slots__ = ("name", "ufunc_name")
+    __slots__ = ("idempotent", "name", "ufunc_name")
 
-    def __init__(self, name: str, ufunc_name: str | None) -> None:
+    def __init__(self, name: str, ufunc_name: str | None, *, idempotent: bool) -> None:
+        #: The name accepted wherever a mode is taken (``"sum"``).
         self.name = name
+        #: The binary ufunc (by name) that combines two copies; None for REPLICA.
         self.ufunc_name = ufunc_name
+        #: Combining a value with itself gives it back (REPLICA, MAX, MIN): equal copies
+        #: may all contribute, so a REPLICA array is already in this mode.
+        self.idempotent = idempotent
 
     def __repr__(self) -> str:
         return f"mdarray.{self.name.upper()}"
@@ -37,11 +42,6 @@ class Mode:
     def is_partial(self) -> bool:
         """True for SUM, PROD, MAX and MIN: the value is spread over the copies."""
         return self.ufunc_name is not None
-
-    @property
-    def idempotent(self) -> bool:
-        """True where combining a value with itself gives it back (REPLICA, MAX, MIN)."""
-        return self.name in ("replica", "max", "min")
 
     def ufunc(self, xp):
         """The binary ufunc of `xp` that combines two partial copies."""
@@ -79,11 +79,11 @@ class Mode:
             self.identity(dtype)
 
 
-REPLICA = Mode("replica", None)
-SUM = Mode("sum", "add")
-PROD = Mode("prod", "multiply")
-MAX = Mode("max", "maximum")
-MIN = Mode("min", "minimum")
+REPLICA = Mode("replica", None, idempotent=True)
+SUM = Mode("sum", "add", idempotent=False)
+PROD = Mode("prod", "multiply", idempotent=False)
+MAX = Mode("max", "maximum", idempotent=True)
+MIN = Mode("min", "minimum", idempotent=True)
 
 MODES = {mode.name: mode for mode in (REPLICA, SUM, PROD, MAX, MIN)}
 

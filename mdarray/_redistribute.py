@@ -1,9 +1,12 @@
-"""Every movement of data between layouts, modes, devices and the host.
+"""Every movement of data between layouts, modes, devices and the host: storage in,
+storage out.
 
 One primitive, `region_value`, makes a region of an array present on a device (or the
-host). Reshard, mode changes and `get` are built on it and on the cover plans of
+host). Reshard, mode changes and `to_host` are built on it and on the cover plans of
 `_regions`, so each destination element is read from one source even where source chunks
-overlap, and a faster transfer path in the backend speeds all of them up.
+overlap, and a faster transfer path in the backend speeds all of them up. Everything here
+takes `Chunks` and the mode their copies are in, and returns `Chunks`; results share the
+buffers they do not change with their source (`Chunks.derive`, copy on write).
 """
 
 from __future__ import annotations
@@ -13,11 +16,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import _regions
-from ._backend import HOST
-from ._debug import TransferCount
+from . import _kernels, _regions
+from ._debug import HOST, TransferCount
 from ._layout import Layout
 from ._modes import REPLICA, Mode
+from ._storage import Chunks
 
 
 @lru_cache(maxsize=4096)
@@ -48,73 +51,74 @@ def partial_plan(layout: Layout, region: tuple) -> tuple:
     return tuple(out)
 
 
-def region_value(x, region: tuple, device):
-    """The value of `x` on `region` (a box) as a new contiguous array on `device`.
+def region_value(chunks: Chunks, mode: Mode, region: tuple, device):
+    """The value on `region` (a box) of `chunks` in `mode`, as a new contiguous array on
+    `device`.
 
-    `device` may be ``"host"``: the result is then a NumPy array. In REPLICA mode each
+    `device` may be ``HOST``: the result is then a NumPy array. In REPLICA mode each
     element is copied once from the chunk that holds it (local chunks first); in a partial
     mode every chunk meeting the region contributes and the copies are combined (without
     overlaps each element has one copy, its value, and is read as in REPLICA mode).
     """
-    backend = x._backend
-    if x.mode.is_partial and x.layout.has_overlaps:
+    backend = chunks.backend
+    layout = chunks.layout
+    if mode.is_partial and layout.has_overlaps:
         if device == HOST:
-            first = x.layout.chunk_devices[0]
-            return _to_host(backend, region_value(x, region, first), first)
-        return _combine_region(x, region, device)
+            first = layout.chunk_devices[0]
+            return _to_host(backend, region_value(chunks, mode, region, first), first)
+        return combine_partials(
+            chunks, mode.ufunc_name, mode.identity(chunks.dtype), region, device
+        )
     shape = _regions.box_shape(region)
-    plan = replica_plan(x.layout, region, device)
+    plan = replica_plan(layout, region, device)
     if device == HOST:
-        out = backend.host_empty(shape, x.dtype)
+        out = backend.host_empty(shape, chunks.dtype)
         staged = []
+        buffers = chunks.buffers
         for k, region_index, chunk_index in plan:
-            piece = _regions.apply_index(x._data[k], chunk_index, backend.xp)
+            piece = _regions.apply_index(buffers[k], chunk_index, backend.xp)
             if _regions.is_basic(region_index):
-                backend.to_host_into(out[(*region_index, ...)], piece, x.layout.chunk_devices[k])
+                backend.to_host_into(out[(*region_index, ...)], piece, layout.chunk_devices[k])
             else:
-                staged.append((region_index, _to_host(backend, piece, x.layout.chunk_devices[k])))
-        backend.synchronize(x.layout.devices)
+                staged.append((region_index, _to_host(backend, piece, layout.chunk_devices[k])))
+        backend.synchronize(layout.devices)
         for region_index, piece in staged:
-            _assign(out, region_index, piece, np)
+            _kernels.assign(np, out, region_index, piece)
         return out
-    return _gather(x, plan, shape, device)
+    return _gather(chunks, plan, shape, device)
 
 
-def _gather(x, plan, shape, device, out=None):
+def to_host(chunks: Chunks, mode: Mode) -> np.ndarray:
+    """The value of `chunks` in `mode` as a NumPy array on the host."""
+    return region_value(chunks, mode, _regions.full_box(chunks.layout.shape), HOST)
+
+
+def _gather(chunks: Chunks, plan, shape, device, out=None):
     """A new array on `device` (or `out`) filled by the pieces ``(chunk, out_index,
     chunk_index)``."""
-    backend = x._backend
+    backend = chunks.backend
     if out is None:
-        out = backend.empty(shape, x.dtype, device)
+        out = backend.empty(shape, chunks.dtype, device)
+    buffers = chunks.buffers
+    devices = chunks.layout.chunk_devices
     with backend.on(device):
         for k, region_index, chunk_index in plan:
-            piece = _regions.apply_index(x._data[k], chunk_index, backend.xp)
-            _assign(
-                out,
-                region_index,
-                backend.move(piece, x.layout.chunk_devices[k], device),
-                backend.xp,
-            )
+            piece = _regions.apply_index(buffers[k], chunk_index, backend.xp)
+            backend.assign(out, region_index, backend.move(piece, devices[k], device))
     return out
 
 
-def _combine_region(x, region: tuple, device):
-    return combine_partials(
-        x.layout, x._data, region, device, x.mode.ufunc_name, x.mode.identity(x.dtype), x._backend
-    )
-
-
-def combine_partials(
-    layout: Layout, data, region: tuple, device, ufunc_name: str, identity, backend
-):
-    """The chunks `data` of `layout` combined with the ufunc `ufunc_name` over `region`,
-    as a new array on `device` (`identity` where no chunk contributes)."""
+def combine_partials(chunks: Chunks, ufunc_name: str, identity, region: tuple, device):
+    """The buffers of `chunks` combined with the ufunc `ufunc_name` over `region`, as a
+    new array on `device` (`identity` where no chunk contributes)."""
+    backend = chunks.backend
+    layout = chunks.layout
     combine = getattr(backend.xp, ufunc_name)
-    dtype = data[0].dtype
-    out = backend.full(_regions.box_shape(region), identity, dtype, device)
+    out = backend.full(_regions.box_shape(region), identity, chunks.dtype, device)
+    buffers = chunks.buffers
     with backend.on(device):
         for k, region_index, chunk_index in partial_plan(layout, region):
-            piece = backend.move(data[k][chunk_index], layout.chunk_devices[k], device)
+            piece = backend.move(buffers[k][chunk_index], layout.chunk_devices[k], device)
             target = out[(*region_index, ...)]
             combine(target, piece, out=target)
     return out
@@ -125,19 +129,6 @@ def _to_host(backend, array, device):
     backend.to_host_into(out, array, device)
     backend.synchronize([device])
     return out
-
-
-def _assign(out, region_index, piece, xp) -> None:
-    if _regions.is_basic(region_index):
-        out[region_index] = piece
-    else:
-        positions = [xp.asarray(_regions._positions(i, n)) for i, n in zip(region_index, out.shape)]
-        out[xp.ix_(*positions)] = piece
-
-
-def to_host(x) -> np.ndarray:
-    """The value of `x` as a NumPy array on the host."""
-    return region_value(x, _regions.full_box(x.shape), HOST)
 
 
 class ReshardPlan(NamedTuple):
@@ -174,86 +165,81 @@ def reshard_plan(source: Layout, target: Layout, partial: bool) -> ReshardPlan:
     return ReshardPlan(kept, moves)
 
 
-def reshard(x, layout: Layout):
-    """`x` with `layout`, in the same mode.
+def reshard(chunks: Chunks, mode: Mode, layout: Layout) -> Chunks:
+    """`chunks` (in `mode`) laid out as `layout`, in the same mode.
 
     Chunks whose box and device do not change keep their buffers. In REPLICA mode every
     other destination chunk gathers its region once. In a partial mode every element's
     contributions are sent once, each to one destination chunk (one on the source's
     device where there is one), which combines them into its identity-filled buffer.
     """
-    if layout == x.layout:
-        return x
-    plan = reshard_plan(x.layout, layout, x.mode.is_partial)
-    if x.mode.is_partial:
-        return x._with(layout=layout, data=_partial_reshard(x, layout, plan))
+    if layout == chunks.layout:
+        return chunks
+    plan = reshard_plan(chunks.layout, layout, mode.is_partial)
+    if mode.is_partial:
+        return chunks.derive(layout, _partial_reshard(chunks, mode, layout, plan))
     moves: dict = {}
     for s, t, chunk_index, target_index in plan.moves:
         moves.setdefault(t, []).append((s, target_index, chunk_index))
     if any(k is not None for k in plan.kept):
-        data = [
-            x._data[k] if k is not None else _gather(x, moves.get(t, ()), shape, device)
-            for t, (k, shape, device) in enumerate(
-                zip(plan.kept, layout.chunk_shapes, layout.chunk_devices)
-            )
-        ]
-        return x._with(layout=layout, data=data)
+        buffers = chunks.buffers
+        return chunks.derive(
+            layout,
+            [
+                buffers[k] if k is not None else _gather(chunks, moves.get(t, ()), shape, device)
+                for t, (k, shape, device) in enumerate(
+                    zip(plan.kept, layout.chunk_shapes, layout.chunk_devices)
+                )
+            ],
+        )
     # Nothing kept: the target is packed (`Layout.packing`), so elementwise ops on it run
     # one kernel per device.
-    from ._array import DistArray, packed_empty, unpack_slabs
-
-    slabs = packed_empty(layout, x.dtype, x._backend)
-    views = unpack_slabs(layout, slabs, x._backend)
-    for t, (view, device) in enumerate(zip(views, layout.chunk_devices)):
-        _gather(x, moves.get(t, ()), view.shape, device, out=view)
-    return DistArray._from_slabs(layout, slabs, x.mode, x.dtype, x._backend, chunks=views)
+    out = Chunks.empty(layout, chunks.dtype, chunks.backend)
+    for t, (view, device) in enumerate(zip(out.buffers, layout.chunk_devices)):
+        _gather(chunks, moves.get(t, ()), view.shape, device, out=view)
+    return out
 
 
-def _partial_reshard(x, layout: Layout, plan: ReshardPlan) -> list:
-    backend = x._backend
+def _partial_reshard(chunks: Chunks, mode: Mode, layout: Layout, plan: ReshardPlan) -> list:
+    backend = chunks.backend
+    source = chunks.buffers
     senders: dict = {}
     for s, t, _, _ in plan.moves:
         senders.setdefault(t, set()).add(s)
     # A kept chunk fed only by its own source chunk already holds its contributions.
     reused = {t for t, k in enumerate(plan.kept) if k is not None and senders.get(t, set()) <= {k}}
-    identity = x.mode.identity(x.dtype)
-    data = [
-        x._data[k] if t in reused else backend.full(shape, identity, x.dtype, device)
+    identity = mode.identity(chunks.dtype)
+    buffers = [
+        source[k] if t in reused else backend.full(shape, identity, chunks.dtype, device)
         for t, (k, shape, device) in enumerate(
             zip(plan.kept, layout.chunk_shapes, layout.chunk_devices)
         )
     ]
-    ufunc = x.mode.ufunc(backend.xp)
+    ufunc = mode.ufunc(backend.xp)
     for s, t, chunk_index, target_index in plan.moves:
         if t in reused:
             continue
         target_device = layout.chunk_devices[t]
-        piece = _regions.apply_index(x._data[s], chunk_index, backend.xp)
-        piece = backend.move(piece, x.layout.chunk_devices[s], target_device)
+        piece = _regions.apply_index(source[s], chunk_index, backend.xp)
+        piece = backend.move(piece, chunks.layout.chunk_devices[s], target_device)
         with backend.on(target_device):
-            _combine_into(data[t], target_index, piece, ufunc, backend.xp)
-    return data
+            _kernels.combine_into(backend.xp, buffers[t], target_index, piece, ufunc)
+    return buffers
 
 
-def _combine_into(out, index: tuple, piece, ufunc, xp) -> None:
-    """``out[index] = ufunc(out[index], piece)`` in place, for slices or int arrays."""
-    if _regions.is_basic(index):
-        target = out[(*index, ...)]
-        ufunc(target, piece, out=target)
-    else:
-        _assign(out, index, ufunc(_regions.apply_index(out, index, xp), piece), xp)
-
-
-def reshard_cost(x, layout: Layout):
-    """The bytes per device pair that ``reshard(x, layout)`` would move, as a TransferCount."""
+def reshard_cost(chunks: Chunks, mode: Mode, layout: Layout) -> TransferCount:
+    """The bytes per device pair that ``reshard(chunks, mode, layout)`` would move."""
     count = TransferCount()
-    if layout == x.layout:
+    if layout == chunks.layout:
         return count
-    plan = reshard_plan(x.layout, layout, x.mode.is_partial)
+    source = chunks.layout
+    plan = reshard_plan(source, layout, mode.is_partial)
     for s, t, chunk_index, _ in plan.moves:
-        pair = (x.layout.chunk_devices[s], layout.chunk_devices[t])
+        pair = (source.chunk_devices[s], layout.chunk_devices[t])
         if pair[0] != pair[1]:
-            nbytes = _regions.index_size(chunk_index, x.layout.chunk_shapes[s]) * x.itemsize
+            nbytes = (
+                _regions.index_size(chunk_index, source.chunk_shapes[s]) * chunks.dtype.itemsize
+            )
             count.bytes[pair] += nbytes
             count.copies += 1
     return count
@@ -291,8 +277,8 @@ def _partial_sends(source: Layout, target: Layout, kept: tuple, s: int) -> tuple
     return tuple((order[p.source], p.region_index, p.source_index) for p in cover.pieces())
 
 
-def change_mode(x, mode: Mode):
-    """`x` in `mode`, with the same layout.
+def change_mode(chunks: Chunks, mode: Mode, new: Mode) -> Chunks:
+    """`chunks` (in `mode`) holding the same value in mode `new`, with the same layout.
 
     REPLICA to SUM or PROD keeps one copy of each element and sets the others to the
     identity: chunks that share no element with another keep their buffers (no copy).
@@ -301,48 +287,41 @@ def change_mode(x, mode: Mode):
     buffers. A partial mode to another goes through REPLICA, since copies of one partial
     mode mean nothing in another.
     """
-    if mode is x.mode:
-        return x
+    if new is mode:
+        return chunks
+    if new.is_partial:
+        new.check_dtype(chunks.dtype)
     if mode.is_partial:
-        mode.check_dtype(x.dtype)
-    if x.mode.is_partial:
-        overlapping = _overlapping(x.layout)
-        replica = x._with(
-            mode=REPLICA,
-            data=[
-                region_value(x, box, device) if k in overlapping else x._data[k]
-                for k, (box, device) in enumerate(zip(x.layout.boxes, x.layout.chunk_devices))
-            ],
+        overlapping = _overlapping(chunks.layout)
+        layout = chunks.layout
+        buffers = chunks.buffers
+        replica = chunks.derive(
+            buffers=[
+                region_value(chunks, mode, box, device) if k in overlapping else buffers[k]
+                for k, (box, device) in enumerate(zip(layout.boxes, layout.chunk_devices))
+            ]
         )
-        return change_mode(replica, mode)
-    return x._with(mode=mode, data=replica_to_partial(x.layout, x._data, mode, x._backend))
+        return change_mode(replica, REPLICA, new)
+    if new.idempotent:
+        return chunks.derive()
+    return fill_shadowed(chunks, new.identity(chunks.dtype))
 
 
-def replica_to_partial(layout: Layout, data, mode: Mode, backend, *, copy: bool = True) -> list:
-    """Chunks of a REPLICA value that hold the same value in partial `mode`.
-
-    For SUM and PROD each element stays in the chunk that owns it and the others get the
-    identity (see `fill_shadowed`). MAX and MIN need no change: equal copies combine to
-    the value.
-    """
-    if mode.idempotent:
-        return list(data)
-    return fill_shadowed(layout, data, mode.identity(data[0].dtype), backend, copy=copy)
-
-
-def fill_shadowed(layout: Layout, data, value, backend, *, copy: bool = True) -> list:
-    """`data` with every element that another chunk owns set to `value`, so each element
-    is counted once. Chunks that shadow nothing keep their buffers; the others are
-    copied first unless `copy` is False."""
-    data = list(data)
+def fill_shadowed(chunks: Chunks, value, *, in_place: bool = False) -> Chunks:
+    """`chunks` with every element that another chunk owns set to `value`, so each
+    element is counted once. Chunks that shadow nothing keep their buffers; the others are
+    copied first, or written where they are with `in_place` (fresh buffers only)."""
+    layout = chunks.layout
+    backend = chunks.backend
+    buffers = list(chunks.buffers)
     for k, shadowed in enumerate(layout.cover.shadowed):
         if shadowed:
             with backend.on(layout.chunk_devices[k]):
-                if copy:
-                    data[k] = backend.xp.array(data[k], copy=True)
+                if not in_place:
+                    buffers[k] = backend.copy(buffers[k], layout.chunk_devices[k])
                 for chunk_index in shadowed:
-                    _assign(data[k], chunk_index, value, backend.xp)
-    return data
+                    backend.assign(buffers[k], chunk_index, value)
+    return chunks if in_place else chunks.derive(buffers=buffers)
 
 
 @lru_cache(maxsize=4096)

@@ -273,10 +273,10 @@ def apply_index(array, index: tuple, xp=np):
     """`array[index]` where index items are slices or 1-D int arrays (outer indexing)."""
     if all(isinstance(i, slice) for i in index):
         return array[index]
-    return array[xp.ix_(*[_positions(i, n) for i, n in zip(index, array.shape)])]
+    return array[xp.ix_(*[positions(i, n) for i, n in zip(index, array.shape)])]
 
 
-def _positions(i, n):
+def positions(i, n):
     return np.arange(n)[i] if isinstance(i, slice) else i
 
 

@@ -6,13 +6,21 @@
   ``impl(ufunc, inputs, kwargs)``, used by ``__array_ufunc__``; every ufunc goes through it.
 - `UFUNC_OVERRIDES`: ``(ufunc, method)`` -> implementation, for ufuncs whose method needs
   more than the general one.
+- `METHODS`: name -> implementation of a DistArray method whose code lives in an op
+  module (``"getitem"``, ``"setitem"``, ``"fallback"``, CuPy's hooks, ...). DistArray
+  reaches op code only through these tables, so the op modules sit above it and import it,
+  never the other way round.
 """
 
 from __future__ import annotations
 
-FUNCTIONS: dict = {}
-UFUNC_METHODS: dict = {}
-UFUNC_OVERRIDES: dict = {}
+from collections.abc import Callable
+from typing import Any
+
+FUNCTIONS: dict[Any, Callable[..., Any]] = {}
+UFUNC_METHODS: dict[str, Callable[..., Any]] = {}
+UFUNC_OVERRIDES: dict[tuple[Any, str], Callable[..., Any]] = {}
+METHODS: dict[str, Callable[..., Any]] = {}
 
 
 def implements(*funcs):
@@ -47,3 +55,23 @@ def implements_ufunc_method(method: str, ufuncs=None):
         return impl
 
     return register
+
+
+def implements_method(name: str):
+    """Register the decorated function as the code behind the DistArray method `name`."""
+
+    def register(impl):
+        if name in METHODS:
+            raise ValueError(f"DistArray method {name!r} is registered twice")
+        METHODS[name] = impl
+        return impl
+
+    return register
+
+
+def method(name: str) -> Callable[..., Any]:
+    """The registered code of DistArray method `name`."""
+    impl = METHODS.get(name)
+    if impl is None:
+        raise RuntimeError(f"no implementation of {name!r} is registered: import mdarray first")
+    return impl

@@ -13,10 +13,13 @@ import operator
 
 import numpy as np
 
-from . import _dispatch, _redistribute, _reduction
-from ._array import DistArray
+from . import _redistribute, _reduction
+from ._array import DistArray, wrap
+from ._chunkwise import relabeled, write_out
+from ._fallback import fallback
 from ._modes import MAX, MIN, REPLICA
 from ._registry import implements
+from ._storage import Chunks
 
 
 def _sentinel(dtype, largest: bool):
@@ -60,12 +63,12 @@ def arg_extreme(x: DistArray, axis, keepdims: bool, largest: bool) -> DistArray:
     """argmax (`largest`) or argmin of non-empty `x`; partial pairs combined at once."""
     if x.mode.is_partial:
         x = x.change_mode(REPLICA)
-    backend = x._backend
+    backend = x.storage.backend
     axes = _reduction.normalize_axes(axis, x.ndim)
     plan, whole = _reduction.reduce_plan(x.layout, axes, True)
     values, indices = [], []
     for chunk, box, shape, device in zip(
-        x._data, x.layout.boxes, plan.chunk_shapes, x.layout.chunk_devices
+        x.storage.buffers, x.layout.boxes, plan.chunk_shapes, x.layout.chunk_devices
     ):
         with backend.on(device):
             if not all(shape) or any(len(box[a]) == 0 for a in axes):
@@ -77,7 +80,7 @@ def arg_extreme(x: DistArray, axis, keepdims: bool, largest: bool) -> DistArray:
             indices.append(index)
     if not whole:
         indices = _combine(plan, values, indices, largest, backend)
-    result = _dispatch.wrap(plan, indices, backend, REPLICA, np.intp)
+    result = wrap(Chunks.of(plan, indices, backend, np.intp))
     if keepdims:
         return result
     return _drop_axes(result, axes)
@@ -110,7 +113,8 @@ def _combine(layout, values, indices, largest, backend) -> list:
 
 def _drop_axes(x: DistArray, axes: tuple) -> DistArray:
     plan, _ = _reduction.reduce_plan(x.layout, axes, False)
-    return x._with(layout=plan, data=[c.reshape(s) for c, s in zip(x._data, plan.chunk_shapes)])
+    shapes = iter(plan.chunk_shapes)
+    return wrap(relabeled(x, plan, lambda c: c.reshape(next(shapes))), x.mode)
 
 
 def _arg_impl(func, largest: bool):
@@ -121,7 +125,7 @@ def _arg_impl(func, largest: bool):
         if keepdims is not np._NoValue:
             args["keepdims"] = keepdims
         if not isinstance(a, DistArray):
-            return _dispatch.fallback(func, (a,), args, name)
+            return fallback(func, (a,), args, name)
         out = _reduction.unwrap_out(out)
         probe_args = {k: v for k, v in args.items() if k != "out"}
         checked = _reduction.check_with_probe(func, a, out, probe_args)
@@ -132,7 +136,7 @@ def _arg_impl(func, largest: bool):
         # A 0-d array has one element whatever axis NumPy accepted.
         axis = None if axis is None or a.ndim == 0 else operator.index(axis) % a.ndim
         result = arg_extreme(a, axis, bool(keepdims is True), largest)
-        return result if out is None else _dispatch.write_out(out, result)
+        return result if out is None else write_out(out, result)
 
     return impl
 

@@ -17,9 +17,12 @@ from functools import lru_cache
 
 import numpy as np
 
-from . import _dispatch, _reduction, _regions
-from ._array import DistArray
+from . import _reduction, _regions
+from ._array import DistArray, wrap
+from ._chunkwise import map_chunks, relabeled, write_out
+from ._fallback import fallback
 from ._layout import Layout
+from ._mode_rules import REORDERABLE
 from ._modes import REPLICA
 from ._reduction import NO_VALUE
 from ._registry import implements, implements_ufunc_method
@@ -33,7 +36,7 @@ def ufunc_reduce(ufunc, inputs, kwargs):
     kwargs = dict(kwargs)
     (array,) = inputs
     if not isinstance(array, DistArray):
-        return _dispatch.fallback(ufunc.reduce, inputs, kwargs, f"numpy.{ufunc.__name__}.reduce")
+        return fallback(ufunc.reduce, inputs, kwargs, f"numpy.{ufunc.__name__}.reduce")
     axis = kwargs.pop("axis", 0)
     out = kwargs.pop("out", None)
     return _reduction.reduction(ufunc.reduce, ufunc, array, axis, out, **kwargs)
@@ -51,7 +54,7 @@ def _reducer(func, ufunc, *, has_dtype: bool = True, has_initial: bool = True):
         if has_dtype:
             kwargs["dtype"] = dtype
         if not isinstance(a, DistArray):
-            return _dispatch.fallback(func, (a,), dict(kwargs, axis=axis, out=out), name)
+            return fallback(func, (a,), dict(kwargs, axis=axis, out=out), name)
         return _reduction.reduction(func, ufunc, a, axis, out, **kwargs)
 
     return impl
@@ -112,10 +115,10 @@ def _count(x: DistArray, axes: tuple, keepdims: bool, where):
 def _divide(x: DistArray, divisor) -> DistArray:
     """`x` / `divisor` per chunk: linear, so a SUM result stays SUM, except where the
     divisor is 0 (then the identities' 0/0 would be NaN: combine first)."""
-    xp = x._backend.xp
+    xp = x.storage.backend.xp
     if isinstance(divisor, DistArray) or not np.all(divisor):
         x = x.change_mode(REPLICA)
-    return _reduction.map_chunks(x, xp.true_divide, divisor)
+    return wrap(map_chunks(x, xp.true_divide, divisor), x.mode)
 
 
 def _mean(x, axes, keepdims, dtype, where) -> DistArray:
@@ -140,7 +143,7 @@ def _var(x, axes, keepdims, dtype, where, ddof, requested=None) -> DistArray:
     if x.mode.is_partial:
         x = x.change_mode(REPLICA)
     mean = _mean(x, axes, True, dtype, where).change_mode(REPLICA)
-    squares = _reduction.map_chunks(x, _squared_deviations, mean, mode=REPLICA)
+    squares = wrap(map_chunks(x, _squared_deviations, mean))
     sum_dtype = squares.dtype if requested is None else np.dtype(requested)
     total = _reduction.reduce(
         squares, np.add, axes, keepdims, sum_dtype, dtype=requested, where=where
@@ -166,15 +169,15 @@ def _moment(func, stat, a, axis, dtype, out, keepdims, where, **extra):
     else:
         where = kwargs.get("where", True)
         result = stat(a, axes, keep, _compute_dtype(a.dtype, dtype), where)
-        result = _reduction.astype(result, checked.dtype)
-    return result if out is None else _dispatch.write_out(out, result)
+        result = np.astype(result, checked.dtype, copy=False)
+    return result if out is None else write_out(out, result)
 
 
 @implements(np.mean)
 def _np_mean(a, axis=None, dtype=None, out=None, keepdims=NO_VALUE, *, where=NO_VALUE):
     args = {"axis": axis, "dtype": dtype, "out": out, "keepdims": keepdims, "where": where}
     if not isinstance(a, DistArray):
-        return _dispatch.fallback(np.mean, (a,), args, "numpy.mean")
+        return fallback(np.mean, (a,), args, "numpy.mean")
     return _moment(np.mean, _mean, a, axis, dtype, out, keepdims, where)
 
 
@@ -195,15 +198,14 @@ def _variance_impl(func, root: bool):
         args.update(where=where, mean=mean, correction=correction)
         if not isinstance(a, DistArray) or mean is not NO_VALUE:
             args = {k: v for k, v in args.items() if v is not NO_VALUE}
-            return _dispatch.fallback(func, (a,), args, name)
+            return fallback(func, (a,), args, name)
         n = _ddof(ddof, correction)
 
         def stat(x, axes, keep, compute, where):
             var = _var(x, axes, keep, compute, where, n, requested=dtype)
             if not root:
                 return var
-            xp = x._backend.xp
-            return _reduction.map_chunks(var.change_mode(REPLICA), xp.sqrt)
+            return np.sqrt(var.change_mode(REPLICA))
 
         return _moment(func, stat, a, axis, dtype, out, keepdims, where, ddof=n)
 
@@ -226,35 +228,14 @@ def _flatten(x: DistArray) -> DistArray:
         layout = Layout(
             (1,), {d: [slice(0, 1)] * x.layout.chunk_devices.count(d) for d in x.devices}
         )
-        return x._with(layout=layout, data=[c.reshape(1) for c in x._data])
+        return wrap(relabeled(x, layout, lambda c: c.reshape(1)), x.mode)
     rows = x.reshard(Layout.block(x.shape, axis=0, devices=x.devices))
     row = int(np.prod(x.shape[1:], dtype=np.int64))
     index_map: dict = {}
     for box, device in zip(rows.layout.boxes, rows.layout.chunk_devices):
         index_map.setdefault(device, []).append(slice(box[0].start * row, box[0].stop * row))
     layout = Layout((x.size,), index_map)
-    return rows._with(layout=layout, data=[c.reshape(-1) for c in rows._data])
-
-
-def _local_accumulate(backend, ufunc, chunk, axis, dtype):
-    xp = backend.xp
-    if xp is np:
-        return ufunc.accumulate(chunk, axis=axis, dtype=dtype)
-    if ufunc is np.add:
-        return xp.cumsum(chunk, axis=axis, dtype=dtype)
-    if ufunc is np.multiply:
-        return xp.cumprod(chunk, axis=axis, dtype=dtype)
-    kernel = getattr(xp, ufunc.__name__)
-    try:
-        return kernel.accumulate(chunk, axis=axis, dtype=dtype)
-    except (AttributeError, NotImplementedError, TypeError):
-        pass
-    out = chunk.astype(dtype or chunk.dtype, copy=True)
-    for i in range(1, out.shape[axis]):
-        before = (slice(None),) * axis + (slice(i - 1, i),)
-        here = (slice(None),) * axis + (slice(i, i + 1),)
-        out[here] = kernel(out[before], out[here])
-    return out
+    return wrap(relabeled(rows, layout, lambda c: c.reshape(-1)), rows.mode)
 
 
 @lru_cache(maxsize=1024)
@@ -299,29 +280,29 @@ def scan(x: DistArray, ufunc, axis: int, dtype, result_dtype, include_initial: b
     if x.mode.is_partial:
         x = x.change_mode(REPLICA)
     value = _reduction.identity(ufunc, result_dtype)
-    reorderable = ufunc in _reduction._REORDERABLE and value is not None
+    reorderable = ufunc in REORDERABLE and value is not None
     if not reorderable:
         x = x.reshard(_reduction.whole_layout(x, (axis,)))
     elif not _scan_ready(x.layout, axis):
         x = x.reshard(Layout.block(x.shape, axis=axis, devices=x.devices))
-    backend = x._backend
-    layout = x.layout
-    scans = []
-    for chunk, device in zip(x._data, layout.chunk_devices):
-        with backend.on(device):
-            local = _local_accumulate(backend, ufunc, chunk, axis, dtype)
-            scans.append(local if local.dtype == result_dtype else local.astype(result_dtype))
+    backend = x.storage.backend
+    scans = x.storage.map(
+        lambda chunk: backend.accumulate(ufunc, chunk, axis, dtype), dtype=result_dtype
+    )
     if reorderable:
-        scans = _add_carries(layout, scans, ufunc, axis, value, result_dtype, backend)
-    result = _dispatch.wrap(layout, scans, backend, REPLICA, result_dtype)
+        scans = _add_carries(scans, ufunc, axis, value)
+    result = wrap(scans)
     if include_initial:
         result = _with_initial_slice(result, axis, value)
     return result
 
 
-def _add_carries(layout, scans, ufunc, axis, value, dtype, backend) -> list:
+def _add_carries(chunks, ufunc, axis, value):
+    """Per chunk, its local scan combined with the totals of the chunks before it."""
+    layout, backend, dtype = chunks.layout, chunks.backend, chunks.dtype
     combine = getattr(backend.xp, ufunc.__name__)
     last = (slice(None),) * axis + (slice(-1, None),)
+    scans = chunks.buffers
     out = list(scans)
     for k, pieces in enumerate(_carry_plan(layout, axis)):
         if not pieces:
@@ -336,19 +317,19 @@ def _add_carries(layout, scans, ufunc, axis, value, dtype, backend) -> list:
                 part = carry[k_index]
                 combine(part, piece, out=part)
             out[k] = combine(scans[k], carry)
-    return out
+    return chunks.derive(buffers=out)
 
 
 def _with_initial_slice(x: DistArray, axis: int, value) -> DistArray:
     """`x` with one leading slice of `value` along `axis` (``include_initial``): the
     chunks move up by one and a new chunk holds the slice, so nothing is copied."""
     shape = x.shape[:axis] + (x.shape[axis] + 1,) + x.shape[axis + 1 :]
-    backend = x._backend
+    backend = x.storage.backend
     first = x.layout.chunk_devices[0]
     pieces = [
         (first, tuple(slice(0, 1) if a == axis else slice(None) for a in range(x.ndim)), None)
     ]
-    for (device, index), chunk in zip(x.layout.chunks, x._data):
+    for (device, index), chunk in zip(x.layout.chunks, x.storage.buffers):
         moved = index[axis]
         index = (
             index[:axis] + (slice(moved.start + 1, moved.stop + 1, moved.step),) + index[axis + 1 :]
@@ -361,7 +342,7 @@ def _with_initial_slice(x: DistArray, axis: int, value) -> DistArray:
     slab = tuple(1 if a == axis else n for a, n in enumerate(shape))
     pieces[0] = (first, pieces[0][1], backend.full(slab, value, x.dtype, first))
     data = [chunk for device in index_map for d, _, chunk in pieces if d == device]
-    return x._with(layout=layout, data=data)
+    return wrap(x.storage.derive(layout, data), x.mode)
 
 
 def _scanner(func, ufunc, *, accumulate: bool = False, include_initial: bool = False):
@@ -373,7 +354,7 @@ def _scanner(func, ufunc, *, accumulate: bool = False, include_initial: bool = F
         if include_initial:
             args["include_initial"] = initial
         if not isinstance(a, DistArray):
-            return _dispatch.fallback(func, (a,), args, f"numpy.{name}")
+            return fallback(func, (a,), args, f"numpy.{name}")
         out = _reduction.unwrap_out(out)
         probe_args = {k: v for k, v in args.items() if k != "out"}
         checked = _reduction.check_with_probe(func, a, out, probe_args)
@@ -388,7 +369,7 @@ def _scanner(func, ufunc, *, accumulate: bool = False, include_initial: bool = F
         else:
             local_dtype = dtype if accumulate else checked.dtype
             result = scan(x, ufunc, axis, local_dtype, checked.dtype, bool(initial))
-        return result if out is None else _dispatch.write_out(out, result)
+        return result if out is None else write_out(out, result)
 
     return impl
 

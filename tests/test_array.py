@@ -7,6 +7,8 @@ from hypothesis import given
 
 import mdarray
 from mdarray import SUM, DistArray, Layout
+from mdarray._array import wrap
+from mdarray._storage import Chunks
 from mdarray.testing import assert_dist_equal
 from mdarray.testing import strategies as mst
 
@@ -76,26 +78,20 @@ def test_the_one_constructor_validates():
     backend = mdarray._backend.backend()
     layout = Layout((4,), two_chunks(slice(0, 2), slice(2, 4)))
     good = [backend.full((2,), 1.0, np.float64, d) for d in layout.chunk_devices]
-    x = DistArray._new(layout, good, mdarray.REPLICA, np.float64, backend)
+    x = wrap(Chunks.of(layout, good, backend, np.float64), mdarray.REPLICA)
     assert_dist_equal(x, np.ones(4))
     with pytest.raises(ValueError, match="2 chunks but 1"):
-        DistArray._new(layout, good[:1], mdarray.REPLICA, np.float64, backend)
+        Chunks.of(layout, good[:1], backend, np.float64)
     with pytest.raises(ValueError, match="chunk 1 .* shape"):
-        DistArray._new(
-            layout,
-            [good[0], backend.full((3,), 1.0, np.float64, D[-1])],
-            mdarray.REPLICA,
-            np.float64,
-            backend,
-        )
+        Chunks.of(layout, [good[0], backend.full((3,), 1.0, np.float64, D[-1])], backend)
     with pytest.raises(TypeError, match="dtype"):
-        DistArray._new(layout, good, mdarray.REPLICA, np.float32, backend)
+        Chunks.of(layout, good, backend, np.float32)
     with pytest.raises(TypeError, match="complex"):
         complex_chunks = [backend.full((2,), 1, np.complex64, d) for d in layout.chunk_devices]
-        DistArray._new(layout, complex_chunks, mdarray.MAX, np.complex64, backend)
+        wrap(Chunks.of(layout, complex_chunks, backend), mdarray.MAX)
     bad_device = Layout((4,), {max(D) + 1: slice(None)})
     with pytest.raises(ValueError, match=f"device {max(D) + 1}"):
-        DistArray._new(bad_device, good[:1], mdarray.REPLICA, np.float64, backend)
+        Chunks.of(bad_device, good[:1], backend, np.float64)
 
 
 # Protocols --------------------------------------------------------------------------
@@ -106,7 +102,7 @@ def test_single_chunk_exports_without_copying(pair):
     x, expected = pair
     if len(x.layout.chunks) != 1:
         return
-    chunk = x._data[0]
+    chunk = x.storage.buffers[0]
     assert x.__dlpack_device__() == chunk.__dlpack_device__()
     if mdarray.default_backend() == "cpu":
         assert not hasattr(x, "__cuda_array_interface__")

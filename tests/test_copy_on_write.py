@@ -12,7 +12,9 @@ def _pair(make):
     host = np.arange(8.0)
     x = mdarray.distributed_array(host, BLOCKS)
     y = make(x)
-    assert any(a is b for a in x._data for b in y._data), "the test needs shared buffers"
+    assert any(a is b for a in x.storage.buffers for b in y.storage.buffers), (
+        "the test needs shared buffers"
+    )
     return host, x, y
 
 

@@ -31,7 +31,7 @@ def _held_once(x, expected):
     """In SUM and PROD each element's value sits in exactly one chunk."""
     identity = x.mode.identity(x.dtype)
     held = np.zeros(x.shape, np.int64)
-    for (_, index), chunk in zip(x.layout.chunks, x._data):
+    for (_, index), chunk in zip(x.layout.chunks, x.storage.buffers):
         held[index] += mdarray.testing._host(chunk) != identity
     np.testing.assert_array_equal(held, expected != identity)
 
@@ -53,7 +53,7 @@ def test_from_numpy_in_every_mode(case):
     if mode in (SUM, PROD):
         _held_once(x, array)
     if mode is REPLICA or mode.idempotent:
-        for (_, index), chunk in zip(layout.chunks, x._data):
+        for (_, index), chunk in zip(layout.chunks, x.storage.buffers):
             np.testing.assert_array_equal(mdarray.testing._host(chunk), array[index])
     assert_dist_equal(x, array)
     # The chunks are copies: changing the source later does not change x.
@@ -87,12 +87,12 @@ def test_from_dist_arrays(pair, data):
     x, expected = pair
     layout = data.draw(mst.layouts(x.shape))
     mode = data.draw(mst.modes(x.dtype))
-    chunks_before = [mdarray.testing._host(c).copy() for c in x._data]
+    chunks_before = [mdarray.testing._host(c).copy() for c in x.storage.buffers]
     y = mdarray.distributed_array(x, data.draw(st.sampled_from([layout, layout.index_map])), mode)
     assert y.layout == layout and y.mode is mode
     assert_chunks_hold(y, expected)
     assert_dist_equal(y, expected)
-    for before, chunk in zip(chunks_before, x._data):
+    for before, chunk in zip(chunks_before, x.storage.buffers):
         np.testing.assert_array_equal(mdarray.testing._host(chunk), before)
 
 
@@ -114,8 +114,8 @@ def test_from_cupy_arrays():
         source = cupy.arange(12.0).reshape(3, 4)
     x = mdarray.distributed_array(source, Layout.block((3, 4), axis=1), "sum")
     assert_chunks_hold(x, source.get())
-    assert all(isinstance(c, cupy.ndarray) for c in x._data)
-    assert all(c.device.id == d for c, d in zip(x._data, x.layout.chunk_devices))
+    assert all(isinstance(c, cupy.ndarray) for c in x.storage.buffers)
+    assert all(c.device.id == d for c, d in zip(x.storage.buffers, x.layout.chunk_devices))
 
 
 # Bad input --------------------------------------------------------------------------

@@ -198,9 +198,11 @@ def test_ufuncs_out_and_where(ufunc, data):
         got = ufunc(*operands, out=outs, **kwargs)
     layouts = [o.layout for o in outs]
     assert all(g is o for g, o in zip(as_tuple(got), outs))
-    for o, layout, twin in zip(outs, layouts, twins):
+    for o, layout in zip(outs, layouts):
         assert o.layout == layout
-        assert_dist_equal(o, twin)
+    # Inexact results within a few ulps on CUDA (CuPy's math library rounds differently,
+    # e.g. arcsinh), as for the calls without ``out``; exact elsewhere.
+    check_same(outs, twins)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "int16", "complex128", "bool"])
@@ -288,13 +290,13 @@ def test_out_keeps_its_layout_and_mode():
 def test_in_place_cast_errors_leave_the_array_unchanged():
     layout = Layout((5,), spread({0: slice(0, 3), 1: slice(2, 5)}))
     x = mdarray.distributed_array(np.arange(5, dtype=np.int32), layout)
-    chunks = [c.copy() for c in x._data]
+    chunks = [c.copy() for c in x.storage.buffers]
     host = np.arange(5, dtype=np.int32)
     with pytest.raises(TypeError) as numpy_error:
         host += 1.5
     with pytest.raises(type(numpy_error.value), match="Cannot cast ufunc 'add' output"):
         x += 1.5
-    for old, new in zip(chunks, x._data):
+    for old, new in zip(chunks, x.storage.buffers):
         assert (old == new).all()
     with pytest.raises(OverflowError):
         mdarray.distributed_array(np.arange(3, dtype=np.uint8), {0: ()}) + 300

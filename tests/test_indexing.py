@@ -14,7 +14,7 @@ from mdarray.testing import strategies as mst
 
 
 def _chunks_on_host(x):
-    return [np.array(c.get() if hasattr(c, "get") else c) for c in x._data]
+    return [np.array(c.get() if hasattr(c, "get") else c) for c in x.storage.buffers]
 
 
 def _assert_same_chunks(before, x):

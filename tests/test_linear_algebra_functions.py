@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 import mdarray
 from mdarray import SUM, Layout
+from mdarray._array import wrap
 from mdarray._backend import backend as default_backend
 from mdarray.testing import assert_dist_allclose, assert_dist_equal
 from mdarray.testing import strategies as mst
@@ -141,7 +142,7 @@ def test_matmul_dtype_and_out():
     with mdarray.options(fallback="raise"):
         assert_dist_equal(np.matmul(a, b, dtype=np.float64), np.matmul(ea, eb, dtype=np.float64))
         out = mdarray.distributed_array(np.zeros((2, 2)), Layout.replicated((2, 2), DEVICES))
-        shared = out._with()  # another array on the same buffers
+        shared = wrap(out.storage.derive(), out.mode)  # another array on the same buffers
         assert np.matmul(a, b, out=out) is out
         assert out.mode is mdarray.REPLICA
         assert_dist_equal(out, (ea @ eb).astype(np.float64))

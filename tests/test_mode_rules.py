@@ -15,9 +15,10 @@ from hypothesis.extra import numpy as hnp
 
 import mdarray
 from mdarray import Layout
-from mdarray._array import DistArray
+from mdarray._array import DistArray, wrap
 from mdarray._backend import backend as default_backend
 from mdarray._mode_rules import RULES, R
+from mdarray._storage import Chunks
 from mdarray.testing import assert_dist_equal
 from mdarray.testing import strategies as mst
 
@@ -57,7 +58,7 @@ def partial_arrays(draw, mode, dtype, layout):
         backend.from_host(draw(hnp.arrays(dtype, shape, elements=copy_elements(dtype))), device)
         for shape, device in zip(layout.chunk_shapes, layout.chunk_devices)
     ]
-    return DistArray._new(layout, data, mode, dtype, backend)
+    return wrap(Chunks.of(layout, data, backend, dtype), mode)
 
 
 def scalar_values(dtype):
@@ -185,11 +186,11 @@ def test_unproven_values():
 
 def test_in_place_rules_keep_the_partial_mode():
     x = sum_array(VALUE)
-    chunks = x._data
+    chunks = x.storage.buffers
     with mdarray.options(fallback="raise"), mdarray.count_transfers() as moved:
         x *= 2
         x += sum_array(VALUE)
         x -= 1  # not in the table: x becomes REPLICA values written back in SUM mode
     assert moved.total > 0 and x.mode is mdarray.SUM
-    assert all(a is b for a, b in zip(x._data, chunks))
+    assert all(a is b for a, b in zip(x.storage.buffers, chunks))
     assert_dist_equal(x, VALUE * 3 - 1)

@@ -119,7 +119,7 @@ def test_in_place_operators_write_every_replica(op, data):
     dtype = data.draw(mst.dtypes(complex_=False))
     x, a = data.draw(mst.dist_arrays(dtype=dtype, mode=mdarray.REPLICA))
     y, b = data.draw(mst.dist_arrays(shape=x.shape, dtype=data.draw(mst.dtypes(complex_=False))))
-    layout, chunks = x.layout, [id(c) for c in x._data]
+    layout, chunks = x.layout, [id(c) for c in x.storage.buffers]
     expected = a.copy()
     want, error = outcome(IN_PLACE[op], expected, b)
     with mdarray.options(fallback="raise"), np.errstate(all="ignore"):
@@ -131,8 +131,14 @@ def test_in_place_operators_write_every_replica(op, data):
             assert_chunks_hold(x, a)  # nothing written
             return
         result = IN_PLACE[op](x, y)
-    assert result is x and x.layout == layout and [id(c) for c in x._data] == chunks
-    assert_chunks_hold(x, want)
+    assert result is x and x.layout == layout and [id(c) for c in x.storage.buffers] == chunks
+    if ulps(want.dtype)["rtol"]:
+        # CUDA: CuPy's math library rounds some results differently from NumPy's (pow by
+        # an ulp): NumPy's value within ulps, and every replica holding the same value.
+        assert_dist_allclose(x, want, **ulps(want.dtype))
+        assert_chunks_hold(x, x.get())
+    else:
+        assert_chunks_hold(x, want)
 
 
 def test_in_place_on_a_partial_array_keeps_its_mode():

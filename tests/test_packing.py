@@ -5,6 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import mdarray
+from mdarray._array import wrap
 from mdarray.testing import assert_dist_equal
 from mdarray.testing import strategies as mst
 
@@ -12,7 +13,7 @@ from mdarray.testing import strategies as mst
 @given(mst.dist_arrays(dtype=np.float64, mode=mdarray.REPLICA), st.sampled_from([2.0, -1.5]))
 def test_ops_on_packed_operands_stay_packed_and_match_numpy(pair, scalar):
     x, expected = pair
-    assert x._slabs is not None
+    assert x.storage.slabs is not None
     y = mdarray.distributed_array(expected * 2, x.layout)
     with mdarray.options(fallback="raise"):
         z = x * scalar + y
@@ -22,15 +23,15 @@ def test_ops_on_packed_operands_stay_packed_and_match_numpy(pair, scalar):
         (q, np.divmod(expected * scalar + expected * 2, 4.0)[0]),
         (r, np.divmod(expected * scalar + expected * 2, 4.0)[1]),
     ]:
-        assert result._slabs is not None and result.layout == x.layout
+        assert result.storage.slabs is not None and result.layout == x.layout
         assert_dist_equal(result, want)
 
 
 @given(mst.dist_arrays(dtype=np.int32, mode=mdarray.REPLICA))
 def test_packed_and_unpacked_operands_mix(pair):
     x, expected = pair
-    unpacked = x._with(data=[c.copy() for c in x._data])
-    assert unpacked._slabs is None
+    unpacked = wrap(x.storage.derive(buffers=[c.copy() for c in x.storage.buffers]), x.mode)
+    assert unpacked.storage.slabs is None
     with mdarray.options(fallback="raise"):
         assert_dist_equal(x + unpacked, expected + expected)
         assert_dist_equal(unpacked - x, expected - expected)
@@ -39,12 +40,12 @@ def test_packed_and_unpacked_operands_mix(pair):
 def test_in_place_on_a_packed_array_writes_its_slabs_and_views():
     host = np.arange(12.0).reshape(6, 2)
     x = mdarray.distributed_array(host, mdarray.Layout.block(host.shape))
-    slabs = x._slabs
+    slabs = x.storage.slabs
     view = x[1:4]
     with mdarray.options(fallback="raise"):
         x += 1.0
         np.multiply(x, 2.0, out=x)
-    assert x._slabs is slabs
+    assert x.storage.slabs is slabs
     assert_dist_equal(x, (host + 1) * 2)
     assert_dist_equal(view, ((host + 1) * 2)[1:4])
 
@@ -67,7 +68,7 @@ def test_creation_functions_make_packed_arrays():
         mdarray.empty((6, 4), device=layout),
         mdarray.distributed_array(np.ones((6, 4)), layout),
     ):
-        assert x._slabs is not None and len(x._slabs) == len(layout.devices)
+        assert x.storage.slabs is not None and len(x.storage.slabs) == len(layout.devices)
 
 
 @given(mst.dist_arrays(dtype=np.float32, mode=mdarray.REPLICA), st.data())
@@ -75,8 +76,8 @@ def test_a_reshard_that_keeps_no_chunk_is_packed(pair, data):
     x, expected = pair
     target = data.draw(mst.layouts(x.shape))
     y = x.reshard(target)
-    if y is not x and all(not any(a is b for b in x._data) for a in y._data):
-        assert y._slabs is not None
+    if y is not x and all(not any(a is b for b in x.storage.buffers) for a in y.storage.buffers):
+        assert y.storage.slabs is not None
     with mdarray.options(fallback="raise"):
         assert_dist_equal(y + 1, expected + 1)
     assert_dist_equal(y, expected)

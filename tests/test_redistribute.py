@@ -75,14 +75,14 @@ def _expected_partial_moves(source: Layout, target: Layout, itemsize: int) -> Co
 )
 def test_reshard_keeps_value_and_mode(case):
     x, expected, layout = case
-    chunks_before = [c.copy() for c in x._data]
+    chunks_before = [c.copy() for c in x.storage.buffers]
     with mdarray.options(fallback="raise"), mdarray.count_transfers() as moved:
         y = x.reshard(layout)
     assert y.layout == layout and y.mode is x.mode and y.dtype == x.dtype
     assert_chunks_hold(y, expected)
     assert_dist_equal(y, expected)
     # The source is unchanged, even where y reuses its buffers.
-    for before, after in zip(chunks_before, x._data):
+    for before, after in zip(chunks_before, x.storage.buffers):
         np.testing.assert_array_equal(mdarray.testing._host(after), mdarray.testing._host(before))
     expect = (_expected_partial_moves if x.mode.is_partial else _expected_replica_moves)(
         x.layout, layout, x.itemsize
@@ -106,7 +106,7 @@ def test_reshard_to_the_same_layout_moves_nothing(pair):
     with mdarray.count_transfers() as moved:
         y = x.reshard(Layout(x.shape, x.index_map))
     assert moved.total == 0 and x.reshard_cost(x.layout).total == 0
-    assert all(a is b for a, b in zip(x._data, y._data))
+    assert all(a is b for a, b in zip(x.storage.buffers, y.storage.buffers))
     assert_dist_equal(y, expected)
 
 
@@ -132,7 +132,10 @@ def test_partial_reshard_reuses_kept_chunks():
     index_map = layout.index_map
     index_map[D[-1]].append((slice(0, 1),))
     y = x.reshard(index_map)
-    assert y._data[0] is x._data[0] and y._data[1] is x._data[1]
+    assert (
+        y.storage.buffers[0] is x.storage.buffers[0]
+        and y.storage.buffers[1] is x.storage.buffers[1]
+    )
     assert_dist_equal(y, np.arange(6))
 
 
@@ -154,14 +157,14 @@ def test_partial_reshard_reuses_kept_chunks():
 @pytest.mark.parametrize("method", ["reshard", "reshard_cost"])
 def test_bad_reshard(target, error, words, method):
     x = mdarray.distributed_array(np.arange(4), two_chunks(slice(0, 2), slice(1, 4)), "sum")
-    before = [mdarray.testing._host(c).copy() for c in x._data]
+    before = [mdarray.testing._host(c).copy() for c in x.storage.buffers]
     layout = x.layout
     with pytest.raises(error) as info:
         getattr(x, method)(target)
     for word in words:
         assert word in str(info.value)
     assert x.layout == layout and x.mode is SUM
-    for a, b in zip(before, x._data):
+    for a, b in zip(before, x.storage.buffers):
         np.testing.assert_array_equal(mdarray.testing._host(b), a)
 
 
@@ -173,13 +176,13 @@ def test_change_mode_any_to_any(pair, data):
     x, expected = pair
     mode = data.draw(mst.modes(x.dtype))
     spelled = data.draw(st.sampled_from([mode, str(mode), str(mode).upper()]))
-    before = [mdarray.testing._host(c).copy() for c in x._data]
+    before = [mdarray.testing._host(c).copy() for c in x.storage.buffers]
     with mdarray.options(fallback="raise"):
         y = x.change_mode(spelled)
     assert y.mode is mode and y.layout == x.layout
     assert_chunks_hold(y, expected)
     assert_dist_equal(y, expected)
-    for a, b in zip(before, x._data):
+    for a, b in zip(before, x.storage.buffers):
         np.testing.assert_array_equal(mdarray.testing._host(b), a)
 
 
@@ -192,7 +195,7 @@ def test_replica_to_partial_moves_nothing(pair, mode):
         y = x.change_mode(mode)
     assert moved.total == 0
     shadowed = x.layout.cover.shadowed
-    for k, (a, b) in enumerate(zip(x._data, y._data)):
+    for k, (a, b) in enumerate(zip(x.storage.buffers, y.storage.buffers)):
         # Only chunks that hold copies of another chunk's elements change (SUM, PROD).
         assert (a is b) == (mode.idempotent or not shadowed[k])
 
@@ -208,7 +211,7 @@ def test_mode_changes_without_overlaps_share_buffers(layout, dtype, start, mode)
     with mdarray.count_transfers() as moved:
         y = x.change_mode(mode)
     assert moved.total == 0
-    assert all(a is b for a, b in zip(x._data, y._data))
+    assert all(a is b for a, b in zip(x.storage.buffers, y.storage.buffers))
 
 
 def test_replica_to_sum_without_overlaps_copies_nothing():
@@ -217,7 +220,7 @@ def test_replica_to_sum_without_overlaps_copies_nothing():
     with mdarray.count_transfers() as moved:
         y = x.change_mode(SUM)
     assert moved.total == 0 and moved.copies == 0
-    assert all(a is b for a, b in zip(x._data, y._data))
+    assert all(a is b for a, b in zip(x.storage.buffers, y.storage.buffers))
 
 
 @given(mst.dist_arrays())
@@ -234,7 +237,9 @@ def test_partial_to_replica_combines_only_overlaps(pair):
     for k, (box, device, (_, index)) in enumerate(chunks):
         shares = bool((count[index] > 1).any())
         # Chunks sharing no element keep their buffers; in REPLICA mode nothing changes.
-        assert (x._data[k] is y._data[k]) == (not (shares and x.mode.is_partial))
+        assert (x.storage.buffers[k] is y.storage.buffers[k]) == (
+            not (shares and x.mode.is_partial)
+        )
         if shares and x.mode.is_partial:
             for other_box, other_device, _ in chunks:
                 if other_device != device:

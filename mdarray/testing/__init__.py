@@ -68,9 +68,9 @@ def assert_chunks_hold(x, expected) -> None:
     expected = np.asarray(expected)
     if tuple(x.shape) != expected.shape:
         raise AssertionError(f"shape {x.shape} != expected {expected.shape}")
-    if len({id(c) for c in x._data}) != len(x._data):
+    if len({id(c) for c in x.storage.buffers}) != len(x.storage.buffers):
         raise AssertionError("two chunks share one array object")
-    chunks = [(index, _host(c)) for (_, index), c in zip(x.layout.chunks, x._data)]
+    chunks = [(index, _host(c)) for (_, index), c in zip(x.layout.chunks, x.storage.buffers)]
     for k, ((device, index), (_, chunk)) in enumerate(zip(x.layout.chunks, chunks)):
         if chunk.shape != expected[index].shape or chunk.dtype != x.dtype:
             raise AssertionError(f"chunk {k} on device {device} has shape {chunk.shape}")

@@ -1,0 +1,187 @@
+"""Chunkwise execution: operands aligned to a layout, kernels run per chunk, and the one
+``out=`` writer.
+
+Op modules build on four pieces:
+
+- `result_layout` picks the layout of a result from its operands;
+- `aligned` brings any operand (a DistArray, NumPy or CuPy array, or scalar) to a
+  layout, one piece per chunk on the chunk's device;
+- `map_chunks` runs a kernel per chunk over aligned operands;
+- `cast` and `write_out`: the one cast rule (`_mode_rules.keeps_mode`) and the one
+  writer of ``out=``, which writes through ``out``'s buffers as NumPy does, so views of
+  ``out`` see the result.
+
+Operands are recognized as `Stored` (DistArray's base); results are `Chunks` (with their
+mode), which the layers above wrap into DistArrays.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from . import _redistribute, _regions
+from ._backend import backend as default_backend
+from ._layout import Layout
+from ._mode_rules import keeps_mode
+from ._modes import REPLICA, Mode
+from ._storage import Chunks, Stored
+
+
+def result_layout(shape: tuple, operands) -> Layout:
+    """The layout of the first DistArray operand of `shape`, else blocks over the devices
+    of the first DistArray operand (or of the backend)."""
+    first = None
+    for x in operands:
+        if isinstance(x, Stored):
+            if x.shape == shape:
+                return x.layout
+            first = x if first is None else first
+    devices = first.layout.devices if first is not None else default_backend().device_ids
+    return Layout.block(shape, devices=devices)
+
+
+def backend_of(operands):
+    """The backend of the first DistArray operand (else the default backend)."""
+    for x in operands:
+        if isinstance(x, Stored):
+            return x.storage.backend
+    return default_backend()
+
+
+def shape_of(x) -> tuple:
+    """The shape of an operand without gathering it (DistArray, array or scalar)."""
+    return x.shape if isinstance(x, Stored) else np.shape(x)
+
+
+@lru_cache(maxsize=4096)
+def broadcast_regions(layout: Layout, operand_shape: tuple) -> tuple:
+    """For each chunk of `layout`, the box of an operand of `operand_shape` it reads
+    under broadcasting (the operand's axes align with the layout's trailing axes)."""
+    offset = len(layout.shape) - len(operand_shape)
+    return tuple(
+        tuple(
+            range(0, 1) if n == 1 and layout.shape[offset + a] != 1 else box[offset + a]
+            for a, n in enumerate(operand_shape)
+        )
+        for box in layout.boxes
+    )
+
+
+def aligned(operand, layout: Layout, backend) -> list:
+    """`operand` cut to the chunks of `layout` (broadcast, on each chunk's device).
+
+    A DistArray of the same layout and REPLICA mode gives its buffers as they are; any
+    other DistArray is brought over with `_redistribute.region_value` (in REPLICA mode);
+    NumPy and CuPy arrays are sliced and copied to the devices; scalars are returned as
+    they are, one per chunk.
+    """
+    if isinstance(operand, Stored):
+        storage, mode = operand.storage, operand.mode
+        if storage.layout == layout and mode is REPLICA:
+            return list(storage.buffers)
+        storage = _redistribute.change_mode(storage, mode, REPLICA)
+        regions = broadcast_regions(layout, operand.shape)
+        return [
+            _redistribute.region_value(storage, REPLICA, region, device)
+            for region, device in zip(regions, layout.chunk_devices)
+        ]
+    if isinstance(operand, np.ndarray) or backend.is_native(operand):
+        if operand.ndim == 0:
+            if isinstance(operand, np.ndarray):
+                return [operand[()]] * len(layout.chunks)
+            return [backend.adopt(operand, d) for d in layout.chunk_devices]
+        regions = broadcast_regions(layout, operand.shape)
+        copy_in = backend.from_host if isinstance(operand, np.ndarray) else backend.adopt
+        return [
+            copy_in(operand[tuple(_regions.to_slice(r) for r in region)], device)
+            for region, device in zip(regions, layout.chunk_devices)
+        ]
+    return [operand] * len(layout.chunks)
+
+
+def map_chunks(x: Stored, fn, *operands, dtype=None) -> Chunks:
+    """``fn(buffer, *aligned operand pieces)`` per chunk of `x` (operands brought to x's
+    layout with `aligned`): fresh Chunks in x's layout."""
+    storage = x.storage
+    columns = [aligned(op, storage.layout, storage.backend) for op in operands]
+    return storage.map(fn, *columns, dtype=dtype)
+
+
+def relabeled(x: Stored, layout: Layout, view, sources=None) -> Chunks:
+    """Chunks of `layout` whose chunk t is ``view(buffer)`` of x's chunk ``sources[t]``
+    (default t), made on that chunk's device: views of x's buffers under a new layout
+    where `view` makes views (a transpose, a reshape, a slice), so no data moves and
+    writes through them reach x, as NumPy's views do."""
+    storage = x.storage
+    backend = storage.backend
+    buffers = storage.buffers
+    devices = storage.layout.chunk_devices
+    out = []
+    for k in range(len(buffers)) if sources is None else sources:
+        with backend.on(devices[k]):
+            out.append(view(buffers[k]))
+    return Chunks.of(layout, out, backend, storage.dtype)
+
+
+# Casts and out= ------------------------------------------------------------------------
+
+
+def cast(storage: Chunks, mode: Mode, dtype) -> tuple[Chunks, Mode]:
+    """`storage` (in `mode`) cast to `dtype`, as fresh Chunks and their mode.
+
+    The copies are cast where the cast commutes with combining them
+    (`_mode_rules.keeps_mode`); otherwise the value is made REPLICA first.
+    """
+    dtype = np.dtype(dtype)
+    if not keeps_mode(mode, storage.dtype, dtype):
+        storage, mode = _redistribute.change_mode(storage, mode, REPLICA), REPLICA
+    return storage.map(lambda b: b.astype(dtype, copy=True), dtype=dtype), mode
+
+
+def write_out(out, value: Stored, *, casting: str | None = None, name: str = ""):
+    """Make `out` (``out=`` of a ufunc or function) hold `value`'s value; return `out`.
+
+    The one writer of ``out=``. A DistArray `out` keeps its layout, mode and dtype, and
+    its buffers are written through, as NumPy writes an ndarray ``out``: views of `out`
+    see the result, and buffers `out` shares with other arrays are copied first (copy on
+    write). Everything that can fail (the shape and cast checks, the cast, moving the
+    value to `out`'s layout and mode) happens before the first write. A NumPy or CuPy
+    `out` gets the gathered value. With `casting`, the cast from the value's dtype is
+    checked first, as NumPy does.
+    """
+    if tuple(out.shape) != value.shape:
+        raise ValueError(
+            f"{name or 'output'}: out has shape {tuple(out.shape)}, the result's is {value.shape}"
+        )
+    if casting is not None and not np.can_cast(value.dtype, out.dtype, casting):
+        raise TypeError(
+            f"Cannot cast ufunc {name!r} output from {value.dtype!r} to {out.dtype!r} "
+            f"with casting rule {casting!r}"
+        )
+    storage, mode = value.storage, value.mode
+    if isinstance(out, Stored):
+        if storage.dtype != out.dtype:
+            storage, mode = cast(storage, mode, out.dtype)
+        storage = _redistribute.change_mode(storage, mode, out.mode)
+        storage = _redistribute.reshard(storage, out.mode, out.layout)
+        target = out.storage
+        backend = target.backend
+        for device, buffer, piece in zip(
+            target.layout.chunk_devices, target.writable(), storage.buffers
+        ):
+            if buffer is not piece:
+                with backend.on(device):
+                    buffer[...] = piece
+        return out
+    if isinstance(out, np.ndarray):
+        np.copyto(out, _redistribute.to_host(storage, mode), casting="unsafe")
+        return out
+    backend = storage.backend
+    device = backend.device_of(out)
+    piece = _redistribute.region_value(storage, mode, _regions.full_box(value.shape), device)
+    with backend.on(device):
+        out[...] = piece
+    backend.export_to_current(device)
+    return out

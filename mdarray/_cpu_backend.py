@@ -1,0 +1,113 @@
+"""The cpu backend: NumPy chunks on virtual CPU devices.
+
+``MDARRAY_CPU_DEVICES`` virtual devices (default 4) hold NumPy arrays. Work completes at
+once; the stream and event calls keep CUDA's shape, so the code above the backends is the
+same for both (see `_backend.Backend`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+
+from . import _debug, _kernels
+from ._debug import HOST
+
+
+class CpuBackend:
+    """Virtual CPU devices holding NumPy chunks."""
+
+    name = "cpu"
+    xp = np
+
+    def __init__(self, n_devices: int) -> None:
+        if n_devices < 1:
+            raise ValueError(f"MDARRAY_CPU_DEVICES must be at least 1, got {n_devices}")
+        self.device_ids = tuple(range(n_devices))
+
+    def __repr__(self) -> str:
+        return f"<mdarray cpu backend, devices {list(self.device_ids)}>"
+
+    def on(self, device: int):
+        """Context in which work for `device` is issued (nothing to set on the CPU)."""
+        return contextlib.nullcontext()
+
+    def is_native(self, obj) -> bool:
+        return isinstance(obj, np.ndarray)
+
+    def device_of(self, array) -> int | None:
+        """The device an array of this backend lives on, or None if it is not one."""
+        return None
+
+    def empty(self, shape, dtype, device: int):
+        return np.empty(shape, dtype)
+
+    def full(self, shape, value, dtype, device: int):
+        return np.full(shape, value, dtype)
+
+    def from_host(self, host_array: np.ndarray, device: int, out=None):
+        """A chunk array on `device` holding a copy of `host_array` (written into `out`,
+        a contiguous array of its shape on `device`, when given)."""
+        _debug.record_transfer(HOST, device, host_array.nbytes)
+        if out is None:
+            return np.array(host_array, copy=True, order="C")
+        out[...] = host_array
+        return out
+
+    def adopt(self, array, device: int, out=None):
+        """A chunk array on `device` holding `array` (an array of this backend's kind)."""
+        return self.from_host(np.asarray(array), device, out)
+
+    def export_to_current(self, device: int) -> None:
+        """Nothing to order on the CPU (see `CudaBackend.export_to_current`)."""
+
+    def move(self, array, src_device: int, dst_device: int):
+        """`array` (on `src_device`) as an array on `dst_device`: a view if they are one."""
+        if src_device == dst_device:
+            return array
+        _debug.record_transfer(src_device, dst_device, array.nbytes)
+        return np.array(array, copy=True)
+
+    def to_host_into(self, host_out: np.ndarray, array, device: int) -> None:
+        _debug.record_transfer(device, HOST, array.nbytes)
+        host_out[...] = array
+
+    def host_empty(self, shape, dtype) -> np.ndarray:
+        return np.empty(shape, dtype)
+
+    def synchronize(self, devices=None) -> None:
+        pass
+
+    def copy(self, array, device: int):
+        """A contiguous copy of `array` (on `device`) on the same device."""
+        return np.array(array, copy=True, order="C")
+
+    # Kernels ------------------------------------------------------------------------
+
+    def ufunc_kernel(self, ufunc):
+        """The kernel that runs `ufunc` on this backend's arrays: NumPy's own."""
+        return ufunc
+
+    def may_fail(self, ufunc) -> bool:
+        """Whether a kernel may raise after writing part of its output: NumPy's integer
+        power (negative exponents) and any ufunc under ``np.errstate(... = "raise")``."""
+        return ufunc is np.power or "raise" in np.geterr().values()
+
+    def call_masked(self, kernel, args, outs: tuple, mask, options) -> tuple:
+        """``kernel(*args)`` written into `outs` where `mask` is true."""
+        kernel(*args, out=outs, where=mask, **options)
+        return outs
+
+    def reduce(self, ufunc, chunk, axes: tuple, dtype, result_dtype):
+        """`ufunc` reduced over `axes` of one chunk, keeping dims, as `result_dtype`."""
+        out = ufunc.reduce(chunk, axis=axes, dtype=dtype, keepdims=True)
+        return out if out.dtype == result_dtype else out.astype(result_dtype)
+
+    def accumulate(self, ufunc, chunk, axis: int, dtype):
+        """`ufunc` accumulated along `axis` of one chunk."""
+        return ufunc.accumulate(chunk, axis=axis, dtype=dtype)
+
+    def assign(self, out, index: tuple, value) -> None:
+        """``out[index] = value`` for an index of slices or int arrays per axis."""
+        _kernels.assign(np, out, index, value)

@@ -1,0 +1,424 @@
+"""The cuda backend: CuPy chunks on CUDA GPUs, one stream per device.
+
+All work for a chunk is issued on its device's stream, so work on one device is ordered by
+the stream. A chunk's ready event is recorded on its device's stream when another device
+needs it (a copy waits for the event), which orders cross-device work without a host
+synchronization. CuPy is imported when the backend is created, never at import.
+
+Where CuPy lacks a kernel NumPy has (``spacing``, complex loops of the logical ufuncs,
+``reduce``/``accumulate`` of some ufuncs), an adapter built from CuPy's other kernels
+stands in, so the code above the backends never asks which backend it runs on.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from . import _debug, _kernels
+from ._debug import HOST
+from ._staging import StagingRing, row_copies
+
+
+class CudaBackend:
+    """CUDA GPUs holding CuPy chunks, one stream per device."""
+
+    name = "cuda"
+
+    def __init__(self) -> None:
+        import cupy
+
+        self.xp = cupy
+        self._cupy = cupy
+        self.device_ids = tuple(range(cupy.cuda.runtime.getDeviceCount()))
+        self._streams: dict[int, object] = {}
+        self._contexts: dict[int, object] = {}
+        # Per device: host copies to finish when the device syncs: (host view, pinned
+        # staging) pairs, or the ring's jobs.
+        self._pending: dict[int, list] = {}
+        # The ring of pinned staging buffers for large copies into pageable memory.
+        self.staged_min_bytes = 8 << 20
+        # Measured on an H200 host (benchmarks/transfer_paths.py), 1 GiB to the host:
+        # 16 x 4 MiB with 16 threads took 62 ms warm, 108 ms cold; 6 x 16 MiB with 8
+        # threads 89 ms warm; pinned results were 20 ms warm but 0.4-0.5 s cold.
+        self.staging_buffer_bytes = 4 << 20
+        self.staging_buffers = 16
+        self.host_copy_threads = min(16, os.cpu_count() or 1)
+        self._ring = None
+        self._kernels: dict = {}
+
+    def __repr__(self) -> str:
+        return f"<mdarray cuda backend, devices {list(self.device_ids)}>"
+
+    def stream(self, device: int):
+        stream = self._streams.get(device)
+        if stream is None:
+            if device not in self.device_ids:
+                raise ValueError(
+                    f"device {device} is not a device of the cuda backend "
+                    f"(devices {list(self.device_ids)})"
+                )
+            with self._cupy.cuda.Device(device):
+                # A blocking stream: it stays ordered with the legacy default stream that
+                # users' own CuPy code runs on, so arrays handed in need no extra events.
+                stream = self._cupy.cuda.Stream(non_blocking=False)
+            self._streams[device] = stream
+        return stream
+
+    def on(self, device: int):
+        """Context issuing work on `device`'s stream, with `device` current."""
+        context = self._contexts.get(device)
+        if context is None:
+            if len(self.device_ids) == 1:
+                # One GPU is always the current device: entering the stream suffices and
+                # saves a device switch per chunk (about 1.5 us of a 4 us enter/exit).
+                context = self.stream(device)
+            else:
+                context = _DeviceStream(self._cupy.cuda.Device(device), self.stream(device))
+            self._contexts[device] = context
+        return context
+
+    def is_native(self, obj) -> bool:
+        return isinstance(obj, self._cupy.ndarray)
+
+    def device_of(self, array) -> int | None:
+        if isinstance(array, self._cupy.ndarray):
+            return array.device.id
+        return None
+
+    def empty(self, shape, dtype, device: int):
+        with self.on(device):
+            return self._cupy.empty(shape, dtype)
+
+    def full(self, shape, value, dtype, device: int):
+        with self.on(device):
+            return self._cupy.full(shape, value, dtype)
+
+    def from_host(self, host_array: np.ndarray, device: int, out=None):
+        """A chunk on `device` holding a copy of `host_array` (written into `out`, a
+        contiguous array of its shape on `device`, when given).
+
+        A large pageable array goes through the ring of pinned staging buffers: worker
+        threads fill the buffers while earlier ones cross the link.
+        """
+        _debug.record_transfer(HOST, device, host_array.nbytes)
+        host = np.asarray(host_array, order="C")  # ascontiguousarray would make 0-d 1-d
+        stream = self.stream(device)
+        with self.on(device):
+            if out is None:
+                out = self._cupy.empty(host.shape, host.dtype)
+            if host.nbytes >= self.staged_min_bytes and not self._is_pinned(host):
+                self._staging_ring().to_device(out.data.ptr, host, stream)
+            else:
+                out.set(host, stream=stream)
+            return out
+
+    def _foreign_stream(self, device: int):
+        """The caller's current stream on `device` when it is not ordered with ours.
+
+        The legacy default stream (ptr 0) needs no events: our streams are blocking, so
+        CUDA orders them with it. Any other stream (a user's non-blocking stream, the
+        per-thread default stream) is ordered with ours only through events.
+        """
+        with self._cupy.cuda.Device(device):
+            current = self._cupy.cuda.get_current_stream()
+        if current.ptr == 0 or current.ptr == self.stream(device).ptr:
+            return None
+        return current
+
+    def adopt(self, array, device: int, out=None):
+        """A copy of the CuPy `array` (of the caller's stream) as a chunk on `device`
+        (written into `out`, a contiguous array of its shape on `device`, when given).
+
+        Our stream waits for the caller's current stream before reading `array`, and the
+        caller's stream waits for the copy, so the caller may free or overwrite `array`
+        at once (CuPy's pool reuses its memory on the caller's stream).
+        """
+        src_device = array.device.id
+        foreign = self._foreign_stream(src_device)
+        if foreign is not None:
+            self.stream(src_device).wait_event(foreign.record())
+        if out is not None:
+            moved = self.move(array, src_device, device)
+            with self.on(device):
+                out[...] = moved
+        elif src_device == device:
+            with self.on(device):
+                out = self._cupy.array(array, copy=True, order="C")
+        else:
+            out = self.move(array, src_device, device, copy=True)
+        if foreign is not None:
+            foreign.wait_event(self.stream(src_device).record())
+        return out
+
+    def export_to_current(self, device: int) -> None:
+        """Order the caller's current stream on `device` after work issued there by us.
+
+        Call before handing a chunk (or a result gathered on `device`) to code that runs
+        on the caller's stream: ``cupy.asarray(x)``, ``__cuda_array_interface__``.
+        """
+        foreign = self._foreign_stream(device)
+        if foreign is not None:
+            foreign.wait_event(self.stream(device).record())
+
+    def move(self, array, src_device: int, dst_device: int, copy: bool = False):
+        """`array` (on `src_device`) as an array on `dst_device`.
+
+        Same device: the array itself (a view) unless `copy`. Another device: the
+        destination stream waits for the source's ready event, copies peer to peer, and the
+        source stream then waits for the copy, so neither side's buffer is reused early.
+        """
+        cupy = self._cupy
+        if src_device == dst_device:
+            if not copy:
+                return array
+            with self.on(dst_device):
+                return cupy.array(array, copy=True, order="C")
+        with self.on(src_device):
+            src = _contiguous(array)
+            ready = self.stream(src_device).record()
+        dst_stream = self.stream(dst_device)
+        with self.on(dst_device):
+            out = cupy.empty(src.shape, src.dtype)
+            dst_stream.wait_event(ready)
+            if src.nbytes:
+                cupy.cuda.runtime.memcpyPeerAsync(
+                    out.data.ptr, dst_device, src.data.ptr, src_device, src.nbytes, dst_stream.ptr
+                )
+            done = dst_stream.record()
+        self.stream(src_device).wait_event(done)
+        _debug.record_transfer(src_device, dst_device, src.nbytes)
+        return out
+
+    def host_empty(self, shape, dtype) -> np.ndarray:
+        """A host array to copy device data into.
+
+        Small arrays come from CuPy's pinned pool: copies into page-locked memory run
+        asynchronously at the link's speed, and the pool makes the next allocation of the
+        same size cheap. Large ones are ordinary (pageable) arrays, filled through a few
+        pinned staging buffers by `to_host_into`: pinning a fresh gigabyte costs more than
+        copying it (0.5 s against 20 ms on an H200 host), and results the caller keeps
+        would hold page-locked memory for as long as they live.
+        """
+        dtype = np.dtype(dtype)
+        shape = tuple(shape)
+        count = int(np.prod(shape, dtype=np.int64))
+        if count * dtype.itemsize >= self.staged_min_bytes:
+            return np.empty(shape, dtype)
+        memory = self._cupy.cuda.alloc_pinned_memory(max(count * dtype.itemsize, 1))
+        return np.ndarray(shape, dtype, buffer=memory)
+
+    def to_host_into(self, host_out: np.ndarray, array, device: int) -> None:
+        """Copy device `array` into `host_out` (same shape) asynchronously.
+
+        The copy is complete after `synchronize(device)`. Into pinned memory: 2-D copies
+        (one per run of rows of a strided `host_out`), or a pinned staging buffer written
+        into place by `synchronize` where that takes too many copies. Into pageable
+        memory: through the ring of pinned staging buffers, with the host-side copies (and
+        the first touch of fresh pages) done by worker threads while the next piece
+        crosses the link.
+        """
+        cupy = self._cupy
+        _debug.record_transfer(device, HOST, array.nbytes)
+        if not array.size:
+            return
+        stream = self.stream(device)
+        with self.on(device):
+            src = _contiguous(array)
+            if not self._is_pinned(host_out):
+                self._staging_ring().to_host(
+                    host_out, src, stream, self._pending.setdefault(device, [])
+                )
+                return
+            plan = row_copies(host_out)
+            if plan is None:
+                staging = self._cupy_pinned(src.shape, src.dtype)
+                plan = row_copies(staging)
+                self._pending.setdefault(device, []).append((host_out, staging))
+                host_out = staging
+            base = host_out.ctypes.data
+            src_offset = 0
+            for dst_offset, width, height, pitch in plan:
+                cupy.cuda.runtime.memcpy2DAsync(
+                    base + dst_offset,
+                    pitch,
+                    src.data.ptr + src_offset,
+                    width,
+                    width,
+                    height,
+                    cupy.cuda.runtime.memcpyDeviceToHost,
+                    stream.ptr,
+                )
+                src_offset += width * height
+
+    def _cupy_pinned(self, shape, dtype) -> np.ndarray:
+        dtype = np.dtype(dtype)
+        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        memory = self._cupy.cuda.alloc_pinned_memory(max(nbytes, 1))
+        return np.ndarray(tuple(shape), dtype, buffer=memory)
+
+    def _is_pinned(self, host_array: np.ndarray) -> bool:
+        runtime = self._cupy.cuda.runtime
+        try:
+            kind = runtime.pointerGetAttributes(host_array.ctypes.data).type
+        except runtime.CUDARuntimeError:
+            return False
+        return kind == runtime.memoryTypeHost
+
+    def _staging_ring(self):
+        """The ring of pinned staging buffers, created on first use."""
+        if self._ring is None:
+            buffers = [
+                self._cupy_pinned((self.staging_buffer_bytes,), np.uint8)
+                for _ in range(self.staging_buffers)
+            ]
+            self._ring = StagingRing(self._cupy.cuda.runtime, buffers, self.host_copy_threads)
+        return self._ring
+
+    def synchronize(self, devices=None) -> None:
+        """Wait for the work issued on `devices` (all by default), then finish staged
+        host copies."""
+        for device in self.device_ids if devices is None else devices:
+            if device in self._streams:
+                self._streams[device].synchronize()
+            for item in self._pending.pop(device, ()):
+                if isinstance(item, tuple):
+                    host_out, staging = item
+                    host_out[...] = staging
+                else:
+                    item.result()
+
+    def copy(self, array, device: int):
+        """A contiguous copy of `array` (on `device`) on the same device."""
+        with self.on(device):
+            return self._cupy.array(array, copy=True, order="C")
+
+    # Kernels ------------------------------------------------------------------------
+
+    def ufunc_kernel(self, ufunc):
+        """CuPy's kernel for the NumPy `ufunc` (an adapter where CuPy lacks a loop or the
+        ufunc), or None where there is none."""
+        kernel = self._kernels.get(ufunc)
+        if kernel is None:
+            adapter = _ADAPTERS.get(ufunc)
+            own = getattr(self._cupy, ufunc.__name__, None)
+            kernel = adapter(self._cupy, own) if adapter is not None else own
+            self._kernels[ufunc] = kernel = kernel or False
+        return kernel or None
+
+    def may_fail(self, ufunc) -> bool:
+        """CuPy's kernels never raise after writing part of their output."""
+        return False
+
+    def call_masked(self, kernel, args, outs: tuple, mask, options) -> tuple:
+        """``kernel(*args)`` written into `outs` where `mask` is true. CuPy's ufuncs take
+        no public ``where``: compute everywhere, copy under the mask."""
+        got = kernel(*args, **options)
+        for target, value in zip(outs, got if isinstance(got, tuple) else (got,)):
+            self._cupy.copyto(target, value, casting="unsafe", where=mask)
+        return outs
+
+    def reduce(self, ufunc, chunk, axes: tuple, dtype, result_dtype):
+        """`ufunc` reduced over `axes` of one chunk, keeping dims, as `result_dtype`."""
+        cupy = self._cupy
+        name = _REDUCERS.get(ufunc.__name__)
+        if name is not None:
+            kwargs = {"dtype": result_dtype} if ufunc in (np.add, np.multiply) else {}
+            out = getattr(cupy, name)(chunk, axis=axes, keepdims=True, **kwargs)
+        else:
+            kernel = getattr(cupy, ufunc.__name__)
+            out = _kernels.fold_reduce(cupy, kernel, chunk, axes, dtype, ufunc.identity)
+        return out if out.dtype == result_dtype else out.astype(result_dtype)
+
+    def accumulate(self, ufunc, chunk, axis: int, dtype):
+        """`ufunc` accumulated along `axis` of one chunk."""
+        cupy = self._cupy
+        if ufunc is np.add:
+            return cupy.cumsum(chunk, axis=axis, dtype=dtype)
+        if ufunc is np.multiply:
+            return cupy.cumprod(chunk, axis=axis, dtype=dtype)
+        return _kernels.fold_accumulate(getattr(cupy, ufunc.__name__), chunk, axis, dtype)
+
+    def assign(self, out, index: tuple, value) -> None:
+        """``out[index] = value`` for an index of slices or int arrays per axis."""
+        _kernels.assign(self._cupy, out, index, value)
+
+
+def _contiguous(array):
+    """`array` if C-contiguous, else a C-contiguous copy of the same shape (0-d too)."""
+    return array if array.flags.c_contiguous else array.copy(order="C")
+
+
+class _DeviceStream:
+    """Enter a CUDA device and its stream together (one reusable object per device)."""
+
+    __slots__ = ("device", "stream")
+
+    def __init__(self, device, stream) -> None:
+        self.device = device
+        self.stream = stream
+
+    def __enter__(self):
+        self.device.__enter__()
+        self.stream.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stream.__exit__(*exc)
+        self.device.__exit__(*exc)
+
+
+# CuPy reductions by the name of the ufunc they reduce with (CuPy's ufuncs may lack
+# ``reduce``).
+_REDUCERS = {
+    "add": "sum",
+    "multiply": "prod",
+    "maximum": "max",
+    "minimum": "min",
+    "logical_and": "all",
+    "logical_or": "any",
+}
+
+
+def _truth_of_complex(cupy, kernel):
+    """CuPy's logical ufuncs have no complex loops; NumPy's read a complex as ``!= 0``."""
+
+    def call(*args, **kwargs):
+        args = [a != 0 if np.dtype(_dtype_of(a)).kind == "c" else a for a in args]
+        return kernel(*args, **kwargs)
+
+    return call
+
+
+def _spacing(cupy, kernel):
+    """CuPy has no ``spacing``: the step to the next float away from zero, computed in
+    NumPy's loop dtype (float16 for int8, ...), as ``nextafter(x, +-inf) - x``."""
+
+    def call(x, out=None, dtype=None, casting="same_kind"):
+        loop = np.spacing.resolve_dtypes((np.dtype(_dtype_of(x)), None))[1]
+        x = cupy.asarray(x).astype(loop, copy=False)
+        result = cupy.nextafter(x, cupy.copysign(cupy.asarray(np.inf, loop), x)) - x
+        if dtype is not None:
+            result = result.astype(dtype)
+        if out is None:
+            return result
+        target = out[0] if isinstance(out, tuple) else out
+        cupy.copyto(target, result, casting=casting)
+        return out
+
+    return call
+
+
+def _dtype_of(a):
+    return a.dtype if hasattr(a, "dtype") else np.asarray(a).dtype
+
+
+# NumPy ufunc -> adapter(cupy, CuPy's ufunc of that name or None) -> kernel.
+_ADAPTERS = {
+    np.logical_and: _truth_of_complex,
+    np.logical_not: _truth_of_complex,
+    np.logical_or: _truth_of_complex,
+    np.logical_xor: _truth_of_complex,
+    np.spacing: _spacing,
+}

@@ -1,0 +1,66 @@
+"""Per-chunk kernels written once over an array module (NumPy or CuPy).
+
+The backends build their kernel capabilities (`Backend.assign`, `Backend.reduce`,
+`Backend.accumulate`) from these; nothing here knows which module it is given.
+"""
+
+from __future__ import annotations
+
+from . import _regions
+
+
+def assign(xp, out, index: tuple, value) -> None:
+    """``out[index] = value`` where `index` has one slice or int array per axis (int
+    arrays select positions per axis, as a box: ``out[ix_(...)]``)."""
+    if _regions.is_basic(index):
+        out[(*index, ...)] = value
+    else:
+        positions = [xp.asarray(_regions.positions(i, n)) for i, n in zip(index, out.shape)]
+        out[xp.ix_(*positions)] = value
+
+
+def combine_into(xp, out, index: tuple, piece, ufunc) -> None:
+    """``out[index] = ufunc(out[index], piece)`` in place, for slices or int arrays."""
+    if _regions.is_basic(index):
+        target = out[(*index, ...)]
+        ufunc(target, piece, out=target)
+    else:
+        assign(xp, out, index, ufunc(_regions.apply_index(out, index, xp), piece))
+
+
+def fold_reduce(xp, kernel, chunk, axes: tuple, dtype, identity=None):
+    """`kernel` (a binary ufunc of `xp`) reduced over `axes` keeping dims, for modules
+    whose ufunc lacks ``reduce`` for it: its own reduce where it has one, else a left fold.
+
+    Like NumPy, a ufunc with an identity starts from it (``hypot.reduce([-1.0])`` is 1)."""
+    try:
+        out = kernel.reduce(chunk, axis=axes, dtype=dtype, keepdims=True)
+    except (AttributeError, NotImplementedError, TypeError):
+        pass
+    else:
+        # A reduce that starts from the first element: joining the identity afterwards
+        # gives NumPy's value (e o (x0 o x1 ...) == (e o x0) o x1 ... for these ufuncs).
+        return out if identity is None else kernel(xp.asarray(identity, dtype=out.dtype), out)
+    out = chunk if dtype is None else chunk.astype(dtype)
+    for axis in axes:
+        acc = out[(slice(None),) * axis + (slice(0, 1),)]
+        if identity is not None:
+            acc = kernel(xp.asarray(identity, dtype=out.dtype), acc)
+        for i in range(1, out.shape[axis]):
+            acc = kernel(acc, out[(slice(None),) * axis + (slice(i, i + 1),)])
+        out = acc
+    return out
+
+
+def fold_accumulate(kernel, chunk, axis: int, dtype):
+    """`kernel` accumulated along `axis`: its own accumulate, else a loop over the axis."""
+    try:
+        return kernel.accumulate(chunk, axis=axis, dtype=dtype)
+    except (AttributeError, NotImplementedError, TypeError):
+        pass
+    out = chunk.astype(dtype or chunk.dtype, copy=True)
+    for i in range(1, out.shape[axis]):
+        before = (slice(None),) * axis + (slice(i - 1, i),)
+        here = (slice(None),) * axis + (slice(i, i + 1),)
+        out[here] = kernel(out[before], out[here])
+    return out

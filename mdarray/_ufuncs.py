@@ -1,0 +1,424 @@
+"""Every ufunc's ``__call__``, run chunk by chunk.
+
+One implementation serves every NumPy ufunc, so ``a + b``, ``np.add(a, b)``,
+``mdarray.add(a, b)`` and ``cupy.add(a, b)`` take one path:
+
+1. NumPy itself resolves the dtypes, on empty stand-ins of the operands (`_resolve`,
+   cached on the ufunc and the operands' types), so result dtypes, casting errors and
+   rejected type combinations are NumPy's own, raised before any chunk is touched.
+2. The result takes the layout of the first DistArray ``out``, else of the first DistArray
+   operand of the output's shape (`_chunkwise.result_layout`).
+3. Partial operands stay partial where `_mode_rules` proves the algebra; otherwise they
+   become REPLICA first.
+4. The backend's kernel runs on each chunk, on the chunk's device, writing straight into
+   ``out``'s chunks where ``out`` has the result's layout and mode, so ``x += y`` writes
+   every replica of ``x`` in place; any other ``out`` is written by `write_out`.
+
+REPLICA operands of one layout, with Python scalars, take a fast path (`_fast_call`) that
+goes from the operands' chunks to the kernels with no planning and no copies.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from itertools import repeat
+
+import numpy as np
+
+from ._array import DistArray, wrap
+from ._chunkwise import aligned, backend_of, result_layout, shape_of, write_out
+from ._fallback import fallback
+from ._mode_rules import R, result_mode
+from ._modes import REPLICA
+from ._registry import implements_ufunc_method
+from ._storage import Chunks
+
+_PY_SCALARS = (bool, int, float, complex)
+_IGNORED = frozenset({"order", "subok"})  # no effect on values; chunks are always C order
+_PASSED = frozenset({"dtype", "casting"})
+
+
+# Dtype resolution --------------------------------------------------------------------
+
+
+def _key(x):
+    """What decides dtypes for an operand: an array's dtype, or a Python scalar's weak type
+    (with an int's value, whose range NumPy checks against the other operands' dtypes)."""
+    if isinstance(x, (DistArray, np.generic)) or hasattr(x, "dtype"):
+        return x.dtype
+    if isinstance(x, int):
+        return (type(x), x)
+    return (type(x), None)
+
+
+def _stand_in(key):
+    if isinstance(key, tuple):
+        kind, value = key
+        return kind(0) if value is None else value
+    return np.empty(0, key)
+
+
+@lru_cache(maxsize=4096)
+def _resolve(ufunc, keys: tuple, out_keys: tuple | None, where_key, options: tuple) -> tuple:
+    """The dtypes of ``ufunc``'s outputs for operands of these types (NumPy's errors).
+
+    With `out_keys` (dtypes, or None for outputs not given) or a `where_key`, NumPy also
+    checks the casts into the outputs and of the mask, with the call's `options`.
+    """
+    inputs = [_stand_in(k) for k in keys]
+    kwargs = dict(options)
+    with np.errstate(all="ignore"):
+        results = ufunc(*inputs, **kwargs)
+        results = results if isinstance(results, tuple) else (results,)
+        if out_keys is not None or where_key is not None:
+            dtypes = out_keys or (None,) * ufunc.nout
+            outs = tuple(np.empty(0, r.dtype if d is None else d) for r, d in zip(results, dtypes))
+            where = True if where_key is None else _stand_in(where_key)
+            ufunc(*inputs, out=outs, where=where, **kwargs)
+    return tuple(r.dtype for r in results)
+
+
+# The fast path -----------------------------------------------------------------------
+
+
+def _fast_call(ufunc, inputs, kwargs):
+    """REPLICA DistArrays of one layout and Python scalars, ``out`` at most: kernels with
+    no planning. None when the general path is needed.
+
+    Packed operands (`Layout.packing`) line up slab to slab, so the kernel runs once per
+    device on the slabs; others run once per chunk.
+    """
+    layout = None
+    keys = []
+    operands = []  # the storage of DistArray operands, scalars as they are
+    for x in inputs:
+        kind = type(x)
+        if kind is DistArray:
+            if x.mode is not REPLICA:
+                return None
+            storage = x.storage
+            if layout is None:
+                layout, backend = storage.layout, storage.backend
+            elif storage.layout is not layout and storage.layout != layout:
+                return None
+            keys.append(storage.dtype)
+            operands.append(storage)
+        elif kind in _PY_SCALARS:
+            keys.append((kind, x if kind is int or kind is bool else None))
+            operands.append(x)
+        else:
+            return None
+    if layout is None:
+        return None
+    out = kwargs.get("out")
+    if len(kwargs) != (out is not None):
+        return None
+    out_keys = None
+    if out is not None:
+        for o in out:
+            if type(o) is not DistArray or o.mode is not REPLICA or o.layout != layout:
+                return None
+        out_keys = tuple(o.dtype for o in out)
+    dtypes = _resolve(ufunc, tuple(keys), out_keys, None, ())
+    kernel = backend.ufunc_kernel(ufunc)
+    if kernel is None or (out is not None and backend.may_fail(ufunc)):
+        return None
+    if all(type(x) is not Chunks or x.slabs is not None for x in operands):
+        return _slab_call(ufunc, kernel, layout, backend, operands, out, dtypes)
+    columns = [x.buffers if type(x) is Chunks else repeat(x) for x in operands]
+    on = backend.on
+    if out is not None:
+        for device, args, targets in zip(
+            layout.chunk_devices, zip(*columns), zip(*(o.storage.writable() for o in out))
+        ):
+            with on(device):
+                kernel(*args, out=targets)
+        return out[0] if len(out) == 1 else out
+    results = []
+    for device, args in zip(layout.chunk_devices, zip(*columns)):
+        with on(device):
+            results.append(kernel(*args))
+    return _wrap_results(ufunc, layout, results, backend, REPLICA, dtypes)
+
+
+def _slab_call(ufunc, kernel, layout, backend, operands, out, dtypes):
+    """One kernel per device over the slabs of packed operands (see `_fast_call`)."""
+    targets = None
+    if out is not None:
+        targets = [o.storage.own_slabs() for o in out]
+        if any(t is None for t in targets):
+            return None
+    results = []
+    for d, device in enumerate(layout.devices):
+        args = [x.slabs[d] if type(x) is Chunks else x for x in operands]
+        with backend.on(device):
+            if targets is not None:
+                kernel(*args, out=tuple(t[d] for t in targets))
+                continue
+            got = kernel(*args)
+            got = got if isinstance(got, tuple) else (got,)
+            # NumPy's dtype is the contract where CuPy promotes differently.
+            results.append([g if g.dtype == t else g.astype(t) for g, t in zip(got, dtypes)])
+    if out is not None:
+        return out[0] if len(out) == 1 else out
+    values = [
+        wrap(Chunks.packed(layout, [r[i] for r in results], backend, dtype, check=False))
+        for i, dtype in enumerate(dtypes)
+    ]
+    return values[0] if ufunc.nout == 1 else tuple(values)
+
+
+def _wrap_results(ufunc, layout, results, backend, mode, dtypes):
+    """DistArrays from per-chunk results (tuples for several outputs), in `dtypes`."""
+    if ufunc.nout == 1:
+        return _wrap(layout, results, backend, mode, dtypes[0])
+    return tuple(
+        _wrap(layout, [r[i] for r in results], backend, mode, dtypes[i]) for i in range(ufunc.nout)
+    )
+
+
+def _wrap(layout, buffers, backend, mode, dtype):
+    if buffers[0].dtype != dtype:
+        # A backend whose kernels promote differently from NumPy (CuPy in corner cases):
+        # NumPy's dtype is the contract.
+        casts = []
+        for device, buffer in zip(layout.chunk_devices, buffers):
+            with backend.on(device):
+                casts.append(buffer.astype(dtype))
+        buffers = casts
+    return wrap(Chunks.of(layout, buffers, backend, dtype), mode)
+
+
+# The general path --------------------------------------------------------------------
+
+
+@implements_ufunc_method("__call__")
+def ufunc_call(ufunc, inputs, kwargs):
+    """Run `ufunc` on each chunk of the result's layout, operands aligned to it."""
+    result = _fast_call(ufunc, inputs, kwargs)
+    if result is not None:
+        return result
+    if ufunc.signature is not None:
+        # A gufunc without its own implementation (matmul has one): its core dimensions
+        # may be split across chunks, so it cannot run chunk by chunk.
+        return _fallback_call(ufunc, inputs, kwargs)
+    kwargs = dict(kwargs)
+    outs = _outputs(ufunc, kwargs.pop("out", None))
+    where = kwargs.pop("where", True)
+    for name in _IGNORED & kwargs.keys():
+        del kwargs[name]
+    if kwargs.keys() - _PASSED:
+        if "signature" in kwargs:
+            return _fallback_call(ufunc, inputs, {**kwargs, "out": outs, "where": where})
+        unknown = sorted(kwargs.keys() - _PASSED)[0]
+        raise TypeError(f"'{unknown}' is an invalid keyword to ufunc '{ufunc.__name__}'")
+    inputs = tuple(as_operand(x) for x in inputs)
+    if any(x is NotImplemented for x in inputs):
+        return NotImplemented
+    where = _as_where(where)
+    options = tuple(sorted(kwargs.items()))
+    out_keys = None if outs is None else tuple(None if o is None else o.dtype for o in outs)
+    where_key = None if where is None else _key(where)
+    dtypes = _resolve(ufunc, tuple(map(_key, inputs)), out_keys, where_key, options)
+    shape = call_shape(inputs, outs, where)
+    backend = backend_of((*inputs, *(outs or ()), where))
+    kernel = backend.ufunc_kernel(ufunc)
+    if kernel is None:
+        where = True if where is None else where
+        return _fallback_call(ufunc, inputs, {**kwargs, "out": outs, "where": where})
+    first_out = next((o for o in outs or () if isinstance(o, DistArray)), None)
+    layout = first_out.layout if first_out is not None else result_layout(shape, inputs)
+    inputs, mode = _operands_in_mode(ufunc, inputs, layout, dtypes, where)
+    columns = [
+        x.storage.buffers
+        if isinstance(x, DistArray) and x.mode is not REPLICA
+        # Partial operands kept by a mode rule already have the result's layout.
+        else aligned(x, layout, backend)
+        for x in inputs
+    ]
+    in_place = not backend.may_fail(ufunc)
+    direct = tuple(
+        in_place and isinstance(o, DistArray) and o.layout == layout and o.mode is mode
+        for o in outs or (None,) * ufunc.nout
+    )
+    targets = _targets(ufunc, outs, direct, where, layout, backend, dtypes)
+    masks = None if where is None else aligned(where, layout, backend)
+    results = _run(kernel, columns, targets, masks, layout, backend, kwargs)
+    return _deliver(ufunc, outs, direct, results, layout, backend, mode, dtypes)
+
+
+def _outputs(ufunc, out) -> tuple | None:
+    """``out`` as a tuple with one entry (an array or None) per output, or None."""
+    if out is None:
+        return None
+    out = out if isinstance(out, tuple) else (out,)
+    if len(out) != ufunc.nout:
+        raise ValueError("The 'out' tuple must have exactly one entry per ufunc output")
+    if all(o is None for o in out):
+        return None
+    return tuple(o if o is None or isinstance(o, DistArray) else _as_array(o) for o in out)
+
+
+def _as_array(x):
+    if isinstance(x, np.ndarray) or backend_of(()).is_native(x):
+        return x
+    raise TypeError(f"return arrays must be of ArrayType, got {type(x).__name__}")
+
+
+def as_operand(x):
+    """An operand as the per-chunk code takes it: DistArrays, NumPy and CuPy arrays and
+    scalars as they are (Python scalars stay weakly typed), other array-likes as NumPy
+    arrays; NotImplemented for another library's duck arrays."""
+    if isinstance(x, (DistArray, np.ndarray, np.generic, *_PY_SCALARS)):
+        return x
+    if backend_of(()).is_native(x):
+        return x
+    if getattr(type(x), "__array_ufunc__", None) is not None and not hasattr(x, "__array__"):
+        return NotImplemented
+    return np.asarray(x)
+
+
+def _as_where(where):
+    """None for a mask that is True everywhere; a host scalar stays a scalar."""
+    if isinstance(where, (bool, np.bool_)) and where:
+        return None
+    return as_operand(where)
+
+
+def call_shape(inputs, outs, where) -> tuple:
+    shapes = [shape_of(x) for x in inputs]
+    if where is not None:
+        shapes.append(shape_of(where))
+    out_shapes = [o.shape for o in outs or () if o is not None]
+    shape = np.broadcast_shapes(*shapes, *out_shapes)
+    for out_shape in out_shapes:
+        if out_shape != shape:
+            raise ValueError(
+                f"non-broadcastable output operand with shape {out_shape} doesn't match "
+                f"the broadcast shape {shape}"
+            )
+    return shape
+
+
+def _operands_in_mode(ufunc, inputs, layout, dtypes, where):
+    """The operands to run per chunk and the result's mode: partial where a mode rule
+    proves it (never under a mask, which mixes in old values), else all REPLICA."""
+    if not any(isinstance(x, DistArray) and x.mode.is_partial for x in inputs):
+        return inputs, REPLICA
+    if where is None and ufunc.nout == 1:
+        mode = _rule_mode(ufunc, inputs, layout, dtypes[0])
+        if mode is not None:
+            return inputs, mode
+    return tuple(x.change_mode(REPLICA) if isinstance(x, DistArray) else x for x in inputs), REPLICA
+
+
+def _rule_mode(ufunc, inputs, layout, dtype):
+    """The mode a row of `_mode_rules.RULES` gives ``ufunc(*inputs)`` computed copy by
+    copy, or None. Every partial operand must have the result's layout and dtype."""
+    pattern = []
+    replicas = []
+    for x in inputs:
+        if isinstance(x, DistArray) and x.mode.is_partial:
+            if x.layout != layout or x.dtype != dtype:
+                return None
+            pattern.append(x.mode)
+        else:
+            pattern.append(R)
+            replicas.append(x)
+    return result_mode(ufunc, tuple(pattern), tuple(replicas), dtype)
+
+
+def _targets(ufunc, outs, direct, where, layout, backend, dtypes):
+    """Per output, the chunk arrays the kernel writes into, or None to let it allocate.
+
+    ``out``'s own chunks where it has the result's layout and mode; under a mask, fresh
+    chunks holding ``out``'s old values (or uninitialized ones for no ``out``), since
+    where the mask is False the output keeps what it held."""
+    targets = []
+    for i in range(ufunc.nout):
+        o = None if outs is None else outs[i]
+        if direct[i]:
+            targets.append(o.storage.writable())
+        elif where is None:
+            targets.append(None)
+        elif o is None:
+            targets.append(
+                [
+                    backend.empty(shape, dtypes[i], device)
+                    for shape, device in zip(layout.chunk_shapes, layout.chunk_devices)
+                ]
+            )
+        else:
+            old = aligned(o, layout, backend)
+            targets.append(_private_copies(old, o, layout, backend))
+    return targets
+
+
+def _private_copies(chunks, owner, layout, backend):
+    """`chunks`, copied where they are `owner`'s own buffers (they are written into)."""
+    own = {id(c) for c in owner.storage.buffers} if isinstance(owner, DistArray) else set()
+    out = []
+    for chunk, device in zip(chunks, layout.chunk_devices):
+        out.append(backend.copy(chunk, device) if id(chunk) in own else chunk)
+    return out
+
+
+def _run(kernel, columns, targets, masks, layout, backend, options):
+    """Run `kernel` on every chunk: per chunk, the tuple of its output arrays."""
+    results = []
+    for k, device in enumerate(layout.chunk_devices):
+        args = [column[k] for column in columns]
+        given = [None if t is None else t[k] for t in targets]
+        mask = None if masks is None else masks[k]
+        with backend.on(device):
+            results.append(_run_chunk(kernel, args, given, mask, backend, options))
+    return results
+
+
+def _run_chunk(kernel, args, given, mask, backend, options):
+    """One chunk: ``kernel(*args)`` into the `given` outputs (None: allocated), under
+    `mask`; the outputs."""
+    if isinstance(mask, (bool, np.bool_)):
+        if not mask:
+            return tuple(given)  # a False scalar mask writes nothing
+        mask = None
+    if mask is None:
+        if any(t is not None for t in given):
+            # A bare array for one output: CuPy's non-ufunc kernels (clip) take no tuple.
+            got = kernel(*args, out=given[0] if len(given) == 1 else tuple(given), **options)
+        else:
+            got = kernel(*args, **options)
+        return got if isinstance(got, tuple) else (got,)
+    return backend.call_masked(kernel, args, tuple(given), mask, options)
+
+
+def _deliver(ufunc, outs, direct, results, layout, backend, mode, dtypes):
+    """The call's return value: new DistArrays, or the ``out`` arrays written."""
+    values = []
+    for i in range(ufunc.nout):
+        o = None if outs is None else outs[i]
+        if direct[i]:
+            values.append(o)
+            continue
+        data = [r[i] for r in results]
+        if o is None:
+            values.append(_wrap(layout, data, backend, mode, dtypes[i]))
+            continue
+        write_out(o, wrap(Chunks.of(layout, data, backend), mode))
+        values.append(o)
+    return values[0] if ufunc.nout == 1 else tuple(values)
+
+
+def _fallback_call(ufunc, inputs, kwargs):
+    """Gather, compute with NumPy and write back, under the fallback policy."""
+    outs = kwargs.get("out")
+    result = fallback(ufunc, inputs, kwargs, f"numpy.{ufunc.__name__}")
+    if not outs:
+        return result
+    results = result if isinstance(result, tuple) else (result,)
+    delivered = []
+    for o, r in zip(outs, results):
+        if isinstance(o, DistArray):
+            write_out(o, r)
+        delivered.append(r if o is None else o)
+    return delivered[0] if len(delivered) == 1 else tuple(delivered)
