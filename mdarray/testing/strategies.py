@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from .._backend import devices as backend_devices
+from .._creation_functions import distributed_array
 from .._layout import Layout
 from .._modes import MAX, MIN, PROD, REPLICA, SUM
 
@@ -177,8 +178,6 @@ def dist_arrays(draw, shape=None, dtype=None, mode=None, *, elements=None, **kwa
     Shape, dtype, layout (keyword arguments as `index_maps`) and mode are drawn unless
     given. Elements default to small finite values so arithmetic stays exact.
     """
-    from .._creation_functions import distributed_array
-
     if shape is None:
         shape = draw(shapes())
     if dtype is None:
