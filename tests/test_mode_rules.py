@@ -17,7 +17,15 @@ import mdarray
 from mdarray import Layout
 from mdarray._array import DistArray, wrap
 from mdarray._backend import backend as default_backend
-from mdarray._mode_rules import RULES, R
+from mdarray._mode_rules import (
+    IDEMPOTENT,
+    REDUCTION_MODES,
+    REORDERABLE,
+    RULES,
+    R,
+    keeps_mode,
+    reduction_mode,
+)
 from mdarray._storage import Chunks
 from mdarray.testing import assert_dist_equal
 from mdarray.testing import strategies as mst
@@ -194,3 +202,121 @@ def test_in_place_rules_keep_the_partial_mode():
     assert moved.total > 0 and x.mode is mdarray.SUM
     assert all(a is b for a, b in zip(x.storage.buffers, chunks))
     assert_dist_equal(x, VALUE * 3 - 1)
+
+
+# Reduction rows ---------------------------------------------------------------------
+
+REDUCTION_DTYPES = {
+    "b": ["bool"],
+    "i": ["int8", "int64"],
+    "u": ["uint16"],
+    "f": ["float32", "float64"],
+    "c": ["complex64"],
+}
+
+
+def reduction_elements(dtype):
+    """Every value of integer and bool dtypes (wrapping included); for floats small
+    integers (sums stay exact, so the identity is checked exactly) with infinities and NaN
+    where the ufunc orders values."""
+    if dtype.kind in "biu":
+        return copy_elements(dtype)
+    small = st.integers(-8, 8).map(float)
+    if dtype.kind == "c":
+        return st.builds(complex, small, small)
+    return st.one_of(small, small, st.sampled_from([np.inf, -np.inf, np.nan]))
+
+
+@pytest.mark.parametrize(
+    "ufunc", sorted(REDUCTION_MODES, key=lambda u: u.__name__), ids=lambda u: u.__name__
+)
+@settings(max_examples=25)
+@given(data=st.data())
+def test_reduction_row_holds(ufunc, data):
+    """``ufunc.reduce(p ++ q) == combine(ufunc.reduce(p), ufunc.reduce(q))``, the row's
+    mode combining, for every dtype of the row's kinds: a reduction split over chunks is a
+    partial result in that mode."""
+    mode, kinds = REDUCTION_MODES[ufunc]
+    dtype = np.dtype(data.draw(st.sampled_from([d for k in kinds for d in REDUCTION_DTYPES[k]])))
+    if dtype.kind == "f" and ufunc in (np.add, np.multiply):
+        elements = st.integers(-8, 8).map(float)  # exact, as integer rows are
+    else:
+        elements = reduction_elements(dtype)
+    p, q = (
+        data.draw(hnp.arrays(dtype, data.draw(st.integers(1, 6)), elements=elements))
+        for _ in range(2)
+    )
+    assert reduction_mode(ufunc, dtype) is mode
+    with np.errstate(all="ignore"):
+        whole = ufunc.reduce(np.concatenate([p, q]), dtype=dtype)
+        parts = mode.ufunc(np)(ufunc.reduce(p, dtype=dtype), ufunc.reduce(q, dtype=dtype))
+    np.testing.assert_array_equal(whole, parts)
+
+
+@pytest.mark.parametrize(
+    "ufunc", sorted(IDEMPOTENT, key=lambda u: u.__name__), ids=lambda u: u.__name__
+)
+@given(data=st.data())
+def test_idempotent_rows_hold(ufunc, data):
+    """``ufunc(a, a) == a``: overlapping copies may all contribute to the reduction."""
+    dtype = np.dtype(data.draw(st.sampled_from(["bool", "int8", "uint32", "float64"])))
+    if dtype.kind == "f" and ufunc in (np.bitwise_and, np.bitwise_or):
+        dtype = np.dtype(np.int16)
+    a = data.draw(hnp.arrays(dtype, 5, elements=reduction_elements(dtype)))
+    got = ufunc(a, a)
+    want = a.astype(bool) if ufunc in (np.logical_and, np.logical_or) else a
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize(
+    "ufunc", sorted(REORDERABLE, key=lambda u: u.__name__), ids=lambda u: u.__name__
+)
+@given(data=st.data())
+def test_reorderable_rows_hold(ufunc, data):
+    """Associative and commutative (exactly, on integers and bools): partial results may
+    combine in any order."""
+    dtype = np.dtype(data.draw(st.sampled_from(["bool", "int8", "uint64"])))
+    a, b, c = (data.draw(reduction_elements(dtype)) for _ in range(3))
+    a, b, c = (np.array(v, dtype)[()] for v in (a, b, c))
+    with np.errstate(all="ignore"):
+        assert ufunc(a, b) == ufunc(b, a)
+        assert ufunc(ufunc(a, b), c) == ufunc(a, ufunc(b, c))
+
+
+# The cast rule ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stat", [np.mean, np.var, np.std])
+def test_statistics_cast_by_the_one_cast_rule(stat):
+    """mean/var/std of float16 compute in float32, then cast: by the same rule as
+    ``astype`` (a SUM partial of float32 cast to float16 is combined first: float casts of
+    partial copies do not commute with adding them)."""
+    value = np.arange(24, dtype=np.float16).reshape(4, 6)
+    x = mdarray.distributed_array(value, Layout.block((4, 6), devices=devices(0, 1)))
+    with mdarray.options(fallback="raise"):
+        got = stat(x, axis=0)
+        partial = np.sum(x, axis=0, dtype=np.float32)
+    assert got.mode is partial.astype(np.float16).mode
+    assert got.dtype == np.float16
+    np.testing.assert_allclose(got.get(), stat(value, axis=0), rtol=1e-3)
+
+
+def test_float_casts_of_partial_sums_are_not_in_the_rule():
+    """The counterexample that keeps float casts out: the SUM copies 1e300 and -1e300
+    (value 0) cast to float32 give inf + -inf."""
+    assert not keeps_mode(mdarray.SUM, np.float64, np.float32)
+    x = sum_array(np.array([0.0]), Layout((1,), spread({0: (), 1: ()})))
+    copies = [np.array([1e300]), np.array([-1e300])]
+    backend = default_backend()
+    layout = x.layout
+    x = wrap(
+        Chunks.of(
+            layout,
+            [backend.from_host(c, d) for c, d in zip(copies * 2, layout.chunk_devices)],
+            backend,
+        ),
+        mdarray.SUM,
+    )
+    if len(layout.chunks) == 2:
+        with mdarray.options(fallback="raise"):
+            assert_dist_equal(x.astype(np.float32), np.array([0.0], np.float32))
