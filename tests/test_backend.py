@@ -4,6 +4,8 @@ These run on the default backend, so the same tests check the cpu backend here a
 cuda backend under ``MDARRAY_BACKEND=cuda``.
 """
 
+import inspect
+
 import numpy as np
 import pytest
 from hypothesis import example, given
@@ -209,3 +211,48 @@ def test_device_set_is_hashable_and_iterable():
     assert eval(repr(ds), {"DeviceSet": mdarray.DeviceSet}) == ds
     with pytest.raises(ValueError, match="at least one device"):
         mdarray.DeviceSet([])
+
+
+# The protocol -----------------------------------------------------------------------
+
+PROTOCOL_METHODS = sorted(
+    name for name, value in vars(_backend.Backend).items() if callable(value) and name[0] != "_"
+)
+
+
+@pytest.mark.parametrize("cls", [_backend.CpuBackend, _backend.CudaBackend])
+def test_every_backend_implements_the_protocol(cls):
+    """Each method of `Backend` exists with the protocol's parameters (a backend may add
+    optional ones after them)."""
+    for name in PROTOCOL_METHODS:
+        want = list(inspect.signature(getattr(_backend.Backend, name)).parameters)
+        got = list(inspect.signature(getattr(cls, name)).parameters)
+        assert got[: len(want)] == want, f"{cls.__name__}.{name}{got} is not {want}"
+
+
+def test_the_default_backend_is_a_backend(backend):
+    assert isinstance(backend, _backend.Backend)
+
+
+def test_backend_kernels_match_numpy(backend):
+    device = backend.device_ids[-1]
+    a = np.arange(-6, 6, dtype=np.int16).reshape(3, 4)
+    chunk = backend.from_host(a, device)
+    with backend.on(device):
+        assert backend.ufunc_kernel(np.add) is not None
+        total = backend.reduce(np.add, chunk, (0,), None, np.dtype(np.int64))
+        folded = backend.reduce(np.bitwise_xor, chunk, (1,), None, np.dtype(np.int16))
+        scanned = backend.accumulate(np.multiply, chunk, 1, None)
+        outs = (backend.full((3, 4), 0.0, np.float64, device),)
+        mask = backend.from_host(a > 0, device)
+        masked = backend.call_masked(backend.ufunc_kernel(np.negative), (chunk,), outs, mask, {})
+        backend.assign(chunk, (slice(0, 1), np.array([1, 3])), 7)
+    np.testing.assert_array_equal(_host(backend, total), a.sum(axis=0, keepdims=True))
+    np.testing.assert_array_equal(
+        _host(backend, folded), np.bitwise_xor.reduce(a, axis=1, keepdims=True)
+    )
+    np.testing.assert_array_equal(_host(backend, scanned), np.multiply.accumulate(a, axis=1))
+    np.testing.assert_array_equal(_host(backend, masked[0])[a > 0], -a[a > 0])
+    expected = a.copy()
+    expected[0, [1, 3]] = 7
+    np.testing.assert_array_equal(_host(backend, chunk), expected)
