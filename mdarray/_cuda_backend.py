@@ -328,7 +328,9 @@ class CudaBackend:
             out = getattr(cupy, name)(chunk, axis=axes, keepdims=True, **kwargs)
         else:
             kernel = getattr(cupy, ufunc.__name__)
-            out = _kernels.fold_reduce(cupy, kernel, chunk, axes, dtype, ufunc.identity)
+            out = _kernels.fold_reduce(
+                cupy, kernel, chunk, axes, dtype, ufunc.identity, result_dtype
+            )
         return out if out.dtype == result_dtype else out.astype(result_dtype)
 
     def accumulate(self, ufunc, chunk, axis: int, dtype):

@@ -28,11 +28,13 @@ def combine_into(xp, out, index: tuple, piece, ufunc) -> None:
         assign(xp, out, index, ufunc(_regions.apply_index(out, index, xp), piece))
 
 
-def fold_reduce(xp, kernel, chunk, axes: tuple, dtype, identity=None):
+def fold_reduce(xp, kernel, chunk, axes: tuple, dtype, identity=None, acc_dtype=None):
     """`kernel` (a binary ufunc of `xp`) reduced over `axes` keeping dims, for modules
     whose ufunc lacks ``reduce`` for it: its own reduce where it has one, else a left fold.
 
-    Like NumPy, a ufunc with an identity starts from it (``hypot.reduce([-1.0])`` is 1)."""
+    Like NumPy, a ufunc with an identity starts from it (``hypot.reduce([-1.0])`` is 1),
+    also where no axis is folded; the running value and the identity have `acc_dtype`,
+    NumPy's loop output (float16 for logaddexp of bools: its identity -inf is no bool)."""
     try:
         out = kernel.reduce(chunk, axis=axes, dtype=dtype, keepdims=True)
     except (AttributeError, NotImplementedError, TypeError):
@@ -42,10 +44,13 @@ def fold_reduce(xp, kernel, chunk, axes: tuple, dtype, identity=None):
         # gives NumPy's value (e o (x0 o x1 ...) == (e o x0) o x1 ... for these ufuncs).
         return out if identity is None else kernel(xp.asarray(identity, dtype=out.dtype), out)
     out = chunk if dtype is None else chunk.astype(dtype)
+    acc_dtype = out.dtype if acc_dtype is None else acc_dtype
+    if not axes:
+        return out if identity is None else kernel(xp.asarray(identity, dtype=acc_dtype), out)
     for axis in axes:
-        acc = out[(slice(None),) * axis + (slice(0, 1),)]
+        acc = out[(slice(None),) * axis + (slice(0, 1),)].astype(acc_dtype, copy=False)
         if identity is not None:
-            acc = kernel(xp.asarray(identity, dtype=out.dtype), acc)
+            acc = kernel(xp.asarray(identity, dtype=acc_dtype), acc)
         for i in range(1, out.shape[axis]):
             acc = kernel(acc, out[(slice(None),) * axis + (slice(i, i + 1),)])
         out = acc

@@ -109,7 +109,13 @@ def test_unary_operators(op, pair):
             with pytest.raises(type(error)):
                 op(x)
             return
-        assert_dist_equal(op(x), np.asarray(want))
+        got = op(x)
+    want = np.asarray(want)
+    if ulps(want.dtype)["rtol"]:
+        # CUDA's abs of a complex (a hypot) may round 1 ulp from NumPy's.
+        assert_dist_allclose(got, want, **ulps(want.dtype))
+    else:
+        assert_dist_equal(got, want)
 
 
 @pytest.mark.parametrize("op", sorted(IN_PLACE, key=lambda f: f.__name__), ids=lambda f: f.__name__)
