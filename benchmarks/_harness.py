@@ -8,12 +8,13 @@ counts the host's dispatch time too, the same way for CuPy, the seed and mdarray
 from __future__ import annotations
 
 import argparse
-import datetime
+import datetime as dt
 import json
 import statistics
 import sys
 import time
 import traceback
+from pathlib import Path
 
 import numpy as np
 
@@ -146,7 +147,7 @@ class Report:
         head = [
             f"### {self.title}",
             "",
-            f"{datetime.date.today().isoformat()}, {env.device}, backend `{env.backend}`, "
+            f"{dt.date.today().isoformat()}, {env.device}, backend `{env.backend}`, "
             f"{env.versions}. Reference: {env.ref_name}"
             + ("; seed: `cupyx.distributed.array`, all chunks on device 0." if env.cuda else "."),
             "",
@@ -169,7 +170,7 @@ def parse_args(description: str) -> argparse.Namespace:
 def finish(report: Report, args: argparse.Namespace) -> None:
     print(report.markdown())
     if args.json:
-        with open(args.json, "w") as f:
+        with Path(args.json).open("w") as f:
             json.dump(
                 {"title": report.title, "device": report.env.device, "rows": report.records},
                 f,

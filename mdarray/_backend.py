@@ -93,7 +93,7 @@ def default_backend_name() -> str:
             raise ValueError(f"MDARRAY_BACKEND must be 'cpu' or 'cuda', got {name!r}")
         return name
     try:
-        import cupy
+        import cupy  # noqa: PLC0415  (lazy: mdarray works without CuPy)
 
         if cupy.cuda.runtime.getDeviceCount() > 0:
             return "cuda"
@@ -141,7 +141,7 @@ class DeviceSet:
     ([0, 1], True)
     """
 
-    __slots__ = ("device_ids", "backend")
+    __slots__ = ("backend", "device_ids")
 
     def __init__(self, device_ids, backend: str | None = None) -> None:
         self.device_ids = tuple(int(d) for d in device_ids)

@@ -62,7 +62,7 @@ def broadcast_regions(layout: Layout, operand_shape: tuple) -> tuple:
     offset = len(layout.shape) - len(operand_shape)
     return tuple(
         tuple(
-            range(0, 1) if n == 1 and layout.shape[offset + a] != 1 else box[offset + a]
+            range(1) if n == 1 and layout.shape[offset + a] != 1 else box[offset + a]
             for a, n in enumerate(operand_shape)
         )
         for box in layout.boxes

@@ -27,7 +27,7 @@ class CudaBackend:
     name = "cuda"
 
     def __init__(self) -> None:
-        import cupy
+        import cupy  # noqa: PLC0415  (lazy: mdarray works without CuPy)
 
         self.xp = cupy
         self._cupy = cupy

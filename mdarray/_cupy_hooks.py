@@ -28,7 +28,7 @@ from ._ufuncs import as_operand, call_shape
 def cupy_get_ndarray(x: DistArray):
     """``cupy.asarray(x)``: the value gathered onto CuPy's current device (the cuda
     backend), or to the host and then onto it (the cpu backend)."""
-    import cupy
+    import cupy  # noqa: PLC0415  (lazy: mdarray works without CuPy)
 
     backend = x.storage.backend
     if backend.name == "cuda":

@@ -16,7 +16,7 @@ from ._array import DistArray, wrap
 from ._chunkwise import cast
 from ._registry import implements
 
-bool = np.bool_  # noqa: A001  (the array API names the boolean dtype `bool`)
+bool = np.bool_  # the array API names the boolean dtype `bool`
 int8 = np.int8
 int16 = np.int16
 int32 = np.int32
@@ -59,10 +59,7 @@ def astype(x, dtype, /, *, copy: builtins.bool = True, device=None) -> DistArray
     if not isinstance(x, DistArray):
         raise TypeError(f"astype: expected a DistArray, got {type(x).__name__}")
     dtype = np.dtype(dtype)
-    if dtype == x.dtype and not copy:
-        out = x
-    else:
-        out = wrap(*cast(x.storage, x.mode, dtype))
+    out = x if dtype == x.dtype and not copy else wrap(*cast(x.storage, x.mode, dtype))
     return out if device is None else out.to_device(device)
 
 
@@ -98,7 +95,7 @@ def can_cast(from_, to, /, casting: str = "safe") -> builtins.bool:
     return builtins.bool(np.can_cast(_dtype_of(from_), to, casting))
 
 
-def finfo(type, /):  # noqa: A002  (the array API's parameter name)
+def finfo(type, /):  # `type`: the array API's parameter name
     """Machine limits of a floating dtype (or of an array's dtype).
 
     >>> import mdarray
@@ -108,7 +105,7 @@ def finfo(type, /):  # noqa: A002  (the array API's parameter name)
     return np.finfo(_dtype_of(type))
 
 
-def iinfo(type, /):  # noqa: A002
+def iinfo(type, /):
     """Machine limits of an integer dtype (or of an array's dtype).
 
     >>> import mdarray

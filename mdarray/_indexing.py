@@ -47,10 +47,11 @@ def _basic_key(key, shape):
     items = []
     for item in key:
         if isinstance(item, DistArray) and not item.ndim and item.dtype.kind in "iu":
-            item = operator.index(item)
+            items.append(operator.index(item))
         elif _is_advanced(item):
             return None
-        items.append(item)
+        else:
+            items.append(item)
     expanded = ndindex(tuple(items)).expand(shape)
     out = []
     axis = 0
@@ -82,7 +83,7 @@ def _axis_part(box_range: range, item):
     """How one chunk axis meets one key item: ``(result range or None, local index)``,
     or None when the chunk holds none of the selected positions."""
     if item is None:
-        return range(0, 1), None
+        return range(1), None
     if isinstance(item, int):
         if item not in box_range:
             return None
@@ -117,7 +118,7 @@ def _getitem_plan(layout: Layout, key: tuple):
         result_index, local_index = [], []
         axes = iter(box)
         for item in key:
-            part = _axis_part(range(0, 1) if item is None else next(axes), item)
+            part = _axis_part(range(1) if item is None else next(axes), item)
             if part is None:
                 break
             result_range, local = part
@@ -245,9 +246,7 @@ def _operand_in_box_order(x: DistArray, key: tuple, value, shape: tuple):
             return _scalar_value(x, value)
         value = np.array(value, dtype=x.dtype) if not isinstance(value, np.ndarray) else value
     vshape = tuple(value.shape)
-    if len(vshape) > len(shape) or any(
-        v != 1 and v != n for v, n in zip(vshape[::-1], shape[::-1])
-    ):
+    if len(vshape) > len(shape) or any(v not in (1, n) for v, n in zip(vshape[::-1], shape[::-1])):
         raise ValueError(f"could not broadcast input array from shape {vshape} into shape {shape}")
     value = value.astype(x.dtype, copy=False) if value.dtype != x.dtype else value
     lead = (None,) * (len(shape) - len(vshape))
@@ -277,7 +276,7 @@ def _operand_piece(operand, within: tuple, device, backend):
             return backend.adopt(operand, device)
         # A NumPy scalar, never a 0-d NumPy array: CuPy chunks take scalars only.
         return operand[()] if isinstance(operand, np.ndarray) else operand
-    region = tuple(range(0, 1) if n == 1 else r for n, r in zip(operand.shape, within))
+    region = tuple(range(1) if n == 1 else r for n, r in zip(operand.shape, within))
     if isinstance(operand, DistArray):
         return region_value(operand.storage, operand.mode, region, device)
     piece = operand[tuple(_regions.to_slice(r) for r in region)]

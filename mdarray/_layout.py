@@ -32,7 +32,7 @@ class Layout:
     ((2, 6), (2, 6))
     """
 
-    __slots__ = ("shape", "chunks", "_hash", "__dict__")
+    __slots__ = ("__dict__", "_hash", "chunks", "shape")
 
     def __init__(self, shape, index_map) -> None:
         self.shape = _normalize_shape(shape)
@@ -41,12 +41,12 @@ class Layout:
                 f"index_map must be a dict {{device: [index, ...]}}, got {type(index_map).__name__}"
             )
         chunks = []
-        for device, indices in index_map.items():
-            device = _normalize_device(device)
-            if not isinstance(indices, list):
-                indices = [indices]
-            for k, index in enumerate(indices):
-                chunks.append((device, _normalize_index(index, self.shape, device, k)))
+        for key, indices in index_map.items():
+            device = _normalize_device(key)
+            chunks.extend(
+                (device, _normalize_index(index, self.shape, device, k))
+                for k, index in enumerate(indices if isinstance(indices, list) else [indices])
+            )
         if not chunks:
             raise ValueError("index_map has no chunks; every element needs a chunk holding it")
         self.chunks = tuple(chunks)
@@ -213,7 +213,7 @@ def make_2d_index_map(i_partitions, j_partitions, devices) -> dict:
     [(slice(2, 4, None), slice(0, 3, None))]
     """
     for name, edges in (("i_partitions", i_partitions), ("j_partitions", j_partitions)):
-        if not edges or edges[0] != 0 or any(a >= b for a, b in zip(edges, edges[1:])):
+        if not edges or edges[0] != 0 or any(a >= b for a, b in itertools.pairwise(edges)):
             raise ValueError(f"{name} must increase strictly from 0, got {edges!r}")
     if len(devices) != len(i_partitions) - 1 or any(
         len(row) != len(j_partitions) - 1 for row in devices
@@ -229,9 +229,9 @@ def make_2d_index_map(i_partitions, j_partitions, devices) -> dict:
                 slice(i_partitions[i], i_partitions[i + 1]),
                 slice(j_partitions[j], j_partitions[j + 1]),
             )
-            if isinstance(owners, (int, np.integer)):
-                owners = {owners}  # one device id for a block held once
-            for device in sorted(owners):
+            # One device id for a block held once.
+            held_by = {owners} if isinstance(owners, (int, np.integer)) else owners
+            for device in sorted(held_by):
                 index_map.setdefault(device, []).append(index)
     return index_map
 

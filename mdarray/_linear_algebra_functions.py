@@ -234,11 +234,11 @@ def _partitioned(a, b, backend):
     rows (`a`) or columns (`b`), so the contracted axis stays whole. A NumPy or CuPy
     operand is distributed lined up with the other operand's blocks.
     """
-    for side, x in ((0, a), (1, b)):
-        if isinstance(x, DistArray) and _blocks(x.layout, x.mode is SUM) is None:
-            layout = Layout.block(x.shape, axis=-2 + side, devices=x.devices)
-            x = x.reshard(layout)
-            a, b = (x, b) if side == 0 else (a, x)
+    for side, operand in ((0, a), (1, b)):
+        if isinstance(operand, DistArray) and _blocks(operand.layout, operand.mode is SUM) is None:
+            layout = Layout.block(operand.shape, axis=-2 + side, devices=operand.devices)
+            resharded = operand.reshard(layout)
+            a, b = (resharded, b) if side == 0 else (a, resharded)
     if not isinstance(a, DistArray):
         a = wrap(Chunks.from_host(a, _lined_up(b.layout, b.mode is SUM, a.shape, 1), backend))
     if not isinstance(b, DistArray):
@@ -255,10 +255,7 @@ def _lined_up(layout: Layout, partial: bool, other_shape: tuple, side: int) -> L
     for box, holders in _blocks(layout, partial):
         expanded = _expand(box[:-2], layout.shape[:-2], batch)
         other_batch = _restrict(expanded, other_shape[:-2], batch)
-        if side == 0:
-            core = (box[-1], range(other_shape[-1]))
-        else:
-            core = (range(other_shape[-2]), box[-2])
+        core = (box[-1], range(other_shape[-1])) if side == 0 else (range(other_shape[-2]), box[-2])
         index = tuple(_regions.to_slice(r) for r in (*other_batch, *core))
         chunks = index_map.setdefault(layout.chunk_devices[holders[0]], [])
         if index not in chunks:

@@ -125,11 +125,9 @@ def expand_dims(x, /, axis=0) -> DistArray:
     """
     count = 1 if isinstance(axis, (int, np.integer)) else len(axis)
     new = _axes_tuple(axis, x.ndim + count)
-    key = []
     axes = iter(x.shape)
-    for a in range(x.ndim + count):
-        key.append(None if a in new else range(next(axes)))
-    return basic_getitem(x, tuple(key))
+    key = tuple(None if a in new else range(next(axes)) for a in range(x.ndim + count))
+    return basic_getitem(x, key)
 
 
 @implements(np.squeeze)
@@ -193,7 +191,7 @@ def _reshape_groups(old: tuple, new: tuple) -> list:
 
 def _merge(ranges: tuple, sizes: tuple) -> range | None:
     """The flat C-order positions of a box over axes of `sizes`, if they form a range."""
-    flat, block = range(0, 1), 1
+    flat, block = range(1), 1
     for r, n in zip(ranges[::-1], sizes[::-1]):
         if len(flat) == block and flat.step == 1 and (r.step == 1 or len(r) == 1):
             flat = range(r.start * block, (r.start + len(r)) * block)
@@ -352,7 +350,7 @@ def broadcast_to(x, /, shape, subok=False) -> DistArray:
     """
     shape = tuple(operator.index(n) for n in ((shape,) if isinstance(shape, int) else shape))
     lead = len(shape) - x.ndim
-    if lead < 0 or any(n != m and n != 1 for n, m in zip(x.shape, shape[lead:])):
+    if lead < 0 or any(n not in (m, 1) for n, m in zip(x.shape, shape[lead:])):
         raise ValueError(
             f"operands could not be broadcast together with remapped shapes "
             f"[original->remapped]: {x.shape} and requested shape {shape}"
@@ -470,13 +468,15 @@ def _as_distarrays(arrays) -> list:
     arrays = list(arrays)
     template = next((a for a in arrays if isinstance(a, DistArray)), None)
     backend = backend_of(arrays)
+    devices = template.devices if template is not None else None
     out = []
     for a in arrays:
-        if not isinstance(a, DistArray):
+        if isinstance(a, DistArray):
+            out.append(a)
+        else:
             host = np.asarray(a)
-            devices = template.devices if template is not None else None
-            a = wrap(Chunks.from_host(host, Layout.block(host.shape, devices=devices), backend))
-        out.append(a)
+            layout = Layout.block(host.shape, devices=devices)
+            out.append(wrap(Chunks.from_host(host, layout, backend)))
     return out
 
 
@@ -522,5 +522,5 @@ def unstack(x, /, *, axis=0) -> tuple:
     axis = _normalize_axis(axis, x.ndim)
     full = [range(n) for n in x.shape]
     return tuple(
-        basic_getitem(x, tuple(full[:axis] + [i] + full[axis + 1 :])) for i in range(x.shape[axis])
+        basic_getitem(x, (*full[:axis], i, *full[axis + 1 :])) for i in range(x.shape[axis])
     )

@@ -198,8 +198,8 @@ REDUCTION_MODES = {
 }
 # op(a, a) == a: overlapping copies may all contribute.
 IDEMPOTENT = frozenset(
-    [np.maximum, np.minimum, np.fmax, np.fmin, np.logical_and, np.logical_or]
-    + [np.bitwise_and, np.bitwise_or]
+    {np.maximum, np.minimum, np.fmax, np.fmin}
+    | {np.logical_and, np.logical_or, np.bitwise_and, np.bitwise_or}
 )
 # Associative and commutative: partials may combine in any order.
 REORDERABLE = IDEMPOTENT | {np.add, np.multiply, np.logical_xor, np.bitwise_xor}

@@ -120,9 +120,13 @@ def reduce(x: DistArray, ufunc, axes: tuple, keepdims: bool, result_dtype, *, dt
         out_mode = REPLICA
     storage = x.storage
     backend = storage.backend
-    if (out_mode.is_partial or combine is not None) and ufunc not in IDEMPOTENT:
-        if x.mode is REPLICA and x.layout.has_overlaps:
-            storage = _redistribute.fill_shadowed(storage, identity(ufunc, x.dtype))
+    if (
+        (out_mode.is_partial or combine is not None)
+        and ufunc not in IDEMPOTENT
+        and x.mode is REPLICA
+        and x.layout.has_overlaps
+    ):
+        storage = _redistribute.fill_shadowed(storage, identity(ufunc, x.dtype))
     buffers = storage.buffers
     masks = None if where is True else aligned(where, x.layout, backend)
     boxes = x.layout.boxes
@@ -157,7 +161,7 @@ def _with_initial(results: Chunks, ufunc, mode, initial) -> Chunks:
     fills = Chunks.full(results.layout, np.array(initial).astype(dtype)[()], dtype, backend)
     if mode.is_partial and ufunc not in IDEMPOTENT:
         fills = _redistribute.fill_shadowed(fills, identity(ufunc, dtype), in_place=True)
-    return results.map(lambda chunk, fill: combine(chunk, fill), fills.buffers, dtype=dtype)
+    return results.map(combine, fills.buffers, dtype=dtype)
 
 
 # Front end: NumPy's argument checks on a probe, empty inputs, ``out=`` -------------

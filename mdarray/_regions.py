@@ -12,6 +12,7 @@ overlapping sources are read once.
 
 from __future__ import annotations
 
+import itertools
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -128,11 +129,11 @@ class Cover:
 
     def pieces(self) -> list[Piece]:
         """Every element of the region once, as pieces of the sources that own them."""
-        out = []
-        for s in range(len(self.sources)):
-            for cells in _boxes(self.owner == s, self.contiguous):
-                out.append(self._piece(s, cells))
-        return out
+        return [
+            self._piece(s, cells)
+            for s in range(len(self.sources))
+            for cells in _boxes(self.owner == s, self.contiguous)
+        ]
 
     def shadowed(self, s: int) -> list[tuple]:
         """Index tuples into source `s` of the elements it holds but another source owns."""
@@ -170,7 +171,7 @@ def _axis_classes(n: int, local: list[range]):
             | {lr.start for lr in local if len(lr)}
             | {lr.start + len(lr) for lr in local if len(lr)}
         )
-        classes = [range(a, b) for a, b in zip(cuts, cuts[1:])]
+        classes = [range(a, b) for a, b in itertools.pairwise(cuts)]
         members = np.array(
             [
                 [

@@ -40,7 +40,7 @@ def _local(backend, chunk, box, axis, largest: bool, global_shape):
         k = pick(chunk.reshape(-1))
         value = chunk.reshape(-1)[k].reshape((1,) * chunk.ndim)
         # The global flat index, computed on the device (no host synchronization).
-        strides = np.cumprod((1,) + tuple(global_shape[:0:-1]))[::-1]
+        strides = np.cumprod((1, *global_shape[:0:-1]))[::-1]
         flat = xp.zeros((), np.intp)
         for r, coord, stride in zip(box, xp.unravel_index(k, chunk.shape), strides):
             flat = flat + (coord * r.step + r.start) * int(stride)

@@ -163,10 +163,7 @@ def row_copies(view: np.ndarray):
             axes[-1] = [axes[-1][0] * n, stride]
         else:
             axes.append([n, stride])
-    if axes and axes[-1][1] == itemsize:
-        width = axes.pop()[0] * itemsize
-    else:
-        width = itemsize
+    width = axes.pop()[0] * itemsize if axes and axes[-1][1] == itemsize else itemsize
     if not axes:
         return ((0, width, 1, width),)
     rows, pitch = axes.pop()

@@ -243,7 +243,7 @@ def _carry_plan(layout: Layout, axis: int) -> tuple:
     """Per chunk k: ``(j, j_index, k_index)`` for each chunk j wholly before k along
     `axis` that shares other-axis positions with it (indices into the axis-collapsed
     boxes). With no overlaps these pieces cover exactly the positions before chunk k."""
-    collapsed = [box[:axis] + (range(0, 1),) + box[axis + 1 :] for box in layout.boxes]
+    collapsed = [(*box[:axis], range(1), *box[axis + 1 :]) for box in layout.boxes]
     plan = []
     for k, box in enumerate(layout.boxes):
         pieces = []
@@ -308,7 +308,7 @@ def _add_carries(chunks, ufunc, axis, value):
         if not pieces:
             continue
         device = layout.chunk_devices[k]
-        shape = layout.chunk_shapes[k][:axis] + (1,) + layout.chunk_shapes[k][axis + 1 :]
+        shape = (*layout.chunk_shapes[k][:axis], 1, *layout.chunk_shapes[k][axis + 1 :])
         carry = backend.full(shape, value, dtype, device)
         with backend.on(device):
             for j, j_index, k_index in pieces:
@@ -323,7 +323,7 @@ def _add_carries(chunks, ufunc, axis, value):
 def _with_initial_slice(x: DistArray, axis: int, value) -> DistArray:
     """`x` with one leading slice of `value` along `axis` (``include_initial``): the
     chunks move up by one and a new chunk holds the slice, so nothing is copied."""
-    shape = x.shape[:axis] + (x.shape[axis] + 1,) + x.shape[axis + 1 :]
+    shape = (*x.shape[:axis], x.shape[axis] + 1, *x.shape[axis + 1 :])
     backend = x.storage.backend
     first = x.layout.chunk_devices[0]
     pieces = [
@@ -331,10 +331,8 @@ def _with_initial_slice(x: DistArray, axis: int, value) -> DistArray:
     ]
     for (device, index), chunk in zip(x.layout.chunks, x.storage.buffers):
         moved = index[axis]
-        index = (
-            index[:axis] + (slice(moved.start + 1, moved.stop + 1, moved.step),) + index[axis + 1 :]
-        )
-        pieces.append((device, index, chunk))
+        shifted = slice(moved.start + 1, moved.stop + 1, moved.step)
+        pieces.append((device, (*index[:axis], shifted, *index[axis + 1 :]), chunk))
     index_map: dict = {}
     for device, index, _ in pieces:
         index_map.setdefault(device, []).append(index)

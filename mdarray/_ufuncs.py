@@ -210,7 +210,7 @@ def ufunc_call(ufunc, inputs, kwargs):
     if kwargs.keys() - _PASSED:
         if "signature" in kwargs:
             return _fallback_call(ufunc, inputs, {**kwargs, "out": outs, "where": where})
-        unknown = sorted(kwargs.keys() - _PASSED)[0]
+        unknown = min(kwargs.keys() - _PASSED)
         raise TypeError(f"'{unknown}' is an invalid keyword to ufunc '{ufunc.__name__}'")
     inputs = tuple(as_operand(x) for x in inputs)
     if any(x is NotImplemented for x in inputs):

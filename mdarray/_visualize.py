@@ -9,6 +9,7 @@ a picture of a huge array costs no more than one of a small array.
 from __future__ import annotations
 
 import html as _html
+import itertools
 import string
 
 import numpy as np
@@ -54,7 +55,7 @@ def html(x, rows: int = 16, cols: int = 32) -> str:
     title = _html.escape(f"DistArray shape={x.shape} dtype={x.dtype} mode={x.mode}: {summary(x)}")
     parts = [f"<div><p><b>{title}</b></p>"]
     if x.size:
-        grid, edges = _cells(layout, rows, cols)
+        grid, _ = _cells(layout, rows, cols)
         parts.append('<table style="border-collapse:collapse;font-family:monospace">')
         for row in grid:
             parts.append("<tr>")
@@ -92,10 +93,10 @@ def _cells(layout, rows: int, cols: int):
     for device, box in zip(layout.chunk_devices, layout.boxes):
         if not _regions.box_size(box):
             continue
-        box = lead + box[:2]
+        drawn = lead + box[:2]
         hit = [
-            [bool(len(_regions.intersect_range(r, range(a, b)))) for a, b in zip(e, e[1:])]
-            for r, e in zip(box[:2], edges)
+            [bool(len(_regions.intersect_range(r, range(a, b)))) for a, b in itertools.pairwise(e)]
+            for r, e in zip(drawn[:2], edges)
         ]
         for i, row_hit in enumerate(hit[0]):
             if row_hit:
@@ -188,8 +189,10 @@ def _overlap_lines(x) -> list[str]:
         "min": "the value is the smallest copy",
     }[x.mode.name]
     return [
-        f"overlaps: {shared} of {x.size} elements held by several chunks "
-        f"(up to {most} copies); mode {x.mode}: {meaning}"
+        (
+            f"overlaps: {shared} of {x.size} elements held by several chunks "
+            f"(up to {most} copies); mode {x.mode}: {meaning}"
+        )
     ]
 
 

@@ -32,8 +32,9 @@ def spread(index_map: dict) -> dict:
     of numbers that land on one device are merged into its list, in order."""
     result: dict = {}
     for number, indices in index_map.items():
-        indices = indices if isinstance(indices, list) else [indices]
-        result.setdefault(device(number), []).extend(indices)
+        result.setdefault(device(number), []).extend(
+            indices if isinstance(indices, list) else [indices]
+        )
     return result
 
 

@@ -33,8 +33,10 @@ def test_namespace_info_follows_the_standard():
         "max dimensions",
     }
     default = info.default_device()
-    assert isinstance(default, mdarray.DeviceSet) and tuple(default) == mdarray.devices()
-    assert info.devices()[0] == default and info.devices()[1:] == list(mdarray.devices())
+    assert isinstance(default, mdarray.DeviceSet)
+    assert tuple(default) == mdarray.devices()
+    assert info.devices()[0] == default
+    assert info.devices()[1:] == list(mdarray.devices())
     assert info.default_dtypes() == {
         "real floating": np.dtype("float64"),
         "complex floating": np.dtype("complex128"),

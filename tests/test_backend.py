@@ -88,7 +88,8 @@ def test_move_between_devices_copies_once(backend):
 def test_host_empty_gives_writable_host_arrays(backend):
     out = backend.host_empty((3, 2), np.int16)
     assert isinstance(out, np.ndarray)
-    assert out.shape == (3, 2) and out.dtype == np.int16
+    assert out.shape == (3, 2)
+    assert out.dtype == np.int16
     out[...] = 7
     assert out.sum() == 42
     assert backend.host_empty((0,), np.float64).shape == (0,)
@@ -183,13 +184,15 @@ def test_segments_tile_the_array_in_c_order(shape, limit):
     offset = 0
     for index, start, nbytes in _segments(shape, itemsize, limit):
         piece = flat[(*index, ...)]
-        assert start == offset and nbytes == piece.nbytes
+        assert start == offset
+        assert nbytes == piece.nbytes
         assert nbytes <= max(limit, itemsize) or not piece.size
         np.testing.assert_array_equal(piece.ravel(), np.arange(start // 4, (start + nbytes) // 4))
         seen[(*index, ...)] += 1
         offset += nbytes
     if flat.size:
-        assert offset == flat.nbytes and (seen == 1).all()
+        assert offset == flat.nbytes
+        assert (seen == 1).all()
 
 
 def test_synchronize_accepts_any_device_subset(backend):
@@ -204,7 +207,9 @@ def test_export_to_current_is_harmless_without_user_streams(backend):
 
 def test_device_set_is_hashable_and_iterable():
     ds = mdarray.DeviceSet([0, 1], backend="cpu")
-    assert list(ds) == [0, 1] and len(ds) == 2 and 1 in ds
+    assert list(ds) == [0, 1]
+    assert len(ds) == 2
+    assert 1 in ds
     assert ds == mdarray.DeviceSet((0, 1), backend="cpu")
     assert hash(ds) == hash(mdarray.DeviceSet((0, 1), backend="cpu"))
     assert ds != mdarray.DeviceSet([0, 1], backend="cuda")

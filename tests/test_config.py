@@ -7,11 +7,14 @@ from mdarray._config import get_options
 
 
 def test_defaults_and_scoping():
-    assert get_options().fallback == "warn" and get_options().fallback_limit == 1 << 30
+    assert get_options().fallback == "warn"
+    assert get_options().fallback_limit == 1 << 30
     with mdarray.options(fallback="raise") as opts:
-        assert opts.fallback == "raise" and get_options().fallback == "raise"
+        assert opts.fallback == "raise"
+        assert get_options().fallback == "raise"
         with mdarray.options(fallback_limit=10):
-            assert get_options().fallback == "raise" and get_options().fallback_limit == 10
+            assert get_options().fallback == "raise"
+            assert get_options().fallback_limit == 10
         assert get_options().fallback_limit == 1 << 30
     assert get_options().fallback == "warn"
 
@@ -38,7 +41,8 @@ def test_bad_values(changes, error, words):
         pass
     for word in words:
         assert word in str(info.value)
-    assert get_options().fallback == "warn" and get_options().fallback_limit == 1 << 30
+    assert get_options().fallback == "warn"
+    assert get_options().fallback_limit == 1 << 30
 
 
 def test_performance_warning_is_a_user_warning():

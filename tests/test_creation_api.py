@@ -98,10 +98,12 @@ def test_like_functions_take_the_layout_of_their_input(data):
         empty = np.empty_like(x)
     assert moved.total == 0
     for got, want in results[:3]:
-        assert got.layout == x.layout and got.mode is mdarray.REPLICA
+        assert got.layout == x.layout
+        assert got.mode is mdarray.REPLICA
         assert_dist_equal(got, want)
     assert results[3][0].devices == (0,)
-    assert empty.layout == x.layout and empty.dtype == x.dtype
+    assert empty.layout == x.layout
+    assert empty.dtype == x.dtype
 
 
 @given(st.data())
@@ -112,7 +114,8 @@ def test_tril_and_triu_match_numpy_and_keep_the_mode(data):
     with mdarray.options(fallback="raise"), mdarray.count_transfers() as moved:
         lower, upper = mdarray.tril(x, k=k), np.triu(x, k)
     assert moved.total == 0
-    assert lower.mode is x.mode and upper.mode is x.mode
+    assert lower.mode is x.mode
+    assert upper.mode is x.mode
     assert_chunks_hold(lower, np.tril(expected, k))
     assert_chunks_hold(upper, np.triu(expected, k))
 
@@ -120,7 +123,8 @@ def test_tril_and_triu_match_numpy_and_keep_the_mode(data):
 def test_asarray_from_host_data_and_distarrays():
     layout = mdarray.Layout.block((2, 3), axis=1, devices=devices(1, 2))
     x = mdarray.asarray([[1, 2, 3], [4, 5, 6]], device=layout)
-    assert x.layout == layout and x.dtype == np.int64
+    assert x.layout == layout
+    assert x.dtype == np.int64
     assert mdarray.asarray(x) is x
     copied = mdarray.asarray(x, copy=True)
     copied[0, 0] = 9

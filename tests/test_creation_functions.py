@@ -46,9 +46,14 @@ def test_from_numpy_in_every_mode(case):
     before = array.copy()
     with mdarray.options(fallback="raise"):
         x = mdarray.distributed_array(array, layout.index_map, str(mode))
-    assert x.layout == layout and x.mode is mode and x.dtype == array.dtype
-    assert x.shape == array.shape and x.ndim == array.ndim and x.size == array.size
-    assert x.nbytes == array.nbytes and x.itemsize == array.itemsize
+    assert x.layout == layout
+    assert x.mode is mode
+    assert x.dtype == array.dtype
+    assert x.shape == array.shape
+    assert x.ndim == array.ndim
+    assert x.size == array.size
+    assert x.nbytes == array.nbytes
+    assert x.itemsize == array.itemsize
     assert_chunks_hold(x, array)
     if mode in (SUM, PROD):
         _held_once(x, array)
@@ -76,8 +81,9 @@ def test_from_nested_lists_and_scalars(case):
 
 @pytest.mark.parametrize("value", [3, 2.5, True, 1 + 2j, np.float32(1.5), np.int8(-3)])
 def test_from_scalars(value):
-    x = mdarray.distributed_array(value, {d: () for d in D})
-    assert x.shape == () and x.dtype == np.asarray(value).dtype
+    x = mdarray.distributed_array(value, dict.fromkeys(D, ()))
+    assert x.shape == ()
+    assert x.dtype == np.asarray(value).dtype
     assert_dist_equal(x, np.asarray(value))
     assert x.item() == value
 
@@ -89,7 +95,8 @@ def test_from_dist_arrays(pair, data):
     mode = data.draw(mst.modes(x.dtype))
     chunks_before = [mdarray.testing._host(c).copy() for c in x.storage.buffers]
     y = mdarray.distributed_array(x, data.draw(st.sampled_from([layout, layout.index_map])), mode)
-    assert y.layout == layout and y.mode is mode
+    assert y.layout == layout
+    assert y.mode is mode
     assert_chunks_hold(y, expected)
     assert_dist_equal(y, expected)
     for before, chunk in zip(chunks_before, x.storage.buffers):
@@ -108,7 +115,7 @@ def test_from_a_partial_array_onto_duplicate_chunks():
 def test_from_cupy_arrays():
     if mdarray.default_backend() != "cuda":
         pytest.skip("CuPy chunks need the cuda backend")
-    import cupy
+    import cupy  # noqa: PLC0415  (only on the cuda backend; CI has no CuPy)
 
     with cupy.cuda.Device(D[-1]):
         source = cupy.arange(12.0).reshape(3, 4)

@@ -44,7 +44,8 @@ def test_astype_matches_numpy_and_keeps_the_mode_where_the_rule_allows(data):
     want = expected.astype(target)
     assert_chunks_hold(y, want)
     if keeps_mode(x.mode, x.dtype, target):
-        assert y.mode is x.mode and moved.total == 0
+        assert y.mode is x.mode
+        assert moved.total == 0
     else:
         assert y.mode is mdarray.REPLICA
     assert_dist_equal(x.astype(target), want)
@@ -84,7 +85,8 @@ def test_copy_copies_each_chunk_on_its_device():
         y = np.copy(x)
     assert moved.total == 0
     y[0] = 9
-    assert x.get()[0] == 0 and y.layout == x.layout
+    assert x.get()[0] == 0
+    assert y.layout == x.layout
 
 
 def test_dtype_queries_read_no_data():
@@ -92,22 +94,39 @@ def test_dtype_queries_read_no_data():
         (3, 4), dtype=mdarray.int8, device=mdarray.Layout.block((3, 4), devices=devices(0, 1))
     )
     with mdarray.options(fallback="raise"), mdarray.count_transfers() as moved:
-        assert np.shape(x) == (3, 4) and np.ndim(x) == 2 and np.size(x) == 12
+        assert np.shape(x) == (3, 4)
+        assert np.ndim(x) == 2
+        assert np.size(x) == 12
         assert np.size(x, 1) == 4
         assert np.result_type(x, 1.0) == np.result_type(np.zeros(1, np.int8), 1.0)
         assert np.result_type(x, np.int16) == np.int16
         assert mdarray.result_type(x, mdarray.uint8) == np.int16
-        assert np.can_cast(x, np.int16) and not np.can_cast(x, np.uint8)
+        assert np.can_cast(x, np.int16)
+        assert not np.can_cast(x, np.uint8)
         assert mdarray.can_cast(x, mdarray.float32)
         assert mdarray.iinfo(x).max == 127
-        assert np.isrealobj(x) and not np.iscomplexobj(x)
+        assert np.isrealobj(x)
+        assert not np.iscomplexobj(x)
     assert moved.total == 0
 
 
 @pytest.mark.parametrize(
     "name",
-    ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
-    + ["float32", "float64", "complex64", "complex128"],
+    [
+        "bool",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "float32",
+        "float64",
+        "complex64",
+        "complex128",
+    ],
 )
 def test_dtype_names_are_numpy_dtypes(name):
     assert np.dtype(getattr(mdarray, name)) == np.dtype(name)

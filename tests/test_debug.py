@@ -26,14 +26,17 @@ def test_counts_host_and_device_moves_per_pair():
     assert outer[(D[0], "host")] == 64
     assert outer.total == 64 + inner.total + 64
     assert inner.copies == len([d for d in layout.chunk_devices if d != D[0]])
-    assert "host" in repr(outer) and repr(outer).startswith("TransferCount(")
+    assert "host" in repr(outer)
+    assert repr(outer).startswith("TransferCount(")
 
 
 def test_nothing_is_counted_outside_the_block():
     with mdarray.count_transfers() as moved:
         pass
     mdarray.distributed_array(np.ones(4), {D[0]: ()}).get()
-    assert moved.total == 0 and moved.copies == 0 and moved[(D[0], "host")] == 0
+    assert moved.total == 0
+    assert moved.copies == 0
+    assert moved[(D[0], "host")] == 0
 
 
 def test_counter_is_removed_after_an_error():

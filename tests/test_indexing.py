@@ -56,7 +56,8 @@ def test_integer_indexing_gives_0d_arrays_and_iter_rows(data):
     with mdarray.options(fallback="raise"):
         element = x[(0,) * x.ndim]
         rows = list(x)
-    assert isinstance(element, mdarray.DistArray) and element.shape == ()
+    assert isinstance(element, mdarray.DistArray)
+    assert element.shape == ()
     assert element.get() == expected[(0,) * x.ndim]
     assert len(rows) == x.shape[0]
     for row, want in zip(rows, expected):
@@ -101,7 +102,7 @@ def test_setitem_writes_every_replica():
 
 
 @pytest.mark.parametrize(
-    "key, value, error",
+    ("key", "value", "error"),
     [
         ((5,), 1, IndexError),
         ((0, 0, 0), 1, IndexError),

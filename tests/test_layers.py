@@ -171,7 +171,7 @@ def test_import_graph_has_no_cycle():
         state[node] = "open"
         for nxt in sorted(graph[node]):
             if state.get(nxt) == "open":
-                cycle = stack[stack.index(nxt) :] + [nxt]
+                cycle = [*stack[stack.index(nxt) :], nxt]
                 raise AssertionError(f"import cycle: {' -> '.join(cycle)}")
             if nxt not in state:
                 visit(nxt, [*stack, nxt])

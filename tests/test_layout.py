@@ -72,7 +72,8 @@ def test_layout_is_a_value(case):
     shape, index_map = case
     layout = Layout(shape, index_map)
     again = Layout(shape, index_map)
-    assert layout == again and hash(layout) == hash(again)
+    assert layout == again
+    assert hash(layout) == hash(again)
     assert Layout(layout.shape, layout.index_map) == layout
     assert eval(repr(layout), {"Layout": Layout}) == layout
     assert pickle.loads(pickle.dumps(layout)) == layout
@@ -101,7 +102,8 @@ def test_index_map_is_a_new_dict_each_time():
 def test_equal_layouts_hash_alike_whatever_the_spelling():
     a = Layout((4, 2), {0: (slice(0, 2),), 1: [(slice(2, None), slice(None))]})
     b = Layout((4, 2), {np.int64(0): [(slice(None, -2, 1), slice(0, 2, 1))], 1: (slice(-2, 4),)})
-    assert a == b and hash(a) == hash(b)
+    assert a == b
+    assert hash(a) == hash(b)
     assert a != Layout((4, 2), {1: (slice(0, 2),), 0: (slice(2, None),)})
     assert a != "layout"
 
@@ -116,7 +118,8 @@ def test_block(shape, data):
     layout = Layout.block(shape, axis=axis, devices=devices)
     assert layout.chunk_devices == tuple(devices)
     sizes = [s[axis] for s in layout.chunk_shapes]
-    assert sum(sizes) == shape[axis] and max(sizes) - min(sizes) <= 1
+    assert sum(sizes) == shape[axis]
+    assert max(sizes) - min(sizes) <= 1
     assert not layout.has_overlaps
 
 
@@ -154,16 +157,16 @@ def test_make_2d_index_map_as_in_the_seed():
 
 
 @pytest.mark.parametrize(
-    "args",
+    ("args", "words"),
     [
-        ([1, 2], [0, 2], [[{0}]]),  # must start at 0
-        ([0, 2, 1], [0, 2], [[{0}], [{0}]]),  # must increase
-        ([0, 2], [0, 2], [[{0}], [{1}]]),  # one row of devices per block row
-        ([0, 2], [0, 2, 4], [[{0}]]),  # one device set per block column
+        (([1, 2], [0, 2], [[{0}]]), "must increase strictly from 0"),  # must start at 0
+        (([0, 2, 1], [0, 2], [[{0}], [{0}]]), "must increase strictly from 0"),
+        (([0, 2], [0, 2], [[{0}], [{1}]]), "1 x 1 grid"),  # one row of devices per block row
+        (([0, 2], [0, 2, 4], [[{0}]]), "1 x 2 grid"),  # one device set per block column
     ],
 )
-def test_make_2d_index_map_bad_input(args):
-    with pytest.raises(ValueError):
+def test_make_2d_index_map_bad_input(args, words):
+    with pytest.raises(ValueError, match=words):
         mdarray.make_2d_index_map(*args)
 
 

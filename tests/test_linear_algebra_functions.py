@@ -209,10 +209,10 @@ def test_vecdot_axis_and_split_vectors():
 def test_vector_product_errors_like_numpy(name, shape_a, shape_b):
     ufunc = getattr(np, name)
     ea, eb = np.ones(shape_a), np.ones(shape_b)
-    with pytest.raises(ValueError) as expected:
+    with pytest.raises(ValueError) as expected:  # noqa: PT011  (compared with NumPy's below)
         ufunc(ea, eb)
     a = mdarray.distributed_array(ea, Layout.block(shape_a, devices=DEVICES))
-    with pytest.raises(ValueError) as got:
+    with pytest.raises(ValueError) as got:  # noqa: PT011  (compared with NumPy's below)
         ufunc(a, eb)
     assert str(got.value) == str(expected.value)
 
@@ -233,11 +233,11 @@ def test_vector_product_errors_like_numpy(name, shape_a, shape_b):
 )
 def test_matmul_errors_like_numpy(shape_a, shape_b):
     ea, eb = np.ones(shape_a), np.ones(shape_b)
-    with pytest.raises(ValueError) as expected:
+    with pytest.raises(ValueError) as expected:  # noqa: PT011  (compared with NumPy's below)
         np.matmul(ea, eb)
     a = mdarray.distributed_array(ea, Layout.block(shape_a, devices=DEVICES))
     b = mdarray.distributed_array(eb, Layout.block(shape_b, devices=DEVICES))
-    with pytest.raises(ValueError) as got:
+    with pytest.raises(ValueError) as got:  # noqa: PT011  (compared with NumPy's below)
         np.matmul(a, b)
     if "matmul:" in str(expected.value):
         assert str(got.value) == str(expected.value)

@@ -76,7 +76,7 @@ def test_reshape_matches_numpy_and_keeps_the_mode(case):
 
 
 @pytest.mark.parametrize(
-    "layout, shape",
+    ("layout", "shape"),
     [
         (mdarray.Layout.block((12,), devices=devices(0, 1)), (4, 3)),
         (mdarray.Layout.block((4, 6), devices=devices(0, 1)), (2, 2, 3, 2)),

@@ -132,7 +132,9 @@ def check_rule(rule, operands, layout, dtype):
     want = rule.ufunc(*map(value_of, operands))
     with mdarray.options(fallback="raise"), mdarray.count_transfers() as moved:
         got = rule.ufunc(*operands)
-    assert got.mode is rule.result and got.layout == layout and got.dtype == dtype
+    assert got.mode is rule.result
+    assert got.layout == layout
+    assert got.dtype == dtype
     replicas = [x for x, mode in zip(operands, rule.operands) if mode is R]
     if not any(isinstance(x, (DistArray, np.ndarray)) for x in replicas):
         assert moved.total == 0
@@ -199,7 +201,8 @@ def test_in_place_rules_keep_the_partial_mode():
         x *= 2
         x += sum_array(VALUE)
         x -= 1  # not in the table: x becomes REPLICA values written back in SUM mode
-    assert moved.total > 0 and x.mode is mdarray.SUM
+    assert moved.total > 0
+    assert x.mode is mdarray.SUM
     assert all(a is b for a, b in zip(x.storage.buffers, chunks))
     assert_dist_equal(x, VALUE * 3 - 1)
 

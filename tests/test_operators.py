@@ -137,7 +137,9 @@ def test_in_place_operators_write_every_replica(op, data):
             assert_chunks_hold(x, a)  # nothing written
             return
         result = IN_PLACE[op](x, y)
-    assert result is x and x.layout == layout and [id(c) for c in x.storage.buffers] == chunks
+    assert result is x
+    assert x.layout == layout
+    assert [id(c) for c in x.storage.buffers] == chunks
     if ulps(want.dtype)["rtol"]:
         # CUDA: CuPy's math library rounds some results differently from NumPy's (pow by
         # an ulp): NumPy's value within ulps, and every replica holding the same value.

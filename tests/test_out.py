@@ -61,7 +61,8 @@ def test_out_writes_through_views(family, x_layout, out_mode):
     with mdarray.options(fallback="raise"), np.errstate(all="ignore"):
         got = call(x, out)
     assert got is out
-    assert out.layout == out_layout and out.mode is mdarray.as_mode(out_mode)
+    assert out.layout == out_layout
+    assert out.mode is mdarray.as_mode(out_mode)
     assert_dist_allclose(out, want)
     assert_dist_allclose(view, want[1:])
 

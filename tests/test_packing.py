@@ -23,7 +23,8 @@ def test_ops_on_packed_operands_stay_packed_and_match_numpy(pair, scalar):
         (q, np.divmod(expected * scalar + expected * 2, 4.0)[0]),
         (r, np.divmod(expected * scalar + expected * 2, 4.0)[1]),
     ]:
-        assert result.storage.slabs is not None and result.layout == x.layout
+        assert result.storage.slabs is not None
+        assert result.layout == x.layout
         assert_dist_equal(result, want)
 
 
@@ -68,7 +69,8 @@ def test_creation_functions_make_packed_arrays():
         mdarray.empty((6, 4), device=layout),
         mdarray.distributed_array(np.ones((6, 4)), layout),
     ):
-        assert x.storage.slabs is not None and len(x.storage.slabs) == len(layout.devices)
+        assert x.storage.slabs is not None
+        assert len(x.storage.slabs) == len(layout.devices)
 
 
 @given(mst.dist_arrays(dtype=np.float32, mode=mdarray.REPLICA), st.data())

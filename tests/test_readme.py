@@ -6,9 +6,10 @@ from pathlib import Path
 import pytest
 
 import mdarray
+from mdarray.__main__ import main
 
 README = Path(__file__).resolve().parent.parent / "README.md"
-EXAMPLES = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
+EXAMPLES = re.findall(r"```python\n(.*?)```", README.read_text(), re.DOTALL)
 
 
 @pytest.mark.skipif(
@@ -22,8 +23,6 @@ def test_readme_example_runs(code, capsys):
 
 
 def test_demo_runs(capsys):
-    from mdarray.__main__ import main
-
     main()
     out = capsys.readouterr().out
     assert out.count("matches NumPy: True") == 2

@@ -78,7 +78,9 @@ def test_reshard_keeps_value_and_mode(case):
     chunks_before = [c.copy() for c in x.storage.buffers]
     with mdarray.options(fallback="raise"), mdarray.count_transfers() as moved:
         y = x.reshard(layout)
-    assert y.layout == layout and y.mode is x.mode and y.dtype == x.dtype
+    assert y.layout == layout
+    assert y.mode is x.mode
+    assert y.dtype == x.dtype
     assert_chunks_hold(y, expected)
     assert_dist_equal(y, expected)
     # The source is unchanged, even where y reuses its buffers.
@@ -89,7 +91,8 @@ def test_reshard_keeps_value_and_mode(case):
     )
     assert moved.bytes == expect
     cost = x.reshard_cost(layout)
-    assert cost.bytes == moved.bytes and cost.copies == moved.copies
+    assert cost.bytes == moved.bytes
+    assert cost.copies == moved.copies
 
 
 @given(arrays_and_layouts())
@@ -105,7 +108,8 @@ def test_reshard_to_the_same_layout_moves_nothing(pair):
     x, expected = pair
     with mdarray.count_transfers() as moved:
         y = x.reshard(Layout(x.shape, x.index_map))
-    assert moved.total == 0 and x.reshard_cost(x.layout).total == 0
+    assert moved.total == 0
+    assert x.reshard_cost(x.layout).total == 0
     assert all(a is b for a, b in zip(x.storage.buffers, y.storage.buffers))
     assert_dist_equal(y, expected)
 
@@ -123,7 +127,8 @@ def test_reshard_reads_overlaps_once():
     fetched = [
         n for (n,), d in zip(target.chunk_shapes, target.chunk_devices) if d not in (D[0], D[-1])
     ]
-    assert moved.total == 8 * sum(fetched) and moved.copies == len(fetched)
+    assert moved.total == 8 * sum(fetched)
+    assert moved.copies == len(fetched)
 
 
 def test_partial_reshard_reuses_kept_chunks():
@@ -132,10 +137,8 @@ def test_partial_reshard_reuses_kept_chunks():
     index_map = layout.index_map
     index_map[D[-1]].append((slice(0, 1),))
     y = x.reshard(index_map)
-    assert (
-        y.storage.buffers[0] is x.storage.buffers[0]
-        and y.storage.buffers[1] is x.storage.buffers[1]
-    )
+    assert y.storage.buffers[0] is x.storage.buffers[0]
+    assert y.storage.buffers[1] is x.storage.buffers[1]
     assert_dist_equal(y, np.arange(6))
 
 
@@ -163,7 +166,8 @@ def test_bad_reshard(target, error, words, method):
         getattr(x, method)(target)
     for word in words:
         assert word in str(info.value)
-    assert x.layout == layout and x.mode is SUM
+    assert x.layout == layout
+    assert x.mode is SUM
     for a, b in zip(before, x.storage.buffers):
         np.testing.assert_array_equal(mdarray.testing._host(b), a)
 
@@ -179,7 +183,8 @@ def test_change_mode_any_to_any(pair, data):
     before = [mdarray.testing._host(c).copy() for c in x.storage.buffers]
     with mdarray.options(fallback="raise"):
         y = x.change_mode(spelled)
-    assert y.mode is mode and y.layout == x.layout
+    assert y.mode is mode
+    assert y.layout == x.layout
     assert_chunks_hold(y, expected)
     assert_dist_equal(y, expected)
     for a, b in zip(before, x.storage.buffers):
@@ -188,7 +193,7 @@ def test_change_mode_any_to_any(pair, data):
 
 @given(mst.dist_arrays(mode=REPLICA), st.sampled_from([SUM, PROD, MAX, MIN]))
 def test_replica_to_partial_moves_nothing(pair, mode):
-    x, expected = pair
+    x, _expected = pair
     if x.dtype.kind == "c" and mode in (MAX, MIN):
         mode = SUM
     with mdarray.count_transfers() as moved:
@@ -219,7 +224,8 @@ def test_replica_to_sum_without_overlaps_copies_nothing():
     x = mdarray.distributed_array(np.arange(64.0).reshape(8, 8), layout)
     with mdarray.count_transfers() as moved:
         y = x.change_mode(SUM)
-    assert moved.total == 0 and moved.copies == 0
+    assert moved.total == 0
+    assert moved.copies == 0
     assert all(a is b for a, b in zip(x.storage.buffers, y.storage.buffers))
 
 

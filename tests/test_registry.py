@@ -7,6 +7,7 @@ import test_elementwise_functions as elementwise
 
 import mdarray
 from mdarray import _registry
+from mdarray._elementwise_functions import ARRAY_API_FUNCTIONS
 
 UFUNCS = sorted({u for u in vars(np).values() if isinstance(u, np.ufunc)}, key=lambda u: u.__name__)
 
@@ -35,15 +36,18 @@ def test_every_public_name_exists():
 
 
 def test_array_api_elementwise_names_are_public():
-    from mdarray._elementwise_functions import ARRAY_API_FUNCTIONS
-
     for name, func in ARRAY_API_FUNCTIONS.items():
-        assert name in mdarray.__all__ and getattr(mdarray, name) is func
-        assert func.__doc__ and ">>>" in func.__doc__
+        assert name in mdarray.__all__
+        assert getattr(mdarray, name) is func
+        assert func.__doc__
+        assert ">>>" in func.__doc__
 
 
 def test_registered_functions_are_callables():
     for func, impl in _registry.FUNCTIONS.items():
-        assert callable(func) and callable(impl)
+        assert callable(func)
+        assert callable(impl)
     for (ufunc, method), impl in _registry.UFUNC_OVERRIDES.items():
-        assert isinstance(ufunc, np.ufunc) and hasattr(ufunc, method) and callable(impl)
+        assert isinstance(ufunc, np.ufunc)
+        assert hasattr(ufunc, method)
+        assert callable(impl)

@@ -80,5 +80,5 @@ def test_array_api_and_methods():
     assert int(mdarray.argmax(x)) == values.argmax()
     assert_dist_equal(mdarray.argmin(x, axis=1, keepdims=True), values.argmin(1, keepdims=True))
     assert_dist_equal(x.argmax(axis=0), values.argmax(0))
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="empty sequence"):
         np.argmax(mdarray.distributed_array(np.zeros((0, 3)), {DEVICES[0]: ()}), axis=0)

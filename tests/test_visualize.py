@@ -25,7 +25,8 @@ def test_blocks_are_drawn_where_they_are():
     text = x.visualize()
     assert text.splitlines()[0].startswith("DistArray shape=(8, 12) dtype=float32 mode=sum")
     rows = _grid_rows(text)
-    assert len(rows) == 8 and all(len(r) == 12 for r in rows)
+    assert len(rows) == 8
+    assert all(len(r) == 12 for r in rows)
     for device, box in zip(layout.chunk_devices, layout.boxes):
         for i in box[0]:
             for j in box[1]:
@@ -47,7 +48,8 @@ def test_overlaps_and_replicas_are_named():
     if D[0] != D[-1]:
         assert f"a = devices [{D[0]}, {D[-1]}]" in text
         assert text.splitlines()[1].split() == [str(D[0])] * 4 + ["a"] * 2 + [str(D[-1])] * 4
-    assert "overlaps: 2 of 10 elements" in text and "up to 2 copies" in text
+    assert "overlaps: 2 of 10 elements" in text
+    assert "up to 2 copies" in text
     assert "largest copy" in text
     replicated = mdarray.distributed_array(np.ones((3, 3)), Layout.replicated((3, 3)))
     assert f"up to {len(D)} copies" in replicated.visualize() or len(D) == 1
@@ -60,7 +62,8 @@ def test_large_and_high_dimensional_arrays_stay_small():
     )
     text = x.visualize()
     rows = _grid_rows(text)
-    assert len(rows) == 16 and all(len(r) == 32 for r in rows)
+    assert len(rows) == 16
+    assert all(len(r) == 32 for r in rows)
     assert "axis 2 is not drawn" in text
     assert max(len(line) for line in text.splitlines()) < 120
     assert "KiB" in text
@@ -70,12 +73,14 @@ def test_large_and_high_dimensional_arrays_stay_small():
 def test_any_array_has_pictures(pair):
     x, _ = pair
     text = x.visualize()
-    assert f"shape={x.shape}" in text and f"mode={x.mode}" in text
+    assert f"shape={x.shape}" in text
+    assert f"mode={x.mode}" in text
     for device in x.devices:
         assert f"device {device}:" in text
     assert ("no overlaps" in text) != x.layout.has_overlaps
     page = x._repr_html_()
-    assert page.startswith("<div>") and page.endswith("</div>")
+    assert page.startswith("<div>")
+    assert page.endswith("</div>")
     assert f"mode={x.mode}" in page
     if x.size:
         assert page.count("<tr>") == len(_grid_rows(text)) or x.ndim < 2
