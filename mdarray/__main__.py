@@ -18,7 +18,7 @@ def main() -> None:
     z = np.sqrt(x) * 2 + y
     print("\nz = np.sqrt(x) * 2 + y, computed chunk by chunk:")
     print(z)
-    print("matches NumPy:", np.allclose(z.get(), np.sqrt(host) * 2 + host))
+    print("matches NumPy:", np.allclose(np.asarray(z), np.sqrt(host) * 2 + host))
     with mdarray.count_transfers() as moved:
         column_sums = z.sum(axis=0)
     print(

@@ -11,17 +11,25 @@ from __future__ import annotations
 
 import operator
 import sys
+from collections.abc import Callable, Collection, Iterator
+from types import ModuleType
+from typing import Any, cast
 
 import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
+from numpy.typing import DTypeLike
 
 from . import _redistribute, _visualize
 from ._backend import DeviceSet
 from ._config import check_fallback
+from ._debug import TransferCount
 from ._layout import Layout, check_devices, layout_for_device
 from ._modes import REPLICA, Mode, as_mode
 from ._registry import FUNCTIONS, UFUNC_METHODS, UFUNC_OVERRIDES, method
 from ._storage import Chunks, Stored
+
+#: ``axis=`` of a reduction: one axis, several, or all of them (None).
+Axes = int | tuple[int, ...] | None
 
 
 class DistArray(Stored, NDArrayOperatorsMixin):
@@ -42,7 +50,7 @@ class DistArray(Stored, NDArrayOperatorsMixin):
     __slots__ = ("__weakref__",)
     __array_priority__ = 100
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError("make a DistArray with mdarray.distributed_array or a creation function")
 
     @classmethod
@@ -59,7 +67,7 @@ class DistArray(Stored, NDArrayOperatorsMixin):
     # Attributes (shape, dtype, mode, layout, ... come from Stored) --------------------
 
     @property
-    def index_map(self) -> dict:
+    def index_map(self) -> dict[int, list[tuple[slice, ...]]]:
         return self.layout.index_map
 
     @property
@@ -76,9 +84,9 @@ class DistArray(Stored, NDArrayOperatorsMixin):
     def backend(self) -> str:
         return self._storage.backend.name
 
-    def all_chunks(self) -> dict:
+    def all_chunks(self) -> dict[int, list[Any]]:
         """``{device: [chunk array, ...]}``: the chunk buffers, in index-map order."""
-        out: dict = {}
+        out: dict[int, list[Any]] = {}
         for device, array in zip(self.layout.chunk_devices, self._storage.buffers):
             out.setdefault(device, []).append(array)
         return out
@@ -95,13 +103,13 @@ class DistArray(Stored, NDArrayOperatorsMixin):
         """
         return _redistribute.to_host(self._storage, self._mode)
 
-    def __array__(self, dtype=None, copy=None):
+    def __array__(self, dtype: DTypeLike | None = None, copy: bool | None = None) -> np.ndarray:
         if copy is False:
             raise ValueError("a DistArray cannot be viewed as a NumPy array without a copy")
         out = self.get()
         return out if dtype is None else out.astype(dtype, copy=False)
 
-    def change_mode(self, mode) -> DistArray:
+    def change_mode(self, mode: Mode | str) -> DistArray:
         """This array's value in `mode` (a Mode or its name), with the same layout.
 
         The result may share chunk buffers with this array where they need no change.
@@ -116,7 +124,7 @@ class DistArray(Stored, NDArrayOperatorsMixin):
             return self
         return DistArray._new(_redistribute.change_mode(self._storage, self._mode, mode), mode)
 
-    def reshard(self, index_map) -> DistArray:
+    def reshard(self, index_map: Layout | dict[int, Any]) -> DistArray:
         """This array with a new layout (an index map or a Layout), in the same mode.
 
         The result may share chunk buffers with this array where a chunk keeps its place.
@@ -131,7 +139,7 @@ class DistArray(Stored, NDArrayOperatorsMixin):
             return self
         return DistArray._new(_redistribute.reshard(self._storage, self._mode, layout), self._mode)
 
-    def reshard_cost(self, index_map):
+    def reshard_cost(self, index_map: Layout | dict[int, Any]) -> TransferCount:
         """The bytes per device pair that ``reshard(index_map)`` would move, moving nothing.
 
         Returns a `TransferCount` like the one `mdarray.count_transfers` yields: ``total``,
@@ -144,7 +152,7 @@ class DistArray(Stored, NDArrayOperatorsMixin):
         """
         return _redistribute.reshard_cost(self._storage, self._mode, self._as_layout(index_map))
 
-    def _as_layout(self, index_map) -> Layout:
+    def _as_layout(self, index_map: Layout | dict[int, Any]) -> Layout:
         """`index_map` (a dict or Layout) as a Layout of this array's shape and backend."""
         layout = index_map if isinstance(index_map, Layout) else Layout(self.shape, index_map)
         if layout.shape != self.shape:
@@ -154,7 +162,7 @@ class DistArray(Stored, NDArrayOperatorsMixin):
         check_devices(layout, self._storage.backend)
         return layout
 
-    def to_device(self, device, /, *, stream=None) -> DistArray:
+    def to_device(self, device: int | DeviceSet | Layout, /, *, stream: Any = None) -> DistArray:
         """This array on `device`: a device id, a DeviceSet or a Layout (see `DeviceSet`)."""
         return self.reshard(layout_for_device(self.shape, device, self._storage.backend))
 
@@ -195,77 +203,124 @@ class DistArray(Stored, NDArrayOperatorsMixin):
         return _visualize.html(self)
 
     # NumPy methods: each goes through the NumPy function, so one registered
-    # implementation serves ``x.sum()``, ``np.sum(x)`` and ``mdarray.sum(x)``.
+    # implementation serves ``x.sum()``, ``np.sum(x)`` and ``mdarray.sum(x)``. NumPy's
+    # stubs say those return ndarrays; through ``__array_function__`` they return
+    # DistArrays (hence the casts), or ``out`` where one is given (hence ``Any``).
 
-    def sum(self, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+    def sum(
+        self,
+        axis: Axes = None,
+        dtype: DTypeLike | None = None,
+        out: Any = None,
+        keepdims: bool = False,
+        **kwargs: Any,
+    ) -> Any:
         return np.sum(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kwargs)
 
-    def prod(self, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+    def prod(
+        self,
+        axis: Axes = None,
+        dtype: DTypeLike | None = None,
+        out: Any = None,
+        keepdims: bool = False,
+        **kwargs: Any,
+    ) -> Any:
         return np.prod(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kwargs)
 
-    def max(self, axis=None, out=None, keepdims=False, **kwargs):
+    def max(self, axis: Axes = None, out: Any = None, keepdims: bool = False, **kwargs: Any) -> Any:
         return np.max(self, axis=axis, out=out, keepdims=keepdims, **kwargs)
 
-    def min(self, axis=None, out=None, keepdims=False, **kwargs):
+    def min(self, axis: Axes = None, out: Any = None, keepdims: bool = False, **kwargs: Any) -> Any:
         return np.min(self, axis=axis, out=out, keepdims=keepdims, **kwargs)
 
-    def mean(self, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+    def mean(
+        self,
+        axis: Axes = None,
+        dtype: DTypeLike | None = None,
+        out: Any = None,
+        keepdims: bool = False,
+        **kwargs: Any,
+    ) -> Any:
         return np.mean(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kwargs)
 
-    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+    def var(
+        self,
+        axis: Axes = None,
+        dtype: DTypeLike | None = None,
+        out: Any = None,
+        ddof: float = 0,
+        keepdims: bool = False,
+        **kwargs: Any,
+    ) -> Any:
         return np.var(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, **kwargs)
 
-    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+    def std(
+        self,
+        axis: Axes = None,
+        dtype: DTypeLike | None = None,
+        out: Any = None,
+        ddof: float = 0,
+        keepdims: bool = False,
+        **kwargs: Any,
+    ) -> Any:
         return np.std(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, **kwargs)
 
-    def all(self, axis=None, out=None, keepdims=False, **kwargs):
+    def all(self, axis: Axes = None, out: Any = None, keepdims: bool = False, **kwargs: Any) -> Any:
         return np.all(self, axis=axis, out=out, keepdims=keepdims, **kwargs)
 
-    def any(self, axis=None, out=None, keepdims=False, **kwargs):
+    def any(self, axis: Axes = None, out: Any = None, keepdims: bool = False, **kwargs: Any) -> Any:
         return np.any(self, axis=axis, out=out, keepdims=keepdims, **kwargs)
 
-    def argmax(self, axis=None, out=None, *, keepdims=False):
+    def argmax(self, axis: int | None = None, out: Any = None, *, keepdims: bool = False) -> Any:
         return np.argmax(self, axis=axis, out=out, keepdims=keepdims)
 
-    def argmin(self, axis=None, out=None, *, keepdims=False):
+    def argmin(self, axis: int | None = None, out: Any = None, *, keepdims: bool = False) -> Any:
         return np.argmin(self, axis=axis, out=out, keepdims=keepdims)
 
-    def cumsum(self, axis=None, dtype=None, out=None):
+    def cumsum(
+        self, axis: int | None = None, dtype: DTypeLike | None = None, out: Any = None
+    ) -> Any:
         return np.cumsum(self, axis=axis, dtype=dtype, out=out)
 
-    def cumprod(self, axis=None, dtype=None, out=None):
+    def cumprod(
+        self, axis: int | None = None, dtype: DTypeLike | None = None, out: Any = None
+    ) -> Any:
         return np.cumprod(self, axis=axis, dtype=dtype, out=out)
 
-    def astype(self, dtype, copy=True):
-        return np.astype(self, dtype, copy=copy)
+    def astype(self, dtype: DTypeLike, copy: bool = True) -> DistArray:
+        # NumPy's stubs take only an ndarray here.
+        return np.astype(self, dtype, copy=copy)  # type: ignore[call-overload]
 
-    def copy(self):
-        return np.copy(self)
+    def copy(self) -> DistArray:
+        return cast(DistArray, np.copy(self))
 
-    def reshape(self, *shape, **kwargs):
-        if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
-            shape = shape[0]
-        return np.reshape(self, shape, **kwargs)
+    def reshape(self, *shape: Any, **kwargs: Any) -> DistArray:
+        new_shape = (
+            shape[0] if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)) else shape
+        )
+        return cast(DistArray, np.reshape(self, new_shape, **kwargs))
 
-    def transpose(self, *axes):
+    def transpose(self, *axes: Any) -> DistArray:
         if len(axes) == 1 and (axes[0] is None or not isinstance(axes[0], (int, np.integer))):
-            axes = axes[0]
-        return np.transpose(self, axes or None)
+            order = axes[0]
+        else:
+            order = axes or None
+        return cast(DistArray, np.transpose(self, order))
 
     @property
     def T(self) -> DistArray:
-        return np.transpose(self)
+        return cast(DistArray, np.transpose(self))
 
     @property
     def mT(self) -> DistArray:
         if self.ndim < 2:
             raise ValueError("matrix transpose with ndim < 2 is undefined")
-        return np.matrix_transpose(self)
+        return cast(DistArray, np.matrix_transpose(self))
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: Any) -> DistArray:
         return method("getitem")(self, key)
 
-    def __setitem__(self, key, value) -> None:
+    def __setitem__(self, key: Any, value: Any) -> None:
         method("setitem")(self, key, value)
 
     # Python scalar protocols --------------------------------------------------------
@@ -275,19 +330,19 @@ class DistArray(Stored, NDArrayOperatorsMixin):
             raise TypeError("len() of unsized object")
         return self.shape[0]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[DistArray]:
         if not self.ndim:
             raise TypeError("iteration over a 0-d array")
         for i in range(self.shape[0]):
             yield self[i]
 
-    def item(self, *args):
+    def item(self, *args: Any) -> Any:
         return self.get().item(*args)
 
-    def tolist(self):
+    def tolist(self) -> Any:
         return self.get().tolist()
 
-    def _scalar(self, kind):
+    def _scalar(self, kind: Callable[[Any], Any]) -> Any:
         if self.size != 1:
             raise TypeError("only arrays with one element can be converted to Python scalars")
         return kind(self.get().reshape(()))
@@ -315,24 +370,32 @@ class DistArray(Stored, NDArrayOperatorsMixin):
 
     # Protocols ----------------------------------------------------------------------
 
-    def __array_ufunc__(self, ufunc, method_name, *inputs, **kwargs):
+    def __array_ufunc__(
+        self, ufunc: np.ufunc, method_name: str, *inputs: Any, **kwargs: Any
+    ) -> Any:
         impl = UFUNC_OVERRIDES.get((ufunc, method_name)) or UFUNC_METHODS.get(method_name)
         if impl is None:
             return method("fallback_ufunc")(ufunc, method_name, inputs, kwargs)
         return impl(ufunc, inputs, kwargs)
 
-    def __array_function__(self, func, types, args, kwargs):
+    def __array_function__(
+        self,
+        func: Callable[..., Any],
+        types: Collection[type],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> Any:
         impl = FUNCTIONS.get(func)
         if impl is not None:
             return impl(*args, **kwargs)
         return method("fallback_function")(func, types, args, kwargs)
 
-    def __array_namespace__(self, /, *, api_version=None):
+    def __array_namespace__(self, /, *, api_version: str | None = None) -> ModuleType:
         if api_version not in (None, "2022.12", "2023.12", "2024.12"):
             raise ValueError(f"unsupported array API version {api_version!r}")
         return sys.modules[__package__]
 
-    def _single_chunk(self, protocol: str, error):
+    def _single_chunk(self, protocol: str, error: type[Exception]) -> Any:
         # One chunk holds every element once, so its copy is the value in any mode.
         buffers = self._storage.buffers
         if len(buffers) != 1 or buffers[0].shape != self.shape:
@@ -344,7 +407,7 @@ class DistArray(Stored, NDArrayOperatorsMixin):
         return buffers[0]
 
     @property
-    def __cuda_array_interface__(self) -> dict:
+    def __cuda_array_interface__(self) -> dict[str, Any]:
         backend = self._storage.backend
         if backend.name != "cuda":
             raise AttributeError("__cuda_array_interface__ exists only for arrays on CUDA devices")
@@ -354,9 +417,16 @@ class DistArray(Stored, NDArrayOperatorsMixin):
         backend.export_to_current(self.layout.chunk_devices[0])
         return chunk.__cuda_array_interface__
 
-    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+    def __dlpack__(
+        self,
+        *,
+        stream: Any = None,
+        max_version: tuple[int, int] | None = None,
+        dl_device: tuple[int, int] | None = None,
+        copy: bool | None = None,
+    ) -> Any:
         chunk = self._single_chunk("__dlpack__", BufferError)
-        kwargs = {"stream": stream} if stream is not None else {}
+        kwargs: dict[str, Any] = {"stream": stream} if stream is not None else {}
         if max_version is not None:
             kwargs["max_version"] = max_version
         if dl_device is not None:
@@ -366,21 +436,23 @@ class DistArray(Stored, NDArrayOperatorsMixin):
         self._storage.backend.export_to_current(self.layout.chunk_devices[0])
         return chunk.__dlpack__(**kwargs)
 
-    def __dlpack_device__(self):
+    def __dlpack_device__(self) -> tuple[int, int]:
         return self._single_chunk("__dlpack_device__", BufferError).__dlpack_device__()
 
-    def __cupy_get_ndarray__(self):
+    def __cupy_get_ndarray__(self) -> Any:
         """CuPy's ``cupy.asarray(x)``: the value gathered onto CuPy's current device
         (under the fallback policy)."""
         check_fallback("cupy.asarray", self.nbytes)
         return method("cupy_get_ndarray")(self)
 
-    def __cupy_override_elementwise_kernel__(self, kernel, *args, **kwargs):
+    def __cupy_override_elementwise_kernel__(self, kernel: Any, *args: Any, **kwargs: Any) -> Any:
         """CuPy's hook for its ufuncs and ElementwiseKernels (``cupy.cos(x)``): the
         kernel runs chunk by chunk and the result is a DistArray."""
         return method("cupy_elementwise")(kernel, args, kwargs)
 
-    def __cupy_override_reduction_kernel__(self, kernel, axis, dtype, out, keepdims):
+    def __cupy_override_reduction_kernel__(
+        self, kernel: Any, axis: Any, dtype: Any, out: Any, keepdims: bool
+    ) -> Any:
         """CuPy's hook for its reduction kernels (``cupy.sum(x, axis=0)``, ``cupy.amax``):
         the result is a DistArray, partial where the axes are split."""
         return method("cupy_reduction")(self, kernel, axis, dtype, out, keepdims)

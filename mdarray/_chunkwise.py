@@ -18,6 +18,7 @@ mode), which the layers above wrap into DistArrays.
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Literal, TypeAlias
 
 import numpy as np
 
@@ -27,6 +28,9 @@ from ._layout import Layout
 from ._mode_rules import keeps_mode
 from ._modes import REPLICA, Mode
 from ._storage import Chunks, Stored
+
+#: NumPy's casting rules (``casting=`` of ufuncs, ``can_cast``, ``concat``).
+Casting: TypeAlias = Literal["no", "equiv", "safe", "same_kind", "unsafe"]
 
 
 def result_layout(shape: tuple, operands) -> Layout:
@@ -140,7 +144,7 @@ def cast(storage: Chunks, mode: Mode, dtype) -> tuple[Chunks, Mode]:
     return storage.map(lambda b: b.astype(dtype, copy=True), dtype=dtype), mode
 
 
-def write_out(out, value: Stored, *, casting: str | None = None, name: str = ""):
+def write_out(out, value: Stored, *, casting: Casting | None = None, name: str = ""):
     """Make `out` (``out=`` of a ufunc or function) hold `value`'s value; return `out`.
 
     The one writer of ``out=``. A DistArray `out` keeps its layout, mode and dtype, and

@@ -8,6 +8,7 @@ same for both (see `_backend.Backend`).
 from __future__ import annotations
 
 import contextlib
+from types import ModuleType
 
 import numpy as np
 
@@ -19,7 +20,7 @@ class CpuBackend:
     """Virtual CPU devices holding NumPy chunks."""
 
     name = "cpu"
-    xp = np
+    xp: ModuleType = np
 
     def __init__(self, n_devices: int) -> None:
         if n_devices < 1:

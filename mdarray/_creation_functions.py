@@ -386,14 +386,14 @@ def meshgrid(*arrays, indexing="xy", copy=True, sparse=False) -> list:
     """
     if indexing not in ("xy", "ij"):
         raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
-    arrays = [a if isinstance(a, DistArray) else asarray(a) for a in arrays]
-    shape = [a.size for a in arrays]
-    if indexing == "xy" and len(arrays) > 1:
+    vectors = [a if isinstance(a, DistArray) else asarray(a) for a in arrays]
+    shape = [a.size for a in vectors]
+    if indexing == "xy" and len(vectors) > 1:
         shape[0], shape[1] = shape[1], shape[0]
     out = []
-    for i, a in enumerate(arrays):
-        axis = (1 - i if i < 2 else i) if indexing == "xy" and len(arrays) > 1 else i
-        grid = np.reshape(a, tuple(-1 if d == axis else 1 for d in range(len(arrays))))
+    for i, a in enumerate(vectors):
+        axis = (1 - i if i < 2 else i) if indexing == "xy" and len(vectors) > 1 else i
+        grid = np.reshape(a, tuple(-1 if d == axis else 1 for d in range(len(vectors))))
         if not sparse:
             grid = np.broadcast_to(grid, tuple(shape))
         out.append(grid.copy() if copy else grid)

@@ -13,6 +13,7 @@ stands in, so the code above the backends never asks which backend it runs on.
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import numpy as np
 
@@ -32,8 +33,9 @@ class CudaBackend:
         self.xp = cupy
         self._cupy = cupy
         self.device_ids = tuple(range(cupy.cuda.runtime.getDeviceCount()))
-        self._streams: dict[int, object] = {}
-        self._contexts: dict[int, object] = {}
+        # CuPy objects (cupy.cuda.Stream, ...): CuPy has no type information.
+        self._streams: dict[int, Any] = {}
+        self._contexts: dict[int, Any] = {}
         # Per device: host copies to finish when the device syncs: (host view, pinned
         # staging) pairs, or the ring's jobs.
         self._pending: dict[int, list] = {}
@@ -45,7 +47,7 @@ class CudaBackend:
         self.staging_buffer_bytes = 4 << 20
         self.staging_buffers = 16
         self.host_copy_threads = min(16, os.cpu_count() or 1)
-        self._ring = None
+        self._ring: StagingRing | None = None
         self._kernels: dict = {}
 
     def __repr__(self) -> str:
@@ -387,8 +389,8 @@ def _truth_of_complex(cupy, kernel):
     """CuPy's logical ufuncs have no complex loops; NumPy's read a complex as ``!= 0``."""
 
     def call(*args, **kwargs):
-        args = [a != 0 if np.dtype(_dtype_of(a)).kind == "c" else a for a in args]
-        return kernel(*args, **kwargs)
+        truths = [a != 0 if np.dtype(_dtype_of(a)).kind == "c" else a for a in args]
+        return kernel(*truths, **kwargs)
 
     return call
 

@@ -9,6 +9,8 @@ argument has them. Kernels with a NumPy twin take the NumPy function's distribut
 from __future__ import annotations
 
 import builtins
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -94,20 +96,24 @@ def _kernel_call(kernel, args, kwargs):
     first_out = next((o for o in outs or () if isinstance(o, DistArray)), None)
     layout = first_out.layout if first_out is not None else result_layout(shape, inputs)
     columns = [aligned(x, layout, backend) for x in inputs]
-    direct = outs is not None and all(
-        isinstance(o, DistArray) and o.layout == layout and o.mode is REPLICA for o in outs
+    # Outputs the kernel writes into: all of them, when all are REPLICA DistArrays of `layout`.
+    direct = (
+        outs
+        if outs is not None
+        and all(isinstance(o, DistArray) and o.layout == layout and o.mode is REPLICA for o in outs)
+        else None
     )
-    targets = [o.storage.writable() for o in outs] if direct else []
+    targets = [o.storage.writable() for o in direct] if direct is not None else []
     results = []
     for k, device in enumerate(layout.chunk_devices):
         args_k = [column[k] for column in columns]
-        if direct:
+        if direct is not None:
             args_k += [t[k] for t in targets]
         with backend.on(device):
             got = kernel(*args_k)
         results.append(got if isinstance(got, tuple) else (got,))
-    if direct:
-        return outs[0] if nout == 1 else outs
+    if direct is not None:
+        return direct[0] if nout == 1 else direct
     values = [wrap(Chunks.of(layout, [r[i] for r in results], backend)) for i in range(nout)]
     if outs is not None:
         for o, value in zip(outs, values):
@@ -119,7 +125,7 @@ def _kernel_call(kernel, args, kwargs):
 # Reduction kernels ---------------------------------------------------------------------
 
 # CuPy reduction kernels by name (``kernel.name`` without its ``cupy_`` prefix).
-_CUPY_KERNELS = {
+_CUPY_KERNELS: dict[str, Callable[..., Any]] = {
     "sum": np.sum,
     "prod": np.prod,
     "max": np.max,

@@ -9,11 +9,12 @@ queries (`np.shape`, `np.result_type`, ...) read the layout and dtype, never the
 from __future__ import annotations
 
 import builtins
+from typing import Any
 
 import numpy as np
 
 from ._array import DistArray, wrap
-from ._chunkwise import cast
+from ._chunkwise import Casting, cast
 from ._registry import implements
 
 bool = np.bool_  # the array API names the boolean dtype `bool`
@@ -85,7 +86,7 @@ def result_type(*arrays_and_dtypes) -> np.dtype:
 
 
 @implements(np.can_cast)
-def can_cast(from_, to, /, casting: str = "safe") -> builtins.bool:
+def can_cast(from_: Any, to: Any, /, casting: Casting = "safe") -> builtins.bool:
     """Whether `from_` (a dtype or array) can be cast to `to` under `casting`.
 
     >>> import mdarray

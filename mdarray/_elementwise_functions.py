@@ -86,7 +86,8 @@ ARRAY_API_UFUNCS = {
 
 # Elementwise functions of the array API that are not NumPy ufuncs ------------------------
 
-_CLIP = np._core.umath.clip  # the ufunc behind ndarray.clip
+# The ufunc behind ndarray.clip; NumPy has no public name for it, nor a type for `_core`.
+_CLIP = np._core.umath.clip  # type: ignore[attr-defined]
 
 
 @implements(np.clip)

@@ -53,7 +53,7 @@ def _basic_key(key, shape):
         else:
             items.append(item)
     expanded = ndindex(tuple(items)).expand(shape)
-    out = []
+    out: list[int | range | None] = []
     axis = 0
     for item in expanded.args:
         if isinstance(item, Newaxis):
@@ -205,7 +205,7 @@ def _planned_writes(x: DistArray, key: tuple, value) -> list:
             range(i.start, i.stop, i.step) for i in _regions.local_box_index(box, common)
         )
         piece = _operand_piece(operand, within, device, backend)
-        shadowed = ()
+        shadowed: tuple = ()
         if x.mode.is_partial:
             shadowed = tuple(_regions.cover(common, x.layout.boxes).shadowed(k))
         writes.append((k, _regions.local_box_index(chunk_box, common), piece, shadowed))
@@ -219,7 +219,8 @@ def _write(x: DistArray, writes) -> None:
     for k, chunk_index, piece, shadowed in writes:
         buffer = buffers[k]
         with backend.on(x.layout.chunk_devices[k]):
-            buffer[(*chunk_index, Ellipsis)] = piece
+            key = (*chunk_index, Ellipsis)
+            buffer[key] = piece
             for index in shadowed:
                 backend.assign(buffer, index, identity)
 
@@ -251,7 +252,7 @@ def _operand_in_box_order(x: DistArray, key: tuple, value, shape: tuple):
     value = value.astype(x.dtype, copy=False) if value.dtype != x.dtype else value
     lead = (None,) * (len(shape) - len(vshape))
     full_shape = (1,) * len(lead) + vshape
-    reorder = []
+    reorder: list[int | slice | None] = []
     axis = 0
     for item in key:
         if isinstance(item, int):

@@ -13,7 +13,8 @@ def assign(xp, out, index: tuple, value) -> None:
     """``out[index] = value`` where `index` has one slice or int array per axis (int
     arrays select positions per axis, as a box: ``out[ix_(...)]``)."""
     if _regions.is_basic(index):
-        out[(*index, ...)] = value
+        key = (*index, ...)
+        out[key] = value
     else:
         positions = [xp.asarray(_regions.positions(i, n)) for i, n in zip(index, out.shape)]
         out[xp.ix_(*positions)] = value
@@ -22,7 +23,8 @@ def assign(xp, out, index: tuple, value) -> None:
 def combine_into(xp, out, index: tuple, piece, ufunc) -> None:
     """``out[index] = ufunc(out[index], piece)`` in place, for slices or int arrays."""
     if _regions.is_basic(index):
-        target = out[(*index, ...)]
+        key = (*index, ...)
+        target = out[key]
         ufunc(target, piece, out=target)
     else:
         assign(xp, out, index, ufunc(_regions.apply_index(out, index, xp), piece))

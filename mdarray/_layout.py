@@ -40,7 +40,7 @@ class Layout:
             raise TypeError(
                 f"index_map must be a dict {{device: [index, ...]}}, got {type(index_map).__name__}"
             )
-        chunks = []
+        chunks: list[tuple[int, tuple[slice, ...]]] = []
         for key, indices in index_map.items():
             device = _normalize_device(key)
             chunks.extend(

@@ -35,6 +35,7 @@ from ._array import DistArray, wrap
 from ._chunkwise import backend_of, write_out
 from ._fallback import fallback
 from ._layout import Layout
+from ._manipulation_functions import squeeze
 from ._modes import REPLICA, SUM
 from ._registry import implements_ufunc_method
 from ._storage import Chunks
@@ -182,9 +183,9 @@ def _matmul(a, b, dtype, casting):
         a, b = _partitioned(a, b, backend)
         result = _run(a, b, out_dtype, kernel_kwargs, backend)
     if vector_b:
-        result = np.squeeze(result, result.ndim - 1)
+        result = squeeze(result, result.ndim - 1)
     if vector_a:
-        result = np.squeeze(result, result.ndim - (1 if vector_b else 2))
+        result = squeeze(result, result.ndim - (1 if vector_b else 2))
     return result
 
 
@@ -328,14 +329,14 @@ def _plan(layout_a: Layout, sum_a: bool, size_a: int, layout_b: Layout, sum_b: b
                 (layout_b, holders_b, piece_b, size_b, box_b),
             )
             device = _place(sides, sum_a, sum_b, fetched, load)
-            sources = tuple(
+            a_source, b_source = (
                 _source(layout, holders, piece, box, device, side, fetched)
                 for side, (layout, holders, piece, _, box) in enumerate(sides)
             )
             out_box = (*out_batch, box_a[-2], box_b[-1])
             work = _regions.box_size(out_box) * len(k)
             load[device] = load.get(device, 0) + work
-            tasks.append(_Task(device, *sources, out_box))
+            tasks.append(_Task(device, a_source, b_source, out_box))
             split = split or k != k_full
     order = {d: n for n, d in enumerate(dict.fromkeys(t.device for t in tasks))}
     tasks.sort(key=lambda t: order[t.device])

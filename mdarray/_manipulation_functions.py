@@ -247,14 +247,13 @@ def reshaped_layout(layout: Layout, shape: tuple):
         if not _regions.box_size(box):
             continue
         kept.append(k)
-        new_box = [None] * len(shape)
+        new_box: list[range] = []  # the groups' new axes are consecutive, in order
         for old_axes, new_axes in groups:
             flat = _merge(tuple(box[a] for a in old_axes), tuple(layout.shape[a] for a in old_axes))
             parts = None if flat is None else _split(flat, tuple(shape[a] for a in new_axes))
             if parts is None:
                 return None
-            for a, r in zip(new_axes, parts):
-                new_box[a] = r
+            new_box.extend(parts)
         index_map.setdefault(device, []).append(tuple(_regions.to_slice(r) for r in new_box))
     return Layout(shape, index_map), tuple(kept)
 
@@ -506,9 +505,9 @@ def broadcast_arrays(*arrays, subok=False) -> tuple:
     >>> [a.shape for a in mdarray.broadcast_arrays(mdarray.ones((2, 1)), mdarray.ones(3))]
     [(2, 3), (2, 3)]
     """
-    arrays = _as_distarrays(arrays)
-    shape = np.broadcast_shapes(*(a.shape for a in arrays))
-    return tuple(broadcast_to(a, shape) for a in arrays)
+    distributed = _as_distarrays(arrays)
+    shape = np.broadcast_shapes(*(a.shape for a in distributed))
+    return tuple(broadcast_to(a, shape) for a in distributed)
 
 
 @implements(np.unstack)

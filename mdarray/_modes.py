@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 
@@ -43,8 +45,10 @@ class Mode:
         """True for SUM, PROD, MAX and MIN: the value is spread over the copies."""
         return self.ufunc_name is not None
 
-    def ufunc(self, xp):
-        """The binary ufunc of `xp` that combines two partial copies."""
+    def ufunc(self, xp: Any) -> Any:
+        """The binary ufunc of `xp` (NumPy or CuPy) that combines two partial copies."""
+        if self.ufunc_name is None:
+            raise TypeError("REPLICA mode has no combining ufunc")
         return getattr(xp, self.ufunc_name)
 
     def identity(self, dtype) -> object:

@@ -62,13 +62,12 @@ def region_value(chunks: Chunks, mode: Mode, region: tuple, device):
     """
     backend = chunks.backend
     layout = chunks.layout
-    if mode.is_partial and layout.has_overlaps:
+    ufunc_name = mode.ufunc_name  # None for REPLICA: not a partial mode
+    if ufunc_name is not None and layout.has_overlaps:
         if device == HOST:
             first = layout.chunk_devices[0]
             return _to_host(backend, region_value(chunks, mode, region, first), first)
-        return combine_partials(
-            chunks, mode.ufunc_name, mode.identity(chunks.dtype), region, device
-        )
+        return combine_partials(chunks, ufunc_name, mode.identity(chunks.dtype), region, device)
     shape = _regions.box_shape(region)
     plan = replica_plan(layout, region, device)
     if device == HOST:
@@ -78,7 +77,8 @@ def region_value(chunks: Chunks, mode: Mode, region: tuple, device):
         for k, region_index, chunk_index in plan:
             piece = _regions.apply_index(buffers[k], chunk_index, backend.xp)
             if _regions.is_basic(region_index):
-                backend.to_host_into(out[(*region_index, ...)], piece, layout.chunk_devices[k])
+                key = (*region_index, ...)
+                backend.to_host_into(out[key], piece, layout.chunk_devices[k])
             else:
                 staged.append((region_index, _to_host(backend, piece, layout.chunk_devices[k])))
         backend.synchronize(layout.devices)
@@ -119,7 +119,8 @@ def combine_partials(chunks: Chunks, ufunc_name: str, identity, region: tuple, d
     with backend.on(device):
         for k, region_index, chunk_index in partial_plan(layout, region):
             piece = backend.move(buffers[k][chunk_index], layout.chunk_devices[k], device)
-            target = out[(*region_index, ...)]
+            key = (*region_index, ...)
+            target = out[key]
             combine(target, piece, out=target)
     return out
 

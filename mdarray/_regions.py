@@ -220,7 +220,7 @@ def _outer_and(vectors, grid_shape) -> np.ndarray:
     return out
 
 
-def _boxes(mask: np.ndarray, contiguous: list[bool]):
+def _boxes(mask: np.ndarray, contiguous: list[bool]) -> list[tuple[tuple[int, int], ...]]:
     """Split the True cells of `mask` into boxes of cells, as per-axis (lo, hi) pairs.
 
     Greedy: grow each box along every axis whose classes are adjacent ranges, so a
@@ -230,7 +230,7 @@ def _boxes(mask: np.ndarray, contiguous: list[bool]):
     ndim = mask.ndim
     if ndim == 0:
         return [()] if mask else []
-    out = []
+    out: list[tuple[tuple[int, int], ...]] = []
     while True:
         found = np.argwhere(todo)
         if not len(found):

@@ -20,6 +20,7 @@ import numpy as np
 from . import _reduction, _regions
 from ._array import DistArray, wrap
 from ._chunkwise import map_chunks, relabeled, write_out
+from ._data_type_functions import astype
 from ._fallback import fallback
 from ._layout import Layout
 from ._mode_rules import REORDERABLE
@@ -169,7 +170,7 @@ def _moment(func, stat, a, axis, dtype, out, keepdims, where, **extra):
     else:
         where = kwargs.get("where", True)
         result = stat(a, axes, keep, _compute_dtype(a.dtype, dtype), where)
-        result = np.astype(result, checked.dtype, copy=False)
+        result = astype(result, checked.dtype, copy=False)
     return result if out is None else write_out(out, result)
 
 

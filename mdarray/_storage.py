@@ -249,6 +249,9 @@ class Stored:
     """
 
     __slots__ = ("_mode", "_storage")
+    # Set once by DistArray._new.
+    _storage: Chunks
+    _mode: Mode
 
     @property
     def storage(self) -> Chunks:

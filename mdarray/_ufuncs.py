@@ -20,8 +20,10 @@ goes from the operands' chunks to the kernels with no planning and no copies.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
 from itertools import repeat
+from typing import Any
 
 import numpy as np
 
@@ -143,14 +145,18 @@ def _fast_call(ufunc, inputs, kwargs):
 
 def _slab_call(ufunc, kernel, layout, backend, operands, out, dtypes):
     """One kernel per device over the slabs of packed operands (see `_fast_call`)."""
-    targets = None
+    targets: list[tuple] | None = None
     if out is not None:
-        targets = [o.storage.own_slabs() for o in out]
-        if any(t is None for t in targets):
-            return None
+        targets = []
+        for o in out:
+            slabs = o.storage.own_slabs()
+            if slabs is None:
+                return None
+            targets.append(slabs)
     results = []
     for d, device in enumerate(layout.devices):
-        args = [x.slabs[d] if type(x) is Chunks else x for x in operands]
+        # `_fast_call` came here only with every Chunks operand packed (slabs not None).
+        args = [x.slabs[d] if type(x) is Chunks else x for x in operands]  # type: ignore[index]
         with backend.on(device):
             if targets is not None:
                 kernel(*args, out=tuple(t[d] for t in targets))
@@ -334,10 +340,10 @@ def _targets(ufunc, outs, direct, where, layout, backend, dtypes):
     ``out``'s own chunks where it has the result's layout and mode; under a mask, fresh
     chunks holding ``out``'s old values (or uninitialized ones for no ``out``), since
     where the mask is False the output keeps what it held."""
-    targets = []
+    targets: list[Sequence[Any] | None] = []
     for i in range(ufunc.nout):
         o = None if outs is None else outs[i]
-        if direct[i]:
+        if direct[i] and isinstance(o, DistArray):  # direct: `o` is a DistArray
             targets.append(o.storage.writable())
         elif where is None:
             targets.append(None)

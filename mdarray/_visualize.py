@@ -89,7 +89,9 @@ def _cells(layout, rows: int, cols: int):
     lead = (range(1),) * (2 - min(layout.ndim, 2))  # a 1-D array is one row, 0-d one cell
     shape = _regions.box_shape(lead) + layout.shape[:2]
     edges = [_edges(shape[0], rows), _edges(shape[1], cols)]
-    grid = [[[] for _ in range(len(edges[1]) - 1)] for _ in range(len(edges[0]) - 1)]
+    grid: list[list[list[int]]] = [
+        [[] for _ in range(len(edges[1]) - 1)] for _ in range(len(edges[0]) - 1)
+    ]
     for device, box in zip(layout.chunk_devices, layout.boxes):
         if not _regions.box_size(box):
             continue
@@ -213,8 +215,9 @@ def _copies(layout) -> tuple[int, int]:
 def _bytes(n: int) -> str:
     if n < 1024:
         return f"{n} B"
+    scaled = float(n)
     for unit in ("KiB", "MiB", "GiB", "TiB"):
-        n /= 1024
-        if n < 1024 or unit == "TiB":
-            return f"{n:.1f} {unit}"
+        scaled /= 1024
+        if scaled < 1024 or unit == "TiB":
+            return f"{scaled:.1f} {unit}"
     raise AssertionError("unreachable")

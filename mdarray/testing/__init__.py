@@ -82,7 +82,8 @@ def assert_chunks_hold(x, expected) -> None:
     combined = np.full(expected.shape, identity, x.dtype)
     held = np.zeros(expected.shape, np.int64)
     for index, chunk in chunks:
-        view = combined[(*index, ...)]
+        key = (*index, ...)
+        view = combined[key]
         x.mode.ufunc(np)(view, chunk, out=view)
         held[index] += chunk != identity
     np.testing.assert_array_equal(combined, expected, err_msg=f"chunks combined by {x.mode}")

@@ -16,14 +16,19 @@ given ``devices=``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+from typing import Any
+
 import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from numpy.typing import DTypeLike
 
+from .._array import DistArray
 from .._backend import devices as backend_devices
 from .._creation_functions import distributed_array
 from .._layout import Layout
-from .._modes import MAX, MIN, PROD, REPLICA, SUM
+from .._modes import MAX, MIN, PROD, REPLICA, SUM, Mode
 
 __all__ = [
     "dist_arrays",
@@ -35,16 +40,18 @@ __all__ = [
 ]
 
 
-def shapes(*, min_dims: int = 0, max_dims: int = 3, min_side: int = 0, max_side: int = 7):
+def shapes(
+    *, min_dims: int = 0, max_dims: int = 3, min_side: int = 0, max_side: int = 7
+) -> st.SearchStrategy[tuple[int, ...]]:
     """Array shapes, empty and 0-d ones included by default."""
     return hnp.array_shapes(
         min_dims=min_dims, max_dims=max_dims, min_side=min_side, max_side=max_side
     )
 
 
-def dtypes(*, bool_: bool = True, complex_: bool = True):
+def dtypes(*, bool_: bool = True, complex_: bool = True) -> st.SearchStrategy[np.dtype[Any]]:
     """Numeric dtypes (bool, signed and unsigned ints, floats, optionally complex)."""
-    options = [
+    options: list[st.SearchStrategy[np.dtype[Any]]] = [
         hnp.integer_dtypes(endianness="="),
         hnp.unsigned_integer_dtypes(endianness="="),
         hnp.floating_dtypes(endianness="=", sizes=(32, 64)),
@@ -56,7 +63,7 @@ def dtypes(*, bool_: bool = True, complex_: bool = True):
     return st.one_of(*options)
 
 
-def modes(dtype=None):
+def modes(dtype: DTypeLike | None = None) -> st.SearchStrategy[Mode]:
     """Modes the dtype can hold (MAX and MIN not for complex)."""
     if dtype is not None and np.dtype(dtype).kind == "c":
         return st.sampled_from([REPLICA, SUM, PROD])
@@ -72,15 +79,16 @@ def _cuts(n: int, parts: int):
 
 @st.composite
 def index_maps(
-    draw,
-    shape,
+    draw: st.DrawFn,
+    /,
+    shape: Sequence[int],
     *,
-    devices=None,
+    devices: Iterable[int] | None = None,
     max_blocks: int = 4,
     overlapping: bool = True,
     strided: bool = True,
     max_extra: int = 2,
-):
+) -> dict[int, Any]:
     """Index maps ``{device: [index, ...]}`` that cover an array of `shape`.
 
     A grid of blocks (uneven, possibly empty) assigned to random devices, where a block
@@ -164,7 +172,7 @@ def _respell_slice(s: slice, n: int, draw):
 
 
 @st.composite
-def layouts(draw, shape=None, **kwargs):
+def layouts(draw: st.DrawFn, /, shape: tuple[int, ...] | None = None, **kwargs: Any) -> Layout:
     """Layouts over `shape` (drawn when not given); keyword arguments as `index_maps`."""
     if shape is None:
         shape = draw(shapes())
@@ -172,7 +180,16 @@ def layouts(draw, shape=None, **kwargs):
 
 
 @st.composite
-def dist_arrays(draw, shape=None, dtype=None, mode=None, *, elements=None, **kwargs):
+def dist_arrays(
+    draw: st.DrawFn,
+    /,
+    shape: tuple[int, ...] | None = None,
+    dtype: DTypeLike | None = None,
+    mode: Mode | str | None = None,
+    *,
+    elements: st.SearchStrategy[Any] | None = None,
+    **kwargs: Any,
+) -> tuple[DistArray, np.ndarray]:
     """Pairs ``(x, expected)``: a DistArray and the NumPy array equal to its value.
 
     Shape, dtype, layout (keyword arguments as `index_maps`) and mode are drawn unless
@@ -192,7 +209,7 @@ def dist_arrays(draw, shape=None, dtype=None, mode=None, *, elements=None, **kwa
     return distributed_array(expected, layout, mode), expected
 
 
-def _small_elements(dtype: np.dtype):
+def _small_elements(dtype: np.dtype) -> st.SearchStrategy[Any]:
     if dtype.kind == "b":
         return st.booleans()
     if dtype.kind == "u":
