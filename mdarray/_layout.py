@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import itertools
 import operator
+from collections.abc import Iterable, Sequence
 from functools import cached_property
+from typing import Any, SupportsIndex, TypeAlias
 
 import numpy as np
 from ndindex import Integer, Slice
@@ -12,6 +14,13 @@ from ndindex import Integer, Slice
 from . import _regions
 from ._backend import DeviceSet
 from ._backend import devices as backend_devices
+
+#: A shape: an int or a sequence of ints.
+ShapeLike: TypeAlias = int | np.integer | Sequence[SupportsIndex]
+#: ``{device: index or [index, ...]}``; an index is an int, a slice or a tuple of them.
+IndexMap: TypeAlias = dict[int, Any]
+#: ``devices=``: device ids (a DeviceSet is one), one id, or None for all of the backend's.
+DevicesLike: TypeAlias = Iterable[SupportsIndex] | int | np.integer | None
 
 
 class Layout:
@@ -34,7 +43,7 @@ class Layout:
 
     __slots__ = ("__dict__", "_hash", "chunks", "shape")
 
-    def __init__(self, shape, index_map) -> None:
+    def __init__(self, shape: ShapeLike, index_map: IndexMap) -> None:
         self.shape = _normalize_shape(shape)
         if not isinstance(index_map, dict):
             raise TypeError(
@@ -60,18 +69,18 @@ class Layout:
         )
 
     @cached_property
-    def boxes(self) -> tuple:
+    def boxes(self) -> tuple[tuple[range, ...], ...]:
         """Each chunk's global positions as a tuple of ranges (see `_regions`)."""
         return tuple(
             tuple(range(s.start, s.stop, s.step) for s in index) for _, index in self.chunks
         )
 
     @cached_property
-    def chunk_shapes(self) -> tuple:
+    def chunk_shapes(self) -> tuple[tuple[int, ...], ...]:
         return tuple(_regions.box_shape(box) for box in self.boxes)
 
     @cached_property
-    def chunk_devices(self) -> tuple:
+    def chunk_devices(self) -> tuple[int, ...]:
         return tuple(device for device, _ in self.chunks)
 
     @cached_property
@@ -96,15 +105,15 @@ class Layout:
         return tuple(out)
 
     @property
-    def index_map(self) -> dict:
+    def index_map(self) -> dict[int, list[tuple[slice, ...]]]:
         """``{device: [index, ...]}`` with normalized indices (a new dict each time)."""
-        out: dict = {}
+        out: dict[int, list[tuple[slice, ...]]] = {}
         for device, index in self.chunks:
             out.setdefault(device, []).append(index)
         return out
 
     @cached_property
-    def devices(self) -> tuple:
+    def devices(self) -> tuple[int, ...]:
         """The devices holding chunks, in order of first appearance."""
         return tuple(dict.fromkeys(self.chunk_devices))
 
@@ -118,7 +127,7 @@ class Layout:
         return self.cover.shadowed_any
 
     @cached_property
-    def cover(self):
+    def cover(self) -> _LayoutCover:
         return _LayoutCover(self)
 
     def _check_coverage(self) -> None:
@@ -131,7 +140,7 @@ class Layout:
                 "uncovered: every element needs a chunk holding it"
             )
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         if not isinstance(other, Layout):
             return NotImplemented
         return self.shape == other.shape and self._key == other._key
@@ -148,7 +157,7 @@ class Layout:
     # Constructors -------------------------------------------------------------------
 
     @classmethod
-    def block(cls, shape, axis: int = 0, devices=None) -> Layout:
+    def block(cls, shape: ShapeLike, axis: int = 0, devices: DevicesLike = None) -> Layout:
         """Contiguous blocks along `axis`, one per device, sizes as even as possible.
 
         >>> Layout.block((5, 2), devices=[0, 1]).index_map
@@ -163,7 +172,9 @@ class Layout:
         return cls.grid(shape, grid, devices)
 
     @classmethod
-    def grid(cls, shape, grid, devices=None) -> Layout:
+    def grid(
+        cls, shape: ShapeLike, grid: Sequence[SupportsIndex], devices: DevicesLike = None
+    ) -> Layout:
         """Blocks on a grid: ``grid[a]`` parts along axis ``a``; devices assigned in C
         order over the blocks, cycling when there are more blocks than devices.
 
@@ -171,22 +182,22 @@ class Layout:
         [(slice(2, 4, 1), slice(2, 4, 1))]
         """
         shape = _normalize_shape(shape)
-        devices = _default_devices(devices)
-        grid = tuple(operator.index(g) for g in grid)
-        if len(grid) > len(shape) or any(g < 1 for g in grid):
+        device_ids = _default_devices(devices)
+        parts = tuple(operator.index(g) for g in grid)
+        if len(parts) > len(shape) or any(g < 1 for g in parts):
             raise ValueError(
-                f"grid {grid} must have at most {len(shape)} positive entries for shape {shape}"
+                f"grid {parts} must have at most {len(shape)} positive entries for shape {shape}"
             )
-        grid = grid + (1,) * (len(shape) - len(grid))
-        edges = [_split(n, g) for n, g in zip(shape, grid)]
-        index_map: dict = {}
-        for k, block in enumerate(itertools.product(*[range(g) for g in grid])):
+        parts = parts + (1,) * (len(shape) - len(parts))
+        edges = [_split(n, g) for n, g in zip(shape, parts)]
+        index_map: IndexMap = {}
+        for k, block in enumerate(itertools.product(*[range(g) for g in parts])):
             index = tuple(slice(edges[a][b], edges[a][b + 1], 1) for a, b in enumerate(block))
-            index_map.setdefault(devices[k % len(devices)], []).append(index)
+            index_map.setdefault(device_ids[k % len(device_ids)], []).append(index)
         return cls(shape, index_map)
 
     @classmethod
-    def replicated(cls, shape, devices=None) -> Layout:
+    def replicated(cls, shape: ShapeLike, devices: DevicesLike = None) -> Layout:
         """The whole array on every device.
 
         >>> Layout.replicated((3,), devices=[0, 2]).index_map
@@ -197,7 +208,15 @@ class Layout:
         return cls(shape, {d: [full] for d in _default_devices(devices)})
 
 
-def make_2d_index_map(i_partitions, j_partitions, devices) -> dict:
+#: ``device=``: one device id, a DeviceSet, a Layout, or None for the default layout.
+Device: TypeAlias = SupportsIndex | DeviceSet | Layout | None
+
+
+def make_2d_index_map(
+    i_partitions: Sequence[int],
+    j_partitions: Sequence[int],
+    devices: Sequence[Sequence[Iterable[int] | int]],
+) -> dict[int, list[tuple[slice, slice]]]:
     """An index map for a 2-D array in blocks, as CuPy's seed function makes it.
 
     Parameters
@@ -222,7 +241,7 @@ def make_2d_index_map(i_partitions, j_partitions, devices) -> dict:
             f"devices must be a {len(i_partitions) - 1} x {len(j_partitions) - 1} grid of "
             "device sets, one per block"
         )
-    index_map: dict = {}
+    index_map: dict[int, list[tuple[slice, slice]]] = {}
     for i, row in enumerate(devices):
         for j, owners in enumerate(row):
             index = (
@@ -245,16 +264,15 @@ class _LayoutCover:
         self.shadowed_any = any(self.shadowed)
 
 
-def _normalize_shape(shape) -> tuple[int, ...]:
-    if isinstance(shape, (int, np.integer)):
-        shape = (shape,)
+def _normalize_shape(shape: ShapeLike) -> tuple[int, ...]:
+    sides = (shape,) if isinstance(shape, (int, np.integer)) else shape
     try:
-        shape = tuple(operator.index(n) for n in shape)
+        normalized = tuple(operator.index(n) for n in sides)
     except TypeError:
         raise TypeError(f"shape must be a tuple of ints, got {shape!r}") from None
-    if any(n < 0 for n in shape):
-        raise ValueError(f"negative dimensions are not allowed: {shape}")
-    return shape
+    if any(n < 0 for n in normalized):
+        raise ValueError(f"negative dimensions are not allowed: {normalized}")
+    return normalized
 
 
 def _normalize_device(device) -> int:
@@ -323,20 +341,19 @@ def _split(n: int, parts: int) -> list[int]:
     return edges
 
 
-def _default_devices(devices) -> tuple[int, ...]:
+def _default_devices(devices: DevicesLike) -> tuple[int, ...]:
     if devices is None:
         return backend_devices()
-    if hasattr(devices, "device_ids"):
-        devices = devices.device_ids
-    if isinstance(devices, (int, np.integer)):
-        devices = (devices,)
-    devices = tuple(_normalize_device(d) for d in devices)
-    if not devices:
+    ids = getattr(devices, "device_ids", devices)  # a DeviceSet's ids
+    if isinstance(ids, (int, np.integer)):
+        ids = (ids,)
+    device_ids = tuple(_normalize_device(d) for d in ids)
+    if not device_ids:
         raise ValueError("devices must not be empty")
-    return devices
+    return device_ids
 
 
-def layout_for_device(shape, device, backend) -> Layout:
+def layout_for_device(shape: Sequence[int], device: Device, backend: Any) -> Layout:
     """The layout that ``device=`` means for an array of `shape` on `backend`: an int (all
     on that device), a DeviceSet (blocks along axis 0 over its devices), a Layout
     (exactly it) or None (blocks over all the backend's devices)."""

@@ -11,15 +11,18 @@ from __future__ import annotations
 
 import math
 import operator
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from . import _regions
-from ._array import DistArray, wrap
-from ._chunkwise import backend_of, relabeled
+from ._array import Axes, DistArray, wrap
+from ._chunkwise import Casting, backend_of, relabeled
 from ._indexing import basic_getitem
-from ._layout import Layout, _normalize_axis
+from ._layout import Layout, ShapeLike, _normalize_axis
 from ._mode_rules import keeps_mode
 from ._modes import REPLICA
 from ._registry import implements
@@ -49,7 +52,7 @@ def _permuted_layout(layout: Layout, axes: tuple) -> Layout:
 
 
 @implements(np.transpose)
-def permute_dims(x, /, axes=None) -> DistArray:
+def permute_dims(x: DistArray, /, axes: Sequence[int] | None = None) -> DistArray:
     """`x` with its axes permuted (reversed by default): each chunk is transposed where it
     lies, no data moves.
 
@@ -69,7 +72,7 @@ def permute_dims(x, /, axes=None) -> DistArray:
 
 
 @implements(np.matrix_transpose)
-def matrix_transpose(x, /) -> DistArray:
+def matrix_transpose(x: DistArray, /) -> DistArray:
     """`x` with its last two axes swapped (no data moves).
 
     >>> import mdarray
@@ -84,7 +87,7 @@ def matrix_transpose(x, /) -> DistArray:
 
 
 @implements(np.swapaxes)
-def swapaxes(x, axis1, axis2) -> DistArray:
+def swapaxes(x: DistArray, axis1: int, axis2: int) -> DistArray:
     """`x` with two axes interchanged (no data moves)."""
     axes = list(range(x.ndim))
     a, b = _normalize_axis(axis1, x.ndim), _normalize_axis(axis2, x.ndim)
@@ -93,7 +96,7 @@ def swapaxes(x, axis1, axis2) -> DistArray:
 
 
 @implements(np.moveaxis)
-def moveaxis(x, source, destination, /) -> DistArray:
+def moveaxis(x: DistArray, source: Axes, destination: Axes, /) -> DistArray:
     """`x` with axes moved to new positions (no data moves).
 
     >>> import mdarray
@@ -116,7 +119,7 @@ def moveaxis(x, source, destination, /) -> DistArray:
 
 
 @implements(np.expand_dims)
-def expand_dims(x, /, axis=0) -> DistArray:
+def expand_dims(x: DistArray, /, axis: int | tuple[int, ...] = 0) -> DistArray:
     """`x` with new axes of length one at `axis` (an int or a tuple), no data moved.
 
     >>> import mdarray
@@ -131,7 +134,7 @@ def expand_dims(x, /, axis=0) -> DistArray:
 
 
 @implements(np.squeeze)
-def squeeze(x, /, axis=None) -> DistArray:
+def squeeze(x: DistArray, /, axis: Axes = None) -> DistArray:
     """`x` without the given axes of length one (all of them by default), no data moved.
 
     >>> import mdarray
@@ -149,7 +152,7 @@ def squeeze(x, /, axis=None) -> DistArray:
 
 
 @implements(np.flip)
-def flip(x, /, axis=None) -> DistArray:
+def flip(x: DistArray, /, axis: Axes = None) -> DistArray:
     """`x` reversed along `axis` (all axes by default): views of the chunks, relabeled.
 
     >>> import mdarray, numpy as np
@@ -288,7 +291,15 @@ def _resolve_shape(shape, size: int) -> tuple:
 
 
 @implements(np.reshape)
-def reshape(x, /, shape=None, order="C", *, newshape=None, copy=None) -> DistArray:
+def reshape(
+    x: DistArray,
+    /,
+    shape: ShapeLike | None = None,
+    order: str = "C",
+    *,
+    newshape: ShapeLike | None = None,
+    copy: bool | None = None,
+) -> DistArray:
     """`x` with a new shape, in C order.
 
     Where every chunk stays a box under the new shape (splitting or merging axes inside
@@ -331,7 +342,7 @@ def reshape(x, /, shape=None, order="C", *, newshape=None, copy=None) -> DistArr
 
 
 @implements(np.ravel)
-def ravel(x, order="C") -> DistArray:
+def ravel(x: DistArray, order: str = "C") -> DistArray:
     """`x` as a 1-D array (see `reshape`)."""
     return reshape(x, (-1,), order=order)
 
@@ -340,14 +351,15 @@ def ravel(x, order="C") -> DistArray:
 
 
 @implements(np.broadcast_to)
-def broadcast_to(x, /, shape, subok=False) -> DistArray:
+def broadcast_to(x: Any, /, shape: ShapeLike, subok: bool = False) -> DistArray:
     """`x` broadcast to `shape`: each chunk becomes a read-only broadcast view.
 
     >>> import mdarray
     >>> mdarray.broadcast_to(mdarray.ones(3), (2, 3)).shape
     (2, 3)
     """
-    shape = tuple(operator.index(n) for n in ((shape,) if isinstance(shape, int) else shape))
+    sides = (shape,) if isinstance(shape, (int, np.integer)) else shape
+    shape = tuple(operator.index(n) for n in sides)
     lead = len(shape) - x.ndim
     if lead < 0 or any(n not in (m, 1) for n, m in zip(x.shape, shape[lead:])):
         raise ValueError(
@@ -377,7 +389,14 @@ def _broadcast_layout(layout: Layout, shape: tuple) -> Layout:
 
 
 @implements(np.concatenate)
-def concat(arrays, /, axis=0, out=None, dtype=None, casting="same_kind") -> DistArray:
+def concat(
+    arrays: Sequence[Any],
+    /,
+    axis: int | None = 0,
+    out: None = None,
+    dtype: DTypeLike | None = None,
+    casting: Casting = "same_kind",
+) -> DistArray:
     """Arrays joined along an existing axis. Each chunk is copied on its own device and
     shifted into place, so no data moves between devices. The mode is kept where all
     inputs share it (each element comes from one input); otherwise all become REPLICA.
@@ -480,7 +499,15 @@ def _as_distarrays(arrays) -> list:
 
 
 @implements(np.stack)
-def stack(arrays, /, axis=0, out=None, *, dtype=None, casting="same_kind") -> DistArray:
+def stack(
+    arrays: Sequence[Any],
+    /,
+    axis: int = 0,
+    out: None = None,
+    *,
+    dtype: DTypeLike | None = None,
+    casting: Casting = "same_kind",
+) -> DistArray:
     """Arrays joined along a new axis (see `concat`; no data moves between devices).
 
     >>> import mdarray
@@ -498,7 +525,7 @@ def stack(arrays, /, axis=0, out=None, *, dtype=None, casting="same_kind") -> Di
 
 
 @implements(np.broadcast_arrays)
-def broadcast_arrays(*arrays, subok=False) -> tuple:
+def broadcast_arrays(*arrays: Any, subok: bool = False) -> tuple[DistArray, ...]:
     """The arrays broadcast against each other (read-only views of their chunks).
 
     >>> import mdarray
@@ -511,7 +538,7 @@ def broadcast_arrays(*arrays, subok=False) -> tuple:
 
 
 @implements(np.unstack)
-def unstack(x, /, *, axis=0) -> tuple:
+def unstack(x: DistArray, /, *, axis: int = 0) -> tuple[DistArray, ...]:
     """The slices of `x` along `axis`, as views of its chunks.
 
     >>> import mdarray

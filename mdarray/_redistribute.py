@@ -329,5 +329,5 @@ def fill_shadowed(chunks: Chunks, value, *, in_place: bool = False) -> Chunks:
 def _overlapping(layout: Layout) -> frozenset:
     """Chunks that share at least one element with another chunk."""
     cover = layout.cover.cover
-    count = sum(held.astype(np.int64) for held in cover.holds)
+    count = np.stack(cover.holds).sum(axis=0, dtype=np.int64)  # chunks holding each cell
     return frozenset(k for k, held in enumerate(cover.holds) if (count[held] > 1).any())

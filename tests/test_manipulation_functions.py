@@ -136,6 +136,14 @@ def test_broadcast_arrays_and_errors():
         mdarray.broadcast_to(mdarray.ones(3), (2, 4))
 
 
+@pytest.mark.parametrize("shape", [3, np.int64(3), (np.int64(2), 3)])
+def test_broadcast_to_takes_a_shape_as_numpy_does(shape):
+    # A NumPy integer is a shape of one axis, as a Python int is.
+    assert_dist_equal(
+        mdarray.broadcast_to(mdarray.ones(1), shape), np.broadcast_to(np.ones(1), shape)
+    )
+
+
 @given(st.data())
 def test_concat_and_stack_match_numpy_without_transfers(data):
     shape = data.draw(mst.shapes(min_dims=1))
