@@ -3,6 +3,8 @@
 Importing mdarray imports every op module; importing a module registers its ops.
 """
 
+from typing import TYPE_CHECKING
+
 # Modules that only register implementations (ufunc calls, CuPy's hooks, the fallback).
 from . import _cupy_hooks, _fallback, _indexing, _ufuncs  # noqa: F401
 from ._array import DistArray
@@ -172,3 +174,77 @@ __all__ = [
 # The array API's elementwise functions (add, acos, pow, ...), generated from one table.
 globals().update(_ELEMENTWISE_FUNCTIONS)
 __all__.extend(sorted(_ELEMENTWISE_FUNCTIONS))
+
+if TYPE_CHECKING:
+    # The same names for type checkers, which do not run the update above: each takes what
+    # its NumPy function takes (tests/test_registry.py keeps this list equal to the table).
+    from collections.abc import Callable
+    from typing import Any
+
+    abs: Callable[..., Any]
+    acos: Callable[..., Any]
+    acosh: Callable[..., Any]
+    add: Callable[..., Any]
+    asin: Callable[..., Any]
+    asinh: Callable[..., Any]
+    atan: Callable[..., Any]
+    atan2: Callable[..., Any]
+    atanh: Callable[..., Any]
+    bitwise_and: Callable[..., Any]
+    bitwise_invert: Callable[..., Any]
+    bitwise_left_shift: Callable[..., Any]
+    bitwise_or: Callable[..., Any]
+    bitwise_right_shift: Callable[..., Any]
+    bitwise_xor: Callable[..., Any]
+    ceil: Callable[..., Any]
+    clip: Callable[..., Any]
+    conj: Callable[..., Any]
+    copysign: Callable[..., Any]
+    cos: Callable[..., Any]
+    cosh: Callable[..., Any]
+    divide: Callable[..., Any]
+    equal: Callable[..., Any]
+    exp: Callable[..., Any]
+    expm1: Callable[..., Any]
+    floor: Callable[..., Any]
+    floor_divide: Callable[..., Any]
+    greater: Callable[..., Any]
+    greater_equal: Callable[..., Any]
+    hypot: Callable[..., Any]
+    imag: Callable[..., Any]
+    isfinite: Callable[..., Any]
+    isinf: Callable[..., Any]
+    isnan: Callable[..., Any]
+    less: Callable[..., Any]
+    less_equal: Callable[..., Any]
+    log: Callable[..., Any]
+    log10: Callable[..., Any]
+    log1p: Callable[..., Any]
+    log2: Callable[..., Any]
+    logaddexp: Callable[..., Any]
+    logical_and: Callable[..., Any]
+    logical_not: Callable[..., Any]
+    logical_or: Callable[..., Any]
+    logical_xor: Callable[..., Any]
+    maximum: Callable[..., Any]
+    minimum: Callable[..., Any]
+    multiply: Callable[..., Any]
+    negative: Callable[..., Any]
+    nextafter: Callable[..., Any]
+    not_equal: Callable[..., Any]
+    positive: Callable[..., Any]
+    pow: Callable[..., Any]
+    real: Callable[..., Any]
+    reciprocal: Callable[..., Any]
+    remainder: Callable[..., Any]
+    round: Callable[..., Any]
+    sign: Callable[..., Any]
+    signbit: Callable[..., Any]
+    sin: Callable[..., Any]
+    sinh: Callable[..., Any]
+    sqrt: Callable[..., Any]
+    square: Callable[..., Any]
+    subtract: Callable[..., Any]
+    tan: Callable[..., Any]
+    tanh: Callable[..., Any]
+    trunc: Callable[..., Any]

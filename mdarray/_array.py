@@ -23,7 +23,7 @@ from . import _redistribute, _visualize
 from ._backend import DeviceSet
 from ._config import check_fallback
 from ._debug import TransferCount
-from ._layout import Layout, check_devices, layout_for_device
+from ._layout import Device, IndexMap, Layout, check_devices, layout_for_device
 from ._modes import REPLICA, Mode, as_mode
 from ._registry import FUNCTIONS, UFUNC_METHODS, UFUNC_OVERRIDES, method
 from ._storage import Chunks, Stored
@@ -124,7 +124,7 @@ class DistArray(Stored, NDArrayOperatorsMixin):
             return self
         return DistArray._new(_redistribute.change_mode(self._storage, self._mode, mode), mode)
 
-    def reshard(self, index_map: Layout | dict[int, Any]) -> DistArray:
+    def reshard(self, index_map: IndexMap | Layout) -> DistArray:
         """This array with a new layout (an index map or a Layout), in the same mode.
 
         The result may share chunk buffers with this array where a chunk keeps its place.
@@ -139,7 +139,7 @@ class DistArray(Stored, NDArrayOperatorsMixin):
             return self
         return DistArray._new(_redistribute.reshard(self._storage, self._mode, layout), self._mode)
 
-    def reshard_cost(self, index_map: Layout | dict[int, Any]) -> TransferCount:
+    def reshard_cost(self, index_map: IndexMap | Layout) -> TransferCount:
         """The bytes per device pair that ``reshard(index_map)`` would move, moving nothing.
 
         Returns a `TransferCount` like the one `mdarray.count_transfers` yields: ``total``,
@@ -152,7 +152,7 @@ class DistArray(Stored, NDArrayOperatorsMixin):
         """
         return _redistribute.reshard_cost(self._storage, self._mode, self._as_layout(index_map))
 
-    def _as_layout(self, index_map: Layout | dict[int, Any]) -> Layout:
+    def _as_layout(self, index_map: IndexMap | Layout) -> Layout:
         """`index_map` (a dict or Layout) as a Layout of this array's shape and backend."""
         layout = index_map if isinstance(index_map, Layout) else Layout(self.shape, index_map)
         if layout.shape != self.shape:
@@ -162,7 +162,7 @@ class DistArray(Stored, NDArrayOperatorsMixin):
         check_devices(layout, self._storage.backend)
         return layout
 
-    def to_device(self, device: int | DeviceSet | Layout, /, *, stream: Any = None) -> DistArray:
+    def to_device(self, device: Device, /, *, stream: Any = None) -> DistArray:
         """This array on `device`: a device id, a DeviceSet or a Layout (see `DeviceSet`)."""
         return self.reshard(layout_for_device(self.shape, device, self._storage.backend))
 

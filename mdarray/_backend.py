@@ -10,11 +10,11 @@ runs on: what differs is a method here.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager
 from functools import cache
 from types import ModuleType
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, SupportsInt, runtime_checkable
 
 import numpy as np
 
@@ -143,7 +143,7 @@ class DeviceSet:
 
     __slots__ = ("backend", "device_ids")
 
-    def __init__(self, device_ids, backend: str | None = None) -> None:
+    def __init__(self, device_ids: Iterable[SupportsInt], backend: str | None = None) -> None:
         self.device_ids = tuple(int(d) for d in device_ids)
         self.backend = default_backend_name() if backend is None else backend
         if not self.device_ids:
@@ -155,10 +155,10 @@ class DeviceSet:
     def __len__(self) -> int:
         return len(self.device_ids)
 
-    def __contains__(self, device) -> bool:
+    def __contains__(self, device: object) -> bool:
         return device in self.device_ids
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         if not isinstance(other, DeviceSet):
             return NotImplemented
         return (self.device_ids, self.backend) == (other.device_ids, other.backend)

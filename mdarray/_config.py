@@ -6,7 +6,9 @@ import contextlib
 import contextvars
 import operator
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from typing import Any
 
 
 class PerformanceWarning(UserWarning):
@@ -32,7 +34,7 @@ def get_options() -> Options:
     return _current.get()
 
 
-def _byte_count(value) -> int:
+def _byte_count(value: Any) -> int:
     try:
         if isinstance(value, bool):
             raise TypeError
@@ -45,7 +47,7 @@ def _byte_count(value) -> int:
 
 
 @contextlib.contextmanager
-def options(**changes):
+def options(**changes: Any) -> Iterator[Options]:
     """Set options for the ``with`` block: ``fallback`` and ``fallback_limit``.
 
     >>> import mdarray

@@ -4,20 +4,25 @@ from __future__ import annotations
 
 import math
 import operator
+from typing import Any
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from . import _redistribute, _regions
 from ._array import DistArray, wrap
 from ._backend import DeviceSet, get_backend
 from ._backend import backend as default_backend_object
-from ._layout import Layout, layout_for_device
-from ._modes import REPLICA, as_mode
+from ._layout import Device, IndexMap, Layout, ShapeLike, layout_for_device
+from ._manipulation_functions import broadcast_to, reshape
+from ._modes import REPLICA, Mode, as_mode
 from ._registry import implements
 from ._storage import Chunks
 
 
-def distributed_array(array, index_map, mode=REPLICA) -> DistArray:
+def distributed_array(
+    array: Any, index_map: IndexMap | Layout, mode: Mode | str = REPLICA
+) -> DistArray:
     """A DistArray holding `array`, split as `index_map` says, in `mode`.
 
     Parameters
@@ -66,7 +71,9 @@ def _backend_for(device):
     return default_backend_object()
 
 
-def full(shape, fill_value, *, dtype=None, device=None) -> DistArray:
+def full(
+    shape: ShapeLike, fill_value: Any, *, dtype: DTypeLike | None = None, device: Device = None
+) -> DistArray:
     """A new array of `shape` filled with `fill_value`, laid out as `device` says.
 
     >>> import mdarray
@@ -82,7 +89,7 @@ def full(shape, fill_value, *, dtype=None, device=None) -> DistArray:
     return wrap(Chunks.full(layout, fill_value, dtype, backend))
 
 
-def zeros(shape, *, dtype=None, device=None) -> DistArray:
+def zeros(shape: ShapeLike, *, dtype: DTypeLike | None = None, device: Device = None) -> DistArray:
     """A new array of zeros (float64 by default).
 
     >>> import mdarray
@@ -92,7 +99,7 @@ def zeros(shape, *, dtype=None, device=None) -> DistArray:
     return full(shape, 0, dtype=np.float64 if dtype is None else dtype, device=device)
 
 
-def ones(shape, *, dtype=None, device=None) -> DistArray:
+def ones(shape: ShapeLike, *, dtype: DTypeLike | None = None, device: Device = None) -> DistArray:
     """A new array of ones (float64 by default).
 
     >>> import mdarray
@@ -102,7 +109,7 @@ def ones(shape, *, dtype=None, device=None) -> DistArray:
     return full(shape, 1, dtype=np.float64 if dtype is None else dtype, device=device)
 
 
-def empty(shape, *, dtype=None, device=None) -> DistArray:
+def empty(shape: ShapeLike, *, dtype: DTypeLike | None = None, device: Device = None) -> DistArray:
     """A new array with unspecified values (float64 by default).
 
     >>> import mdarray
@@ -115,7 +122,7 @@ def empty(shape, *, dtype=None, device=None) -> DistArray:
     return wrap(Chunks.empty(layout, dtype, backend))
 
 
-def _shape_tuple(shape) -> tuple[int, ...]:
+def _shape_tuple(shape: ShapeLike) -> tuple[int, ...]:
     if isinstance(shape, (int, np.integer)):
         return (operator.index(shape),)
     return tuple(operator.index(n) for n in shape)
@@ -131,7 +138,14 @@ def _per_chunk(layout: Layout, backend, make, dtype) -> DistArray:
     return wrap(Chunks.generate(layout, backend, lambda k: make(layout.boxes[k]), dtype))
 
 
-def asarray(obj, /, *, dtype=None, device=None, copy=None) -> DistArray:
+def asarray(
+    obj: Any,
+    /,
+    *,
+    dtype: DTypeLike | None = None,
+    device: Device = None,
+    copy: bool | None = None,
+) -> DistArray:
     """`obj` (DistArray, NumPy or CuPy array, nested lists, scalar) as a DistArray.
 
     A DistArray is returned as it is unless `dtype`, `device` or ``copy=True`` ask for a
@@ -172,7 +186,15 @@ def _distarray_as(x: DistArray, dtype, device, copy) -> DistArray:
     return x
 
 
-def arange(start, /, stop=None, step=1, *, dtype=None, device=None) -> DistArray:
+def arange(
+    start: float,
+    /,
+    stop: float | None = None,
+    step: float = 1,
+    *,
+    dtype: DTypeLike | None = None,
+    device: Device = None,
+) -> DistArray:
     """Evenly spaced values in ``[start, stop)``, each chunk computed on its device.
 
     >>> import mdarray
@@ -185,7 +207,7 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None) -> DistArray
         raise ZeroDivisionError("arange: step must not be zero")
     dtype = np.result_type(start, stop, step) if dtype is None else np.dtype(dtype)
     if all(isinstance(v, (int, np.integer)) for v in (start, stop, step)):
-        n = max(0, -((start - stop) // step))
+        n = int(max(0, -((start - stop) // step)))
     else:
         n = max(0, math.ceil((stop - start) / step))
     backend = _backend_for(device)
@@ -210,7 +232,16 @@ def _ends(r: range) -> tuple[int, int, int]:
     return r.start, r.stop, r.step
 
 
-def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True) -> DistArray:
+def linspace(
+    start: complex,
+    stop: complex,
+    /,
+    num: int,
+    *,
+    dtype: DTypeLike | None = None,
+    device: Device = None,
+    endpoint: bool = True,
+) -> DistArray:
     """`num` evenly spaced values from `start` to `stop`, computed as NumPy does.
 
     >>> import mdarray
@@ -247,7 +278,15 @@ def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True) -> 
     return _per_chunk(layout, backend, make, dtype)
 
 
-def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None) -> DistArray:
+def eye(
+    n_rows: int,
+    n_cols: int | None = None,
+    /,
+    *,
+    k: int = 0,
+    dtype: DTypeLike | None = None,
+    device: Device = None,
+) -> DistArray:
     """A 2-D array with ones on the `k`-th diagonal, each chunk computed on its device.
 
     >>> import mdarray
@@ -277,7 +316,17 @@ def _like_layout(x, shape, device) -> Layout:
 
 
 @implements(np.full_like)
-def full_like(x, /, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
+def full_like(
+    x: DistArray,
+    /,
+    fill_value: Any,
+    dtype: DTypeLike | None = None,
+    order: str = "K",
+    subok: bool = True,
+    shape: ShapeLike | None = None,
+    *,
+    device: Device = None,
+) -> DistArray:
     """An array like `x` (same layout by default) filled with `fill_value`.
 
     >>> import mdarray
@@ -291,7 +340,16 @@ def full_like(x, /, fill_value, dtype=None, order="K", subok=True, shape=None, *
 
 
 @implements(np.zeros_like)
-def zeros_like(x, /, dtype=None, order="K", subok=True, shape=None, *, device=None):
+def zeros_like(
+    x: DistArray,
+    /,
+    dtype: DTypeLike | None = None,
+    order: str = "K",
+    subok: bool = True,
+    shape: ShapeLike | None = None,
+    *,
+    device: Device = None,
+) -> DistArray:
     """Zeros like `x` (same layout by default).
 
     >>> import mdarray
@@ -302,7 +360,16 @@ def zeros_like(x, /, dtype=None, order="K", subok=True, shape=None, *, device=No
 
 
 @implements(np.ones_like)
-def ones_like(x, /, dtype=None, order="K", subok=True, shape=None, *, device=None):
+def ones_like(
+    x: DistArray,
+    /,
+    dtype: DTypeLike | None = None,
+    order: str = "K",
+    subok: bool = True,
+    shape: ShapeLike | None = None,
+    *,
+    device: Device = None,
+) -> DistArray:
     """Ones like `x` (same layout by default).
 
     >>> import mdarray
@@ -313,7 +380,16 @@ def ones_like(x, /, dtype=None, order="K", subok=True, shape=None, *, device=Non
 
 
 @implements(np.empty_like)
-def empty_like(x, /, dtype=None, order="K", subok=True, shape=None, *, device=None):
+def empty_like(
+    x: DistArray,
+    /,
+    dtype: DTypeLike | None = None,
+    order: str = "K",
+    subok: bool = True,
+    shape: ShapeLike | None = None,
+    *,
+    device: Device = None,
+) -> DistArray:
     """An uninitialized array like `x` (same layout by default).
 
     >>> import mdarray
@@ -352,7 +428,7 @@ def _triangle(x, k, keep) -> DistArray:
 
 
 @implements(np.tril)
-def tril(x, /, k=0) -> DistArray:
+def tril(x: DistArray, /, k: int = 0) -> DistArray:
     """`x` with the elements above the `k`-th diagonal zeroed, chunk by chunk.
 
     >>> import mdarray
@@ -364,7 +440,7 @@ def tril(x, /, k=0) -> DistArray:
 
 
 @implements(np.triu)
-def triu(x, /, k=0) -> DistArray:
+def triu(x: DistArray, /, k: int = 0) -> DistArray:
     """`x` with the elements below the `k`-th diagonal zeroed, chunk by chunk.
 
     >>> import mdarray
@@ -376,7 +452,9 @@ def triu(x, /, k=0) -> DistArray:
 
 
 @implements(np.meshgrid)
-def meshgrid(*arrays, indexing="xy", copy=True, sparse=False) -> list:
+def meshgrid(
+    *arrays: Any, indexing: str = "xy", copy: bool = True, sparse: bool = False
+) -> list[DistArray]:
     """Coordinate arrays from 1-D arrays: each output keeps its input's split along its
     own axis and is whole along the others.
 
@@ -393,8 +471,8 @@ def meshgrid(*arrays, indexing="xy", copy=True, sparse=False) -> list:
     out = []
     for i, a in enumerate(vectors):
         axis = (1 - i if i < 2 else i) if indexing == "xy" and len(vectors) > 1 else i
-        grid = np.reshape(a, tuple(-1 if d == axis else 1 for d in range(len(vectors))))
+        grid = reshape(a, tuple(-1 if d == axis else 1 for d in range(len(vectors))))
         if not sparse:
-            grid = np.broadcast_to(grid, tuple(shape))
+            grid = broadcast_to(grid, tuple(shape))
         out.append(grid.copy() if copy else grid)
     return out

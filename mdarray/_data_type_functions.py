@@ -12,9 +12,11 @@ import builtins
 from typing import Any
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from ._array import DistArray, wrap
 from ._chunkwise import Casting, cast
+from ._layout import Device
 from ._registry import implements
 
 bool = np.bool_  # the array API names the boolean dtype `bool`
@@ -49,7 +51,9 @@ DTYPES = {
 
 
 @implements(np.astype)
-def astype(x, dtype, /, *, copy: builtins.bool = True, device=None) -> DistArray:
+def astype(
+    x: DistArray, dtype: DTypeLike, /, *, copy: builtins.bool = True, device: Device = None
+) -> DistArray:
     """`x` cast to `dtype`, in the same layout (and mode where the cast rule allows).
 
     >>> import mdarray
@@ -59,13 +63,13 @@ def astype(x, dtype, /, *, copy: builtins.bool = True, device=None) -> DistArray
     """
     if not isinstance(x, DistArray):
         raise TypeError(f"astype: expected a DistArray, got {type(x).__name__}")
-    dtype = np.dtype(dtype)
-    out = x if dtype == x.dtype and not copy else wrap(*cast(x.storage, x.mode, dtype))
+    target = np.dtype(dtype)
+    out = x if target == x.dtype and not copy else wrap(*cast(x.storage, x.mode, target))
     return out if device is None else out.to_device(device)
 
 
 @implements(np.copy)
-def copy(a, order="K", subok=False) -> DistArray:
+def copy(a: DistArray, order: str = "K", subok: builtins.bool = False) -> DistArray:
     """A copy of `a` with the same layout and mode; each chunk is copied on its device."""
     return astype(a, a.dtype, copy=True)
 
@@ -75,7 +79,7 @@ def _dtype_of(x):
 
 
 @implements(np.result_type)
-def result_type(*arrays_and_dtypes) -> np.dtype:
+def result_type(*arrays_and_dtypes: Any) -> np.dtype:
     """The dtype NumPy's promotion gives for arrays, dtypes and Python scalars.
 
     >>> import mdarray
@@ -96,7 +100,7 @@ def can_cast(from_: Any, to: Any, /, casting: Casting = "safe") -> builtins.bool
     return builtins.bool(np.can_cast(_dtype_of(from_), to, casting))
 
 
-def finfo(type, /):  # `type`: the array API's parameter name
+def finfo(type: Any, /) -> np.finfo[Any]:  # `type`: the array API's parameter name
     """Machine limits of a floating dtype (or of an array's dtype).
 
     >>> import mdarray
@@ -106,7 +110,7 @@ def finfo(type, /):  # `type`: the array API's parameter name
     return np.finfo(_dtype_of(type))
 
 
-def iinfo(type, /):
+def iinfo(type: Any, /) -> np.iinfo[Any]:
     """Machine limits of an integer dtype (or of an array's dtype).
 
     >>> import mdarray
@@ -116,7 +120,7 @@ def iinfo(type, /):
     return np.iinfo(_dtype_of(type))
 
 
-def isdtype(dtype, kind) -> builtins.bool:
+def isdtype(dtype: DTypeLike, kind: DTypeLike | str | tuple[DTypeLike | str, ...]) -> builtins.bool:
     """Whether `dtype` is of `kind` (a dtype, a kind name such as ``"integral"``, or a tuple).
 
     >>> import mdarray

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import contextlib
 from collections import Counter
+from collections.abc import Iterator
 
 #: Where host memory is named: a transfer's end in a TransferCount, and the "device"
 #: `_redistribute.region_value` gathers to for a NumPy result.
 HOST = "host"
+
+#: A transfer's end: a device id or `HOST`.
+Place = int | str
 
 _counters: list[TransferCount] = []
 
@@ -20,14 +24,14 @@ class TransferCount:
     """
 
     def __init__(self) -> None:
-        self.bytes: Counter = Counter()
+        self.bytes: Counter[tuple[Place, Place]] = Counter()
         self.copies = 0
 
     @property
     def total(self) -> int:
         return sum(self.bytes.values())
 
-    def __getitem__(self, pair) -> int:
+    def __getitem__(self, pair: tuple[Place, Place]) -> int:
         return self.bytes[pair]
 
     def __repr__(self) -> str:
@@ -37,7 +41,7 @@ class TransferCount:
         return f"TransferCount({{{pairs}}}, copies={self.copies})"
 
 
-def record_transfer(src, dst, nbytes: int) -> None:
+def record_transfer(src: Place, dst: Place, nbytes: int) -> None:
     """Called by the backend for every copy between two devices or host and device."""
     for counter in _counters:
         counter.bytes[(src, dst)] += int(nbytes)
@@ -45,7 +49,7 @@ def record_transfer(src, dst, nbytes: int) -> None:
 
 
 @contextlib.contextmanager
-def count_transfers():
+def count_transfers() -> Iterator[TransferCount]:
     """Count bytes moved between devices (and host) inside the ``with`` block.
 
     >>> import mdarray, numpy as np

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from ._backend import DeviceSet
 from ._backend import backend as default_backend_object
 from ._data_type_functions import DTYPES
+from ._layout import Device
 
 _KINDS = {
     "bool": ("bool",),
@@ -26,7 +29,7 @@ class Info:
 
     __module__ = "mdarray"
 
-    def capabilities(self) -> dict:
+    def capabilities(self) -> dict[str, bool | int]:
         # Boolean-mask indexing and data-dependent shapes work, through the gathered
         # fallback path where no distributed implementation exists.
         return {"boolean indexing": True, "data-dependent shapes": True, "max dimensions": 64}
@@ -35,10 +38,10 @@ class Info:
         backend = default_backend_object()
         return DeviceSet(backend.device_ids, backend.name)
 
-    def devices(self) -> list:
+    def devices(self) -> list[DeviceSet | int]:
         return [self.default_device(), *default_backend_object().device_ids]
 
-    def default_dtypes(self, *, device=None) -> dict:
+    def default_dtypes(self, *, device: Device = None) -> dict[str, np.dtype]:
         return {
             "real floating": DTYPES["float64"],
             "complex floating": DTYPES["complex128"],
@@ -46,7 +49,9 @@ class Info:
             "indexing": DTYPES["int64"],
         }
 
-    def dtypes(self, *, device=None, kind=None) -> dict:
+    def dtypes(
+        self, *, device: Device = None, kind: str | tuple[str, ...] | None = None
+    ) -> dict[str, np.dtype]:
         if kind is None:
             return dict(DTYPES)
         kinds = kind if isinstance(kind, tuple) else (kind,)

@@ -151,7 +151,7 @@ class Layout:
     def __repr__(self) -> str:
         return f"Layout({self.shape}, {self.index_map!r})"
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[Layout], tuple[tuple[int, ...], IndexMap]]:
         return (Layout, (self.shape, self.index_map))
 
     # Constructors -------------------------------------------------------------------

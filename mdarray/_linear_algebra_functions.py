@@ -26,7 +26,7 @@ operand is the one that travels. Plans depend only on layouts, so they are cache
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -46,8 +46,8 @@ _SIGNATURE = "(n?,k),(k,m?)->(n?,m?)"
 _SUPPORTED_KWARGS = frozenset({"out", "dtype", "casting"})
 
 
-def matmul(x1, x2, /):
-    """Matrix product of two arrays, as `numpy.matmul` (also ``x1 @ x2``).
+def matmul(x1: Any, x2: Any, /) -> DistArray:
+    """Matrix product of two arrays, at least one a DistArray, as `numpy.matmul` (``x1 @ x2``).
 
     Works for 1-D, 2-D and batched operands of any layouts and modes. Blocks that line up
     (``x1``'s column blocks equal to ``x2``'s row blocks on the same devices, as
@@ -90,7 +90,7 @@ def _is_array(x) -> bool:
     )
 
 
-def vecdot(x1, x2, /, *, axis=-1):
+def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> DistArray:
     """Dot products of vectors along `axis`, ``sum(conj(x1) * x2, axis)``, broadcast.
 
     As `numpy.vecdot` (array API ``vecdot``): the vectors are the rows of a batched

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 
 class Mode:
@@ -37,7 +39,7 @@ class Mode:
     def __str__(self) -> str:
         return self.name
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Callable[[str], Mode], tuple[str]]:
         return (as_mode, (self.name,))
 
     @property
@@ -51,33 +53,33 @@ class Mode:
             raise TypeError("REPLICA mode has no combining ufunc")
         return getattr(xp, self.ufunc_name)
 
-    def identity(self, dtype) -> object:
+    def identity(self, dtype: DTypeLike) -> np.generic:
         """The value a non-contributing copy holds, as a scalar of `dtype`.
 
         Raises TypeError where the dtype cannot hold this mode (MAX or MIN on complex,
         any partial mode on non-numeric dtypes).
         """
-        dtype = np.dtype(dtype)
+        resolved: np.dtype[Any] = np.dtype(dtype)
         if not self.is_partial:
             raise TypeError("REPLICA mode has no identity")
-        kind = dtype.kind
+        kind = resolved.kind
         if kind not in "biufc":
-            raise TypeError(f"mode {self} needs a numeric or bool dtype, got {dtype}")
+            raise TypeError(f"mode {self} needs a numeric or bool dtype, got {resolved}")
         if self.name == "sum":
-            return dtype.type(0)
+            return resolved.type(0)
         if self.name == "prod":
-            return dtype.type(1)
+            return resolved.type(1)
         if kind == "c":
-            raise TypeError(f"mode {self} is not defined for complex dtype {dtype}")
+            raise TypeError(f"mode {self} is not defined for complex dtype {resolved}")
         lowest = self.name == "max"
         if kind == "b":
             return np.bool_(not lowest)
         if kind == "f":
-            return dtype.type(-np.inf if lowest else np.inf)
-        info = np.iinfo(dtype)
-        return dtype.type(info.min if lowest else info.max)
+            return resolved.type(-np.inf if lowest else np.inf)
+        info = np.iinfo(resolved)
+        return resolved.type(info.min if lowest else info.max)
 
-    def check_dtype(self, dtype) -> None:
+    def check_dtype(self, dtype: DTypeLike) -> None:
         """Raise TypeError if `dtype` cannot hold this mode."""
         if self.is_partial:
             self.identity(dtype)
@@ -92,8 +94,8 @@ MIN = Mode("min", "minimum", idempotent=True)
 MODES = {mode.name: mode for mode in (REPLICA, SUM, PROD, MAX, MIN)}
 
 
-def as_mode(mode) -> Mode:
-    """The Mode for a Mode or its name (case-insensitive)."""
+def as_mode(mode: object) -> Mode:
+    """The Mode for a Mode or its name (case-insensitive); ValueError for anything else."""
     if isinstance(mode, Mode):
         return mode
     if isinstance(mode, str) and mode.lower() in MODES:

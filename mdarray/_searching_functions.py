@@ -145,7 +145,7 @@ implements(np.argmax)(_arg_impl(np.argmax, largest=True))
 implements(np.argmin)(_arg_impl(np.argmin, largest=False))
 
 
-def argmax(x, /, *, axis=None, keepdims=False):
+def argmax(x: DistArray, /, *, axis: int | None = None, keepdims: bool = False) -> DistArray:
     """Indices of the maximum along `axis` (array API); ties and NaNs as in NumPy.
 
     >>> import mdarray, numpy as np
@@ -156,7 +156,7 @@ def argmax(x, /, *, axis=None, keepdims=False):
     return np.argmax(x, axis=axis, keepdims=keepdims)
 
 
-def argmin(x, /, *, axis=None, keepdims=False):
+def argmin(x: DistArray, /, *, axis: int | None = None, keepdims: bool = False) -> DistArray:
     """Indices of the minimum along `axis` (array API); ties and NaNs as in NumPy.
 
     >>> import mdarray, numpy as np

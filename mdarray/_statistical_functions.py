@@ -14,11 +14,13 @@ from __future__ import annotations
 import builtins
 import operator
 from functools import lru_cache
+from typing import cast
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from . import _reduction, _regions
-from ._array import DistArray, wrap
+from ._array import Axes, DistArray, wrap
 from ._chunkwise import map_chunks, relabeled, write_out
 from ._data_type_functions import astype
 from ._fallback import fallback
@@ -409,10 +411,13 @@ def ufunc_accumulate(ufunc, inputs, kwargs):
 
 
 # Array API functions ------------------------------------------------------------------
-# Each calls the NumPy function, so it takes the one registered path above.
+# Each calls the NumPy function, so it takes the one registered path above (NumPy's stubs
+# say an ndarray comes back; on a DistArray, `__array_function__` returns a DistArray).
 
 
-def sum(x, /, *, axis=None, dtype=None, keepdims=False):
+def sum(
+    x: DistArray, /, *, axis: Axes = None, dtype: DTypeLike | None = None, keepdims: bool = False
+) -> DistArray:
     """The sum over `axis` (array API); partial (SUM mode) along split axes.
 
     >>> import mdarray, numpy as np
@@ -424,7 +429,9 @@ def sum(x, /, *, axis=None, dtype=None, keepdims=False):
     return np.sum(x, axis=axis, dtype=dtype, keepdims=keepdims)
 
 
-def prod(x, /, *, axis=None, dtype=None, keepdims=False):
+def prod(
+    x: DistArray, /, *, axis: Axes = None, dtype: DTypeLike | None = None, keepdims: bool = False
+) -> DistArray:
     """The product over `axis` (array API); partial (PROD mode) along split axes.
 
     >>> import mdarray, numpy as np
@@ -435,7 +442,7 @@ def prod(x, /, *, axis=None, dtype=None, keepdims=False):
     return np.prod(x, axis=axis, dtype=dtype, keepdims=keepdims)
 
 
-def max(x, /, *, axis=None, keepdims=False):
+def max(x: DistArray, /, *, axis: Axes = None, keepdims: bool = False) -> DistArray:
     """The maximum over `axis` (array API); partial (MAX mode) along split axes.
 
     >>> import mdarray, numpy as np
@@ -447,7 +454,7 @@ def max(x, /, *, axis=None, keepdims=False):
     return np.max(x, axis=axis, keepdims=keepdims)
 
 
-def min(x, /, *, axis=None, keepdims=False):
+def min(x: DistArray, /, *, axis: Axes = None, keepdims: bool = False) -> DistArray:
     """The minimum over `axis` (array API); partial (MIN mode) along split axes.
 
     >>> import mdarray, numpy as np
@@ -458,7 +465,7 @@ def min(x, /, *, axis=None, keepdims=False):
     return np.min(x, axis=axis, keepdims=keepdims)
 
 
-def mean(x, /, *, axis=None, keepdims=False):
+def mean(x: DistArray, /, *, axis: Axes = None, keepdims: bool = False) -> DistArray:
     """The arithmetic mean over `axis` (array API); partial (SUM mode) along split axes.
 
     >>> import mdarray, numpy as np
@@ -469,7 +476,9 @@ def mean(x, /, *, axis=None, keepdims=False):
     return np.mean(x, axis=axis, keepdims=keepdims)
 
 
-def var(x, /, *, axis=None, correction=0.0, keepdims=False):
+def var(
+    x: DistArray, /, *, axis: Axes = None, correction: float = 0.0, keepdims: bool = False
+) -> DistArray:
     """The variance over `axis` (array API), dividing by ``N - correction``.
 
     >>> import mdarray, numpy as np
@@ -480,7 +489,9 @@ def var(x, /, *, axis=None, correction=0.0, keepdims=False):
     return np.var(x, axis=axis, correction=correction, keepdims=keepdims)
 
 
-def std(x, /, *, axis=None, correction=0.0, keepdims=False):
+def std(
+    x: DistArray, /, *, axis: Axes = None, correction: float = 0.0, keepdims: bool = False
+) -> DistArray:
     """The standard deviation over `axis` (array API), dividing by ``N - correction``.
 
     >>> import mdarray, numpy as np
@@ -491,7 +502,7 @@ def std(x, /, *, axis=None, correction=0.0, keepdims=False):
     return np.std(x, axis=axis, correction=correction, keepdims=keepdims)
 
 
-def all(x, /, *, axis=None, keepdims=False):
+def all(x: DistArray, /, *, axis: Axes = None, keepdims: bool = False) -> DistArray:
     """Whether every element over `axis` is true (array API); MIN mode along split axes.
 
     >>> import mdarray, numpy as np
@@ -502,7 +513,7 @@ def all(x, /, *, axis=None, keepdims=False):
     return np.all(x, axis=axis, keepdims=keepdims)
 
 
-def any(x, /, *, axis=None, keepdims=False):
+def any(x: DistArray, /, *, axis: Axes = None, keepdims: bool = False) -> DistArray:
     """Whether some element over `axis` is true (array API); MAX mode along split axes.
 
     >>> import mdarray, numpy as np
@@ -513,7 +524,14 @@ def any(x, /, *, axis=None, keepdims=False):
     return np.any(x, axis=axis, keepdims=keepdims)
 
 
-def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
+def cumulative_sum(
+    x: DistArray,
+    /,
+    *,
+    axis: int | None = None,
+    dtype: DTypeLike | None = None,
+    include_initial: bool = False,
+) -> DistArray:
     """The cumulative sum along `axis` (array API): a scan with carries between chunks.
 
     >>> import mdarray, numpy as np
@@ -521,10 +539,20 @@ def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
     >>> mdarray.cumulative_sum(x, include_initial=True).get()
     array([ 0,  1,  3,  6, 10])
     """
-    return np.cumulative_sum(x, axis=axis, dtype=dtype, include_initial=include_initial)
+    return cast(
+        DistArray,
+        np.cumulative_sum(x, axis=axis, dtype=dtype, include_initial=include_initial),
+    )
 
 
-def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
+def cumulative_prod(
+    x: DistArray,
+    /,
+    *,
+    axis: int | None = None,
+    dtype: DTypeLike | None = None,
+    include_initial: bool = False,
+) -> DistArray:
     """The cumulative product along `axis` (array API): a scan with carries between chunks.
 
     >>> import mdarray, numpy as np
@@ -532,4 +560,7 @@ def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
     >>> mdarray.cumulative_prod(x).get()
     array([ 1,  2,  6, 24])
     """
-    return np.cumulative_prod(x, axis=axis, dtype=dtype, include_initial=include_initial)
+    return cast(
+        DistArray,
+        np.cumulative_prod(x, axis=axis, dtype=dtype, include_initial=include_initial),
+    )

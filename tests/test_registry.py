@@ -1,6 +1,9 @@
 """The dispatch tables are complete: every NumPy ufunc is handled and exercised against
 NumPy, every public name exists."""
 
+import ast
+from pathlib import Path
+
 import numpy as np
 import pytest
 import test_elementwise_functions as elementwise
@@ -41,6 +44,19 @@ def test_array_api_elementwise_names_are_public():
         assert getattr(mdarray, name) is func
         assert func.__doc__
         assert ">>>" in func.__doc__
+
+
+def test_type_checkers_see_the_generated_names():
+    """mdarray/__init__.py declares the generated elementwise functions for type checkers
+    (``if TYPE_CHECKING:``), since they do not run ``globals().update``."""
+    tree = ast.parse(Path(mdarray.__file__).read_text())
+    (block,) = [
+        node
+        for node in tree.body
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+    ]
+    declared = [n.target.id for n in block.body if isinstance(n, ast.AnnAssign)]
+    assert declared == sorted(ARRAY_API_FUNCTIONS)
 
 
 def test_registered_functions_are_callables():

@@ -7,18 +7,22 @@ strategies for layouts, index maps, modes and DistArrays.
 
 from __future__ import annotations
 
+from types import EllipsisType
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._array import DistArray
 
 __all__ = ["assert_chunks_hold", "assert_dist_allclose", "assert_dist_equal"]
 
 
-def _value(x):
+def _value(x: ArrayLike) -> np.ndarray:
     return x.get() if isinstance(x, DistArray) else np.asarray(x)
 
 
-def assert_dist_equal(actual, expected, *, check_dtype: bool = True) -> None:
+def assert_dist_equal(actual: object, expected: ArrayLike, *, check_dtype: bool = True) -> None:
     """Assert `actual` (a DistArray) has `expected`'s value, shape and dtype.
 
     >>> import mdarray, numpy as np
@@ -33,7 +37,14 @@ def assert_dist_equal(actual, expected, *, check_dtype: bool = True) -> None:
     np.testing.assert_array_equal(got, want, strict=True)
 
 
-def assert_dist_allclose(actual, expected, *, rtol=1e-7, atol=0, check_dtype: bool = True) -> None:
+def assert_dist_allclose(
+    actual: object,
+    expected: ArrayLike,
+    *,
+    rtol: float = 1e-7,
+    atol: float = 0,
+    check_dtype: bool = True,
+) -> None:
     """Like `assert_dist_equal` with a tolerance.
 
     >>> import mdarray, numpy as np
@@ -48,11 +59,11 @@ def assert_dist_allclose(actual, expected, *, rtol=1e-7, atol=0, check_dtype: bo
     np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, strict=True)
 
 
-def _host(chunk) -> np.ndarray:
+def _host(chunk: Any) -> np.ndarray:
     return chunk.get() if hasattr(chunk, "get") else np.asarray(chunk)
 
 
-def assert_chunks_hold(x, expected) -> None:
+def assert_chunks_hold(x: DistArray, expected: ArrayLike) -> None:
     """Assert each chunk of `x` holds what its mode says about `expected`'s elements.
 
     REPLICA: every chunk equals ``expected[index]``. SUM and PROD: the chunks combine to
@@ -82,7 +93,7 @@ def assert_chunks_hold(x, expected) -> None:
     combined = np.full(expected.shape, identity, x.dtype)
     held = np.zeros(expected.shape, np.int64)
     for index, chunk in chunks:
-        key = (*index, ...)
+        key: tuple[slice | EllipsisType, ...] = (*index, ...)  # a view, also when 0-d
         view = combined[key]
         x.mode.ufunc(np)(view, chunk, out=view)
         held[index] += chunk != identity
