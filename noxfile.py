@@ -1,4 +1,4 @@
-"""Nox sessions for mdarray: ``nox`` runs tests, lint and docs; ``nox -s tests_gpu`` on a GPU.
+"""Nox sessions: ``nox`` runs tests, lint, typecheck and docs; ``nox -s tests_gpu`` on a GPU.
 
 Every session installs its tools from the PEP 735 dependency groups in ``pyproject.toml``. The
 test sessions install mdarray itself (not editable) and run pytest against that installed
@@ -12,8 +12,7 @@ import nox
 
 nox.needs_version = ">=2025.2.9"  # nox.project.dependency_groups
 nox.options.default_venv_backend = "uv|virtualenv"
-nox.options.sessions = ["tests", "lint", "docs"]
-# TODO(refactor): add "typecheck" to the default sessions once mypy passes.
+nox.options.sessions = ["tests", "lint", "typecheck", "docs"]
 
 ROOT = Path(__file__).parent
 PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
