@@ -121,7 +121,9 @@ class DistArray(Stored, NDArrayOperatorsMixin):
         """
         mode = as_mode(mode)
         if mode is self._mode:
-            return self
+            # A new array all the same, sharing the buffers (copy on write): whether a
+            # later write to one reaches the other must not depend on the mode.
+            return DistArray._new(self._storage.derive(), mode)
         return DistArray._new(_redistribute.change_mode(self._storage, self._mode, mode), mode)
 
     def reshard(self, index_map: IndexMap | Layout) -> DistArray:
@@ -136,7 +138,7 @@ class DistArray(Stored, NDArrayOperatorsMixin):
         """
         layout = self._as_layout(index_map)
         if layout == self.layout:
-            return self
+            return DistArray._new(self._storage.derive(), self._mode)
         return DistArray._new(_redistribute.reshard(self._storage, self._mode, layout), self._mode)
 
     def reshard_cost(self, index_map: IndexMap | Layout) -> TransferCount:
@@ -461,6 +463,17 @@ class DistArray(Stored, NDArrayOperatorsMixin):
 def wrap(storage: Chunks, mode: Mode = REPLICA) -> DistArray:
     """A DistArray of `storage` (which no other array holds) in `mode`."""
     return DistArray._new(storage, mode)
+
+
+def in_mode(x: DistArray, mode: Mode) -> DistArray:
+    """`x` itself where it is in `mode`, else ``x.change_mode(mode)``: for op code that
+    only reads the result (``change_mode`` always makes a new array)."""
+    return x if x.mode is mode else x.change_mode(mode)
+
+
+def laid_out(x: DistArray, layout: Layout) -> DistArray:
+    """`x` itself where it has `layout`, else ``x.reshard(layout)`` (see `in_mode`)."""
+    return x if x.layout == layout else x.reshard(layout)
 
 
 def _printed_part(x: DistArray) -> tuple:

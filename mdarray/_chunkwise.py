@@ -6,7 +6,8 @@ Op modules build on four pieces:
 - `result_layout` picks the layout of a result from its operands;
 - `aligned` brings any operand (a DistArray, NumPy or CuPy array, or scalar) to a
   layout, one piece per chunk on the chunk's device;
-- `map_chunks` runs a kernel per chunk over aligned operands;
+- `map_chunks` runs a kernel per chunk over aligned operands (`Chunks.view` makes
+  views under a new layout);
 - `cast` and `write_out`: the one cast rule (`_mode_rules.keeps_mode`) and the one
   writer of ``out=``, which writes through ``out``'s buffers as NumPy does, so views of
   ``out`` see the result.
@@ -111,22 +112,6 @@ def map_chunks(x: Stored, fn, *operands, dtype=None) -> Chunks:
     storage = x.storage
     columns = [aligned(op, storage.layout, storage.backend) for op in operands]
     return storage.map(fn, *columns, dtype=dtype)
-
-
-def relabeled(x: Stored, layout: Layout, view, sources=None) -> Chunks:
-    """Chunks of `layout` whose chunk t is ``view(buffer)`` of x's chunk ``sources[t]``
-    (default t), made on that chunk's device: views of x's buffers under a new layout
-    where `view` makes views (a transpose, a reshape, a slice), so no data moves and
-    writes through them reach x, as NumPy's views do."""
-    storage = x.storage
-    backend = storage.backend
-    buffers = storage.buffers
-    devices = storage.layout.chunk_devices
-    out = []
-    for k in range(len(buffers)) if sources is None else sources:
-        with backend.on(devices[k]):
-            out.append(view(buffers[k]))
-    return Chunks.of(layout, out, backend, storage.dtype)
 
 
 # Casts and out= ------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._array import DistArray, wrap
+from ._array import DistArray, in_mode, wrap
 from ._chunkwise import write_out
 from ._modes import REPLICA
 from ._registry import implements
@@ -127,7 +127,7 @@ def _imag(val):
 
 def _per_chunk(x: DistArray, out, function, dtype):
     """``function(xp, chunk)`` on each chunk of REPLICA `x`, written into `out` if given."""
-    x = x.change_mode(REPLICA)
+    x = in_mode(x, REPLICA)
     xp = x.storage.backend.xp
     result = wrap(x.storage.map(lambda chunk: function(xp, chunk), dtype=np.dtype(dtype)))
     return result if out is None else write_out(out, result)

@@ -140,12 +140,9 @@ def basic_getitem(x: DistArray, key: tuple) -> DistArray:
     backend = x.storage.backend
     if not parts:
         return wrap(Chunks.empty(layout, x.dtype, backend), x.mode)
-    buffers = x.storage.buffers
-    views = []
-    for k, local in parts:
-        with backend.on(x.layout.chunk_devices[k]):
-            views.append(buffers[k][local])
-    return wrap(Chunks.of(layout, views, backend, x.dtype), x.mode)
+    sources = [k for k, _ in parts]
+    view = x.storage.view(layout, lambda t, b: b[parts[t][1]], sources)
+    return wrap(view, x.mode)
 
 
 @implements_method("getitem")

@@ -19,8 +19,8 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from . import _regions
-from ._array import Axes, DistArray, wrap
-from ._chunkwise import Casting, backend_of, relabeled
+from ._array import Axes, DistArray, in_mode, laid_out, wrap
+from ._chunkwise import Casting, backend_of
 from ._indexing import basic_getitem
 from ._layout import Layout, ShapeLike, _normalize_axis
 from ._mode_rules import keeps_mode
@@ -68,7 +68,7 @@ def permute_dims(x: DistArray, /, axes: Sequence[int] | None = None) -> DistArra
         raise ValueError("axes don't match array")
     axes = _axes_tuple(axes, x.ndim)
     layout = _permuted_layout(x.layout, axes)
-    return wrap(relabeled(x, layout, lambda b: b.transpose(axes)), x.mode)
+    return wrap(x.storage.view(layout, lambda _, b: b.transpose(axes)), x.mode)
 
 
 @implements(np.matrix_transpose)
@@ -329,16 +329,17 @@ def reshape(
                 f"reshape: the layout of x cannot be reshaped to {shape} without moving data "
                 "(copy=False)"
             )
-        x = x.reshard(_reshape_target(x, shape))
+        x = laid_out(x, _reshape_target(x, shape))
         plan = reshaped_layout(x.layout, shape)
     layout, kept = plan
-    shapes = iter(layout.chunk_shapes)
-
-    def view(buffer):
-        reshaped = buffer.reshape(next(shapes))
-        return reshaped.copy() if copy else reshaped
-
-    return wrap(relabeled(x, layout, view, kept), x.mode)
+    shapes = layout.chunk_shapes
+    if copy:
+        buffers = x.storage.buffers
+        reshaped = Chunks.generate(
+            layout, x.storage.backend, lambda t: buffers[kept[t]].reshape(shapes[t]).copy(), None
+        )
+        return wrap(reshaped, x.mode)
+    return wrap(x.storage.view(layout, lambda t, b: b.reshape(shapes[t]), kept), x.mode)
 
 
 @implements(np.ravel)
@@ -368,8 +369,8 @@ def broadcast_to(x: Any, /, shape: ShapeLike, subok: bool = False) -> DistArray:
         )
     layout = _broadcast_layout(x.layout, shape)
     xp = x.storage.backend.xp
-    shapes = iter(layout.chunk_shapes)
-    return wrap(relabeled(x, layout, lambda b: xp.broadcast_to(b, next(shapes))), x.mode)
+    shapes = layout.chunk_shapes
+    return wrap(x.storage.view(layout, lambda t, b: xp.broadcast_to(b, shapes[t])), x.mode)
 
 
 @lru_cache(maxsize=4096)
@@ -479,7 +480,7 @@ def _common_mode(arrays, dtype, casting) -> list:
     same = all(a.mode is mode and keeps_mode(mode, a.dtype, dtype) for a in arrays)
     if same:
         return arrays
-    return [a.change_mode(REPLICA) for a in arrays]
+    return [in_mode(a, REPLICA) for a in arrays]
 
 
 def _as_distarrays(arrays) -> list:

@@ -20,8 +20,8 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from . import _reduction, _regions
-from ._array import Axes, DistArray, wrap
-from ._chunkwise import map_chunks, relabeled, write_out
+from ._array import Axes, DistArray, in_mode, laid_out, wrap
+from ._chunkwise import map_chunks, write_out
 from ._data_type_functions import astype
 from ._fallback import fallback
 from ._layout import Layout
@@ -145,7 +145,7 @@ def _var(x, axes, keepdims, dtype, where, ddof, requested=None) -> DistArray:
     does (a complex sum divided by 0 is inf+nanj, a real one inf)."""
     if x.mode.is_partial:
         x = x.change_mode(REPLICA)
-    mean = _mean(x, axes, True, dtype, where).change_mode(REPLICA)
+    mean = in_mode(_mean(x, axes, True, dtype, where), REPLICA)
     squares = wrap(map_chunks(x, _squared_deviations, mean))
     sum_dtype = squares.dtype if requested is None else np.dtype(requested)
     total = _reduction.reduce(
@@ -208,7 +208,7 @@ def _variance_impl(func, root: bool):
             var = _var(x, axes, keep, compute, where, n, requested=dtype)
             if not root:
                 return var
-            return np.sqrt(var.change_mode(REPLICA))
+            return np.sqrt(in_mode(var, REPLICA))
 
         return _moment(func, stat, a, axis, dtype, out, keepdims, where, ddof=n)
 
@@ -231,14 +231,14 @@ def _flatten(x: DistArray) -> DistArray:
         layout = Layout(
             (1,), {d: [slice(0, 1)] * x.layout.chunk_devices.count(d) for d in x.devices}
         )
-        return wrap(relabeled(x, layout, lambda c: c.reshape(1)), x.mode)
-    rows = x.reshard(Layout.block(x.shape, axis=0, devices=x.devices))
+        return wrap(x.storage.view(layout, lambda _, c: c.reshape(1)), x.mode)
+    rows = laid_out(x, Layout.block(x.shape, axis=0, devices=x.devices))
     row = int(np.prod(x.shape[1:], dtype=np.int64))
     index_map: dict = {}
     for box, device in zip(rows.layout.boxes, rows.layout.chunk_devices):
         index_map.setdefault(device, []).append(slice(box[0].start * row, box[0].stop * row))
     layout = Layout((x.size,), index_map)
-    return wrap(relabeled(rows, layout, lambda c: c.reshape(-1)), rows.mode)
+    return wrap(rows.storage.view(layout, lambda _, c: c.reshape(-1)), rows.mode)
 
 
 @lru_cache(maxsize=1024)

@@ -1,17 +1,26 @@
-"""Storage: the buffers of one layout on their devices, and who else holds them.
+"""Storage: the buffers of one layout on their devices, and who else uses their memory.
 
-`Chunks` is what a DistArray stores: a `Layout`, a backend, a dtype and one buffer (a
-contiguous NumPy or CuPy array) per chunk of the layout, on the chunk's device. It
-validates what it is given, keeps *packed* storage (one flat slab per device, the chunks
-views into it, so an elementwise op runs one kernel per device), and counts who shares
-each buffer, for copy on write:
+`Chunks` is what a DistArray stores: a `Layout`, a backend, a dtype and one buffer (a NumPy
+or CuPy array) per chunk of the layout, on the chunk's device. It validates what it is
+given, keeps *packed* storage (one flat slab per device, the chunks views into it, so an
+elementwise op runs one kernel per device), and keeps copy on write exact with views:
 
+- A *family* is one logical array value: an array and its views (indexing, transposes,
+  reshapes that need no copy). Its members see each other's writes, as NumPy's views do.
+  `view` makes a member of this family.
 - Movement hands unchanged buffers to its result instead of copying them (a reshard that
   keeps a chunk in place, a mode change that needs no change). `derive` makes such a
-  result and links every buffer it shares with its source to one *share* (a weak set of
-  the `Chunks` holding the buffer), so the count follows the holders' lifetimes.
-- `writable` copies a buffer another live `Chunks` shares before handing it out, so an
-  in-place write never shows through another array. A `Chunks` belongs to one array.
+  result: a new family that shares memory with this one.
+- Memory is tracked per *allocation* (a chunk's own array or a packed slab), with the
+  families using it (weakly, so the count follows their lifetimes). Each buffer is an
+  allocation and a *recipe* (the view of it the chunk is). `writable` moves a family that
+  shares an allocation with another live family onto a copy of it before handing buffers
+  out: every member switches to the copy, so the writer's views stay attached and no
+  other array sees the write.
+
+Chunks that nobody shares and nobody viewed carry none of this (the elementwise fast path
+pays nothing); the first `view` or `derive` sets it up. The bookkeeping is guarded by one
+lock, so arrays may be shared across threads.
 
 `Stored` is what the layers under DistArray see of an array: its storage and its mode.
 DistArray is its one subclass; the execution layer recognizes operands by it.
@@ -19,6 +28,7 @@ DistArray is its one subclass; the execution layer recognizes operands by it.
 
 from __future__ import annotations
 
+import threading
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -29,16 +39,51 @@ from . import _regions
 from ._layout import Layout, check_devices
 from ._modes import Mode
 
+# Guards families, allocations and their moves (copy on write) across threads.
+_LOCK = threading.RLock()
+
+
+class _Allocation:
+    """Memory that chunks live in: a root array (a chunk's own buffer or a packed slab) on
+    a device, and the families that use it."""
+
+    __slots__ = ("__weakref__", "array", "device", "families")
+
+    def __init__(self, array, device: int) -> None:
+        self.array = array
+        self.device = device
+        self.families: weakref.WeakSet[_Family] = weakref.WeakSet()
+
+
+class _Family:
+    """One logical array value: the Chunks of an array and of its views."""
+
+    __slots__ = ("__weakref__", "members")
+
+    def __init__(self) -> None:
+        self.members: weakref.WeakSet[Chunks] = weakref.WeakSet()
+
 
 class Chunks:
     """The buffers of `layout` on its devices (see the module docstring).
 
-    Build with `of` (checked buffers), `packed` (slabs), `empty`, `full`, `from_host` or
-    `derive` (buffers shared with another Chunks); never mutate `buffers` from outside
-    except through `writable`.
+    Build with `of` (checked buffers), `packed` (slabs), `empty`, `full`, `from_host`,
+    `generate`, `map`, `derive` (memory shared with this one) or `view` (a view of this
+    one); never write `buffers` from outside except through `writable`. A Chunks belongs
+    to one array.
     """
 
-    __slots__ = ("__weakref__", "_buffers", "_shares", "_slabs", "backend", "dtype", "layout")
+    __slots__ = (
+        "__weakref__",
+        "_buffers",
+        "_family",
+        "_refs",
+        "_slab_allocations",
+        "_slabs",
+        "backend",
+        "dtype",
+        "layout",
+    )
 
     def __init__(self, layout: Layout, backend, dtype, buffers=None, slabs=None) -> None:
         # Unchecked: the classmethods check what they are given.
@@ -47,9 +92,11 @@ class Chunks:
         self.dtype = dtype
         self._buffers = buffers
         self._slabs = slabs
-        # Per buffer, the weak set of Chunks sharing it, or None where this one alone
-        # holds it; None for all when nothing is shared (the common case costs nothing).
-        self._shares: list | None = None
+        # Set up by the first `view` or `derive` (see `_track`): the family, per chunk its
+        # (allocation, recipe), and for packed chunks the slabs' allocations.
+        self._family: _Family | None = None
+        self._refs: tuple | None = None
+        self._slab_allocations: tuple | None = None
 
     # Construction ---------------------------------------------------------------------
 
@@ -144,17 +191,87 @@ class Chunks:
         return cls.of(layout, buffers, backend, dtype)
 
     def derive(self, layout: Layout | None = None, buffers=None, dtype=None) -> Chunks:
-        """New Chunks (checked) of `buffers` in `layout` (both default to this one's);
-        every buffer that is one of this one's is shared with it (copy on write)."""
+        """New Chunks (checked) of `buffers` in `layout` (both default to this one's): a
+        new array value, which shares memory with this one where a buffer is one of this
+        one's (copy on write keeps their writes apart)."""
         layout = self.layout if layout is None else layout
         buffers = self.buffers if buffers is None else tuple(buffers)
         out = Chunks.of(layout, buffers, self.backend, self.dtype if dtype is None else dtype)
         mine = {id(b): k for k, b in enumerate(self.buffers)}
-        for t, buffer in enumerate(out.buffers):
-            k = mine.get(id(buffer))
-            if k is not None:
-                out._join(t, self._share(k))
+        if not any(id(b) in mine for b in out.buffers):
+            return out
+        with _LOCK:
+            self._track()
+            assert self._refs is not None
+            family = _Family()
+            family.members.add(out)
+            refs = []
+            for t, buffer in enumerate(out.buffers):
+                k = mine.get(id(buffer))
+                ref = (
+                    (_Allocation(buffer, layout.chunk_devices[t]), None)
+                    if k is None
+                    else self._refs[k]
+                )
+                ref[0].families.add(family)
+                refs.append(ref)
+            out._family = family
+            out._refs = tuple(refs)
         return out
+
+    def view(self, layout: Layout, make: Callable[[int, Any], Any], sources=None) -> Chunks:
+        """Chunks of `layout` whose chunk t is ``make(t, buffer)`` of this one's chunk
+        ``sources[t]`` (default t), made on its device: a view of this array where `make`
+        makes views (a slice, a transpose, a reshape), so writes through either reach the
+        other, as with NumPy's views. A chunk that `make` had to copy is the view's own."""
+        with _LOCK:
+            self._track()
+            assert self._refs is not None
+            assert self._family is not None
+            xp = self.backend.xp
+            buffers = self.buffers
+            devices = self.layout.chunk_devices
+            out_buffers = []
+            refs: list[tuple[_Allocation, Callable[[Any], Any] | None]] = []
+            for t, k in enumerate(range(len(buffers)) if sources is None else sources):
+                with self.backend.on(devices[k]):
+                    made = make(t, buffers[k])
+                out_buffers.append(made)
+                if made.size and not xp.may_share_memory(made, buffers[k]):
+                    refs.append((_Allocation(made, devices[k]), None))
+                else:
+                    refs.append((self._refs[k][0], _then(self._refs[k][1], make, t)))
+            out = Chunks.of(layout, out_buffers, self.backend, self.dtype)
+            out._family = self._family
+            out._refs = tuple(refs)
+            self._family.members.add(out)
+            for allocation, _ in refs:
+                allocation.families.add(self._family)
+        return out
+
+    def _track(self) -> None:
+        """Set up the family and allocations of chunks that had none (under `_LOCK`)."""
+        if self._family is not None:
+            return
+        family = _Family()
+        family.members.add(self)
+        layout = self.layout
+        buffers = self.buffers  # made before the refs: they stay the chunk buffers
+        refs: list = [None] * len(buffers)
+        if self._slabs is not None:
+            slabs = tuple(
+                _Allocation(slab, device) for slab, device in zip(self._slabs, layout.devices)
+            )
+            for allocation, (entries, _) in zip(slabs, layout.packing):
+                for k, offset, size in entries:
+                    refs[k] = (allocation, _slab_part(offset, size, layout.chunk_shapes[k]))
+            self._slab_allocations = slabs
+        else:
+            refs = [(_Allocation(b, d), None) for b, d in zip(buffers, layout.chunk_devices)]
+        for allocation, _ in refs:
+            allocation.families.add(family)
+        self._refs = tuple(refs)
+        self._family = family
 
     def map(self, fn: Callable, *columns: Sequence, dtype=None) -> Chunks:
         """Fresh Chunks of this layout: buffer k is ``fn(buffer k, *(c[k] for c in
@@ -176,69 +293,84 @@ class Chunks:
         """The chunk buffers in layout order (views into the slabs of packed chunks)."""
         buffers = self._buffers
         if buffers is None:
-            buffers = self._buffers = _unpack(self.layout, self._slabs, self.backend)
+            buffers = self._buffers = self._resolve()
         return buffers
+
+    def _resolve(self) -> tuple:
+        if self._refs is None:
+            return _unpack(self.layout, self._slabs, self.backend)
+        out = []
+        for allocation, recipe in self._refs:
+            with self.backend.on(allocation.device):
+                array = allocation.array
+                out.append(array if recipe is None else recipe(array))
+        return tuple(out)
 
     @property
     def slabs(self) -> tuple | None:
         """One flat slab per device of the layout, when packed; else None."""
         return self._slabs
 
-    def shared(self, k: int) -> bool:
-        """Whether buffer `k` is held by another live Chunks too."""
-        shares = self._shares
-        return shares is not None and shares[k] is not None and len(shares[k]) > 1
-
     # Writing --------------------------------------------------------------------------
 
     def writable(self, chunks: Sequence[int] | None = None) -> tuple:
-        """The buffers, ready to be written in place: each of `chunks` (all by default)
-        that another Chunks shares is copied first and stops being shared."""
-        shares = self._shares
-        if shares is None:
+        """The buffers, ready to be written in place: where one of `chunks` (all by
+        default) lives in memory another array value uses too, this array's family moves
+        to a copy of that memory first (its views come along; the other array keeps the
+        original)."""
+        if self._family is None:
             return self.buffers
-        buffers = list(self.buffers)
-        copied = False
-        for k in range(len(buffers)) if chunks is None else chunks:
-            share = shares[k]
-            if share is None:
-                continue
-            share.discard(self)
-            shares[k] = None
-            if len(share):
-                buffers[k] = self.backend.copy(buffers[k], self.layout.chunk_devices[k])
-                copied = True
-        if copied:
-            self._buffers = tuple(buffers)
-            self._slabs = None
-        if all(s is None for s in shares):
-            self._shares = None
+        with _LOCK:
+            assert self._refs is not None
+            for k in range(len(self._refs)) if chunks is None else chunks:
+                allocation = self._refs[k][0]
+                if len(allocation.families) > 1:
+                    self._move(allocation)
         return self.buffers
 
     def own_slabs(self) -> tuple | None:
-        """The slabs of packed chunks when no other Chunks shares a buffer (so they may
-        be written in place as a whole); else None."""
-        if self._slabs is None:
-            return None
-        if self._shares is not None and any(self.shared(k) for k in range(len(self._shares))):
-            return None
+        """The slabs of packed chunks, ready to be written in place as a whole (moved to
+        copies first where another array value uses them); None when not packed."""
+        if self._slabs is None or self._family is None:
+            return self._slabs
+        with _LOCK:
+            for allocation in self._slab_allocations or ():
+                if len(allocation.families) > 1:
+                    self._move(allocation)
         return self._slabs
 
-    # Sharing --------------------------------------------------------------------------
+    def _move(self, allocation: _Allocation) -> None:
+        """Move this family off `allocation` onto a copy of it (under `_LOCK`)."""
+        family = self._family
+        assert family is not None
+        copy = _Allocation(
+            self.backend.copy(allocation.array, allocation.device), allocation.device
+        )
+        allocation.families.discard(family)
+        copy.families.add(family)
+        for member in list(family.members):
+            refs = member._refs or ()
+            if not any(a is allocation for a, _ in refs):
+                continue
+            member._refs = tuple((copy if a is allocation else a, r) for a, r in refs)
+            member._buffers = None
+            if member._slab_allocations is not None:
+                member._slab_allocations = tuple(
+                    copy if a is allocation else a for a in member._slab_allocations
+                )
+                member._slabs = tuple(a.array for a in member._slab_allocations)
 
-    def _share(self, k: int) -> weakref.WeakSet:
-        if self._shares is None:
-            self._shares = [None] * len(self.layout.chunks)
-        share = self._shares[k]
-        if share is None:
-            share = self._shares[k] = weakref.WeakSet([self])
-        return share
 
-    def _join(self, k: int, share: weakref.WeakSet) -> None:
-        if self._shares is None:
-            self._shares = [None] * len(self.layout.chunks)
-        share.add(self)
-        self._shares[k] = share
+def _slab_part(offset: int, size: int, shape: tuple) -> Callable[[Any], Any]:
+    """The recipe of a packed chunk: its part of the slab, in its shape."""
+    return lambda slab: slab[offset : offset + size].reshape(shape)
+
+
+def _then(recipe, make, t: int) -> Callable[[Any], Any]:
+    """The recipe of a view: `make` (for chunk t) after the source's `recipe`."""
+    if recipe is None:
+        return lambda array: make(t, array)
+    return lambda array: make(t, recipe(array))
 
 
 class Stored:

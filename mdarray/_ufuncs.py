@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ._array import DistArray, wrap
+from ._array import DistArray, in_mode, wrap
 from ._chunkwise import aligned, backend_of, result_layout, shape_of, write_out
 from ._fallback import fallback
 from ._mode_rules import R, result_mode
@@ -315,7 +315,7 @@ def _operands_in_mode(ufunc, inputs, layout, dtypes, where):
         mode = _rule_mode(ufunc, inputs, layout, dtypes[0])
         if mode is not None:
             return inputs, mode
-    return tuple(x.change_mode(REPLICA) if isinstance(x, DistArray) else x for x in inputs), REPLICA
+    return tuple(in_mode(x, REPLICA) if isinstance(x, DistArray) else x for x in inputs), REPLICA
 
 
 def _rule_mode(ufunc, inputs, layout, dtype):

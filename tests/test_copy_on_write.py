@@ -54,3 +54,102 @@ def test_views_from_indexing_still_write_through():
     view = x[2:6]
     view[...] = 0.0
     np.testing.assert_array_equal(x.get(), [0, 1, 0, 0, 0, 0, 6, 7])
+
+
+# Views and copy on write together ---------------------------------------------------------
+# A view (indexing, transpose, reshape) aliases its base: writes through either reach the
+# other. An array made by reshard or change_mode is a copy that may share memory: writes
+# through it, its base or their views never reach the other side. When a write makes an
+# array copy the memory it shared, its views come along.
+
+GRID = mdarray.Layout.grid((4, 6), (2, 2), devices=mdarray.devices()[:4])
+
+# Ways to make an array that shares memory with `x` without being a view of it.
+COPIES = {
+    "change_mode(max)": lambda x: x.change_mode("max"),
+    "change_mode(sum)": lambda x: x.change_mode("sum"),
+    "reshard keeping chunks": lambda x: x.reshard(
+        mdarray.Layout((4, 6), {**x.index_map, x.devices[0]: [*x.index_map[x.devices[0]], ()]})
+    ),
+    "reshard to its own layout": lambda x: x.reshard(x.layout),
+}
+# Ways to make a view, with NumPy's view of the same elements.
+VIEWS = {
+    "rows": (lambda a: a[1:3], lambda a: a[1:3]),
+    "strided": (lambda a: a[::2, 1::2], lambda a: a[::2, 1::2]),
+    "transpose": (lambda a: a.T, lambda a: a.T),
+    "reshape": (lambda a: a.reshape(2, 2, 6), lambda a: a.reshape(2, 2, 6)),
+}
+# Writes, as (what), each applied to a DistArray and to its NumPy model.
+WRITES = {
+    "setitem": lambda a: a.__setitem__((slice(0, 2), slice(None)), -7.0),
+    "iadd": lambda a: a.__iadd__(3.0),
+    "ufunc out": lambda a: np.multiply(a, 2.0, out=a),
+    "sum out": lambda a: np.sum(np.ones_like(a), axis=0, keepdims=True, out=a[:1]),
+}
+
+
+def _model():
+    host = np.arange(24.0).reshape(4, 6)
+    return host, mdarray.distributed_array(host, GRID)
+
+
+@pytest.mark.parametrize("copy", sorted(COPIES))
+@pytest.mark.parametrize("view", sorted(VIEWS))
+@pytest.mark.parametrize("who", ["base", "view", "copy", "copy's view"])
+@pytest.mark.parametrize("write", sorted(WRITES))
+def test_views_and_copies_behave_as_numpy(copy, view, who, write):
+    host, x = _model()
+    make_view, numpy_view = VIEWS[view]
+    y = COPIES[copy](x)
+    y_host = host.copy()
+    v, w = make_view(x), make_view(y)
+    writer = {"base": x, "view": v, "copy": y, "copy's view": w}[who]
+    model = {
+        "base": host,
+        "view": numpy_view(host),
+        "copy": y_host,
+        "copy's view": numpy_view(y_host),
+    }[who]
+    with mdarray.options(fallback="raise"):
+        WRITES[write](writer)
+    WRITES[write](model)
+    np.testing.assert_array_equal(x.get(), host)
+    np.testing.assert_array_equal(v.get(), numpy_view(host))
+    np.testing.assert_array_equal(y.get(), y_host)
+    np.testing.assert_array_equal(w.get(), numpy_view(y_host))
+
+
+def test_a_copy_on_write_keeps_earlier_views_attached():
+    """x copies the chunk it shares with y; the view made before still writes into x."""
+    host, x = _model()
+    y = x.change_mode("max")
+    v = x[0:2]
+    x[1] = -1.0  # x moves to a copy of the shared memory; v comes along
+    v[...] = 99.0
+    host[1] = -1.0
+    host[0:2] = 99.0
+    np.testing.assert_array_equal(x.get(), host)
+    np.testing.assert_array_equal(y.get(), np.arange(24.0).reshape(4, 6))
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda x: x.__iadd__(2),
+        lambda x: x.__imul__(2),
+        lambda x: np.add(x, 2, out=x),
+    ],
+    ids=["+= 2", "*= 2", "add out"],
+)
+@pytest.mark.parametrize("mode", ["sum", "prod", "max"])
+def test_in_place_ops_on_partial_arrays_keep_views(write, mode):
+    host = np.arange(1.0, 25.0).reshape(4, 6)
+    x = mdarray.distributed_array(host, mdarray.Layout.replicated((4, 6), GRID.devices), mode)
+    v = x[:]
+    with mdarray.options(fallback="raise"):
+        write(x)
+    want = host.copy()
+    write(want)
+    np.testing.assert_array_equal(x.get(), want)
+    np.testing.assert_array_equal(v.get(), want)
