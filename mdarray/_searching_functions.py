@@ -35,9 +35,8 @@ def _local(backend, chunk, box, axis, largest: bool, global_shape):
     """This chunk's (value, global index) pair along `axis` (None: over the whole chunk),
     with kept dims."""
     xp = backend.xp
-    pick = xp.argmax if largest else xp.argmin
     if axis is None:
-        k = pick(chunk.reshape(-1))
+        k = _arg_pick(xp, chunk.reshape(-1), 0, largest)
         value = chunk.reshape(-1)[k].reshape((1,) * chunk.ndim)
         # The global flat index, computed on the device (no host synchronization).
         strides = np.cumprod((1, *global_shape[:0:-1]))[::-1]
@@ -45,10 +44,24 @@ def _local(backend, chunk, box, axis, largest: bool, global_shape):
         for r, coord, stride in zip(box, xp.unravel_index(k, chunk.shape), strides):
             flat = flat + (coord * r.step + r.start) * int(stride)
         return value, xp.asarray(flat, dtype=np.intp).reshape((1,) * chunk.ndim)
-    k = xp.expand_dims(pick(chunk, axis=axis), axis)
+    k = xp.expand_dims(_arg_pick(xp, chunk, axis, largest), axis)
     value = xp.take_along_axis(chunk, k, axis=axis)
     r = box[axis]
     return value, (k * r.step + r.start).astype(np.intp, copy=False)
+
+
+def _arg_pick(xp, chunk, axis: int, largest: bool):
+    """argmax (`largest`) or argmin of `chunk` along `axis`, NaNs as NumPy takes them:
+    the first NaN wins. (CuPy's kernels return some NaN, not the first, where a row holds
+    several.)"""
+    k = (xp.argmax if largest else xp.argmin)(chunk, axis=axis)
+    if chunk.dtype.kind not in "fc":
+        return k
+    nan = xp.isnan(chunk)
+    n = chunk.shape[axis]
+    positions = xp.arange(n).reshape((n,) + (1,) * (chunk.ndim - axis - 1))
+    first_nan = xp.where(nan, positions, n).min(axis=axis)
+    return xp.where(first_nan < n, first_nan, k)
 
 
 def _better(xp, value, index, other, other_index, largest: bool):
