@@ -115,9 +115,9 @@ class DistArray(Stored, NDArrayOperatorsMixin):
         The result may share chunk buffers with this array where they need no change.
 
         >>> import mdarray, numpy as np
-        >>> x = mdarray.distributed_array(np.ones(4), mdarray.Layout.replicated((4,), devices=[0, 1]))
+        >>> x = mdarray.distributed_array(np.ones(4, int), mdarray.Layout.replicated((4,), devices=[0, 1]))
         >>> [c.tolist() for c in x.change_mode("sum").all_chunks()[1]]
-        [[0.0, 0.0, 0.0, 0.0]]
+        [[0, 0, 0, 0]]
         """
         mode = as_mode(mode)
         if mode is self._mode:

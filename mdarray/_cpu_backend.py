@@ -8,12 +8,23 @@ same for both (see `_backend.Backend`).
 from __future__ import annotations
 
 import contextlib
+import warnings
 from types import ModuleType
 
 import numpy as np
 
 from . import _debug, _kernels
 from ._debug import HOST
+
+
+def _warnings_raise() -> bool:
+    """Whether the warnings filter raises a RuntimeWarning (the first filter that matches
+    the category decides, as `warnings` does; message and module patterns are ignored,
+    which errs towards raising)."""
+    for action, _, category, _, _ in warnings.filters:
+        if issubclass(RuntimeWarning, category):
+            return action == "error"
+    return False
 
 
 class CpuBackend:
@@ -92,8 +103,10 @@ class CpuBackend:
 
     def may_fail(self, ufunc) -> bool:
         """Whether a kernel may raise after writing part of its output: NumPy's integer
-        power (negative exponents) and any ufunc under ``np.errstate(... = "raise")``."""
-        return ufunc is np.power or "raise" in np.geterr().values()
+        power (negative exponents), any ufunc under ``np.errstate(... = "raise")``, and
+        any ufunc while the warnings filter turns NumPy's RuntimeWarnings into errors
+        (``warnings.simplefilter("error")``, as test suites run)."""
+        return ufunc is np.power or "raise" in np.geterr().values() or _warnings_raise()
 
     def call_masked(self, kernel, args, outs: tuple, mask, options) -> tuple:
         """``kernel(*args)`` written into `outs` where `mask` is true."""
@@ -103,6 +116,8 @@ class CpuBackend:
     def reduce(self, ufunc, chunk, axes: tuple, dtype, result_dtype):
         """`ufunc` reduced over `axes` of one chunk, keeping dims, as `result_dtype`."""
         out = ufunc.reduce(chunk, axis=axes, dtype=dtype, keepdims=True)
+        if not isinstance(out, np.ndarray):
+            out = np.array(out)  # a 0-d reduce gives a scalar: chunks are writable arrays
         return out if out.dtype == result_dtype else out.astype(result_dtype)
 
     def accumulate(self, ufunc, chunk, axis: int, dtype):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import contextvars
 from collections import Counter
 from collections.abc import Iterator
 
@@ -13,7 +14,10 @@ HOST = "host"
 #: A transfer's end: a device id or `HOST`.
 Place = int | str
 
-_counters: list[TransferCount] = []
+# The counters open in this context (thread or task): each counts only its own moves.
+_counters: contextvars.ContextVar[tuple[TransferCount, ...]] = contextvars.ContextVar(
+    "mdarray_transfer_counters", default=()
+)
 
 
 class TransferCount:
@@ -43,14 +47,15 @@ class TransferCount:
 
 def record_transfer(src: Place, dst: Place, nbytes: int) -> None:
     """Called by the backend for every copy between two devices or host and device."""
-    for counter in _counters:
+    for counter in _counters.get():
         counter.bytes[(src, dst)] += int(nbytes)
         counter.copies += 1
 
 
 @contextlib.contextmanager
 def count_transfers() -> Iterator[TransferCount]:
-    """Count bytes moved between devices (and host) inside the ``with`` block.
+    """Count bytes moved between devices (and host) inside the ``with`` block, by this
+    thread (or asyncio task): other threads' moves are not counted.
 
     >>> import mdarray, numpy as np
     >>> x = mdarray.distributed_array(np.ones(8), mdarray.Layout.block((8,), devices=[0, 1]))
@@ -60,8 +65,8 @@ def count_transfers() -> Iterator[TransferCount]:
     64
     """
     counter = TransferCount()
-    _counters.append(counter)
+    token = _counters.set((*_counters.get(), counter))
     try:
         yield counter
     finally:
-        _counters.remove(counter)
+        _counters.reset(token)

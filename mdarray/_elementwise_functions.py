@@ -115,14 +115,14 @@ def _round(a, decimals=0, out=None):
 def _real(val):
     """The real part, chunk by chunk (a contiguous copy per chunk)."""
     dtype = np.real(np.empty(0, val.dtype)).dtype
-    return _per_chunk(val, None, lambda xp, c: xp.ascontiguousarray(xp.real(c)), dtype)
+    return _per_chunk(val, None, lambda xp, c: xp.array(xp.real(c), order="C", copy=True), dtype)
 
 
 @implements(np.imag)
 def _imag(val):
     """The imaginary part, chunk by chunk (zeros for real dtypes)."""
     dtype = np.imag(np.empty(0, val.dtype)).dtype
-    return _per_chunk(val, None, lambda xp, c: xp.ascontiguousarray(xp.imag(c)), dtype)
+    return _per_chunk(val, None, lambda xp, c: xp.array(xp.imag(c), order="C", copy=True), dtype)
 
 
 def _per_chunk(x: DistArray, out, function, dtype):

@@ -47,11 +47,31 @@ class Mode:
         """True for SUM, PROD, MAX and MIN: the value is spread over the copies."""
         return self.ufunc_name is not None
 
-    def ufunc(self, xp: Any) -> Any:
-        """The binary ufunc of `xp` (NumPy or CuPy) that combines two partial copies."""
+    def ufunc(self, xp: Any, dtype: DTypeLike | None = None) -> Any:
+        """The binary ufunc of `xp` (NumPy or CuPy) that combines two partial copies (of
+        `dtype`), called as ``ufunc(a, b, out=...)``.
+
+        For complex PROD the identity is not neutral in IEEE arithmetic (``(1+0j) *
+        (inf+0j)`` is ``inf+nanj``), so the combination there skips identity copies: it
+        gives the other operand where one of them is the identity.
+        """
         if self.ufunc_name is None:
             raise TypeError("REPLICA mode has no combining ufunc")
-        return getattr(xp, self.ufunc_name)
+        combine = getattr(xp, self.ufunc_name)
+        if dtype is None or self.name != "prod" or np.dtype(dtype).kind != "c":
+            return combine
+        identity = self.identity(dtype)
+
+        def skipping_identities(a: Any, b: Any, out: Any = None) -> Any:
+            with np.errstate(invalid="ignore"):  # identity products are not used
+                product = combine(a, b)
+            result = xp.where(b == identity, a, xp.where(a == identity, b, product))
+            if out is None:
+                return result
+            out[...] = result
+            return out
+
+        return skipping_identities
 
     def identity(self, dtype: DTypeLike) -> np.generic:
         """The value a non-contributing copy holds, as a scalar of `dtype`.
@@ -66,7 +86,11 @@ class Mode:
         if kind not in "biufc":
             raise TypeError(f"mode {self} needs a numeric or bool dtype, got {resolved}")
         if self.name == "sum":
-            return resolved.type(0)
+            # -0.0, not +0.0: -0.0 + v is v for every float v, -0.0 included (+0.0 + -0.0
+            # is +0.0, so a SUM holding -0.0 would read back +0.0).
+            if kind == "c":
+                return resolved.type(complex(-0.0, -0.0))
+            return resolved.type(-0.0 if kind == "f" else 0)
         if self.name == "prod":
             return resolved.type(1)
         if kind == "c":

@@ -67,7 +67,8 @@ def region_value(chunks: Chunks, mode: Mode, region: tuple, device):
         if device == HOST:
             first = layout.chunk_devices[0]
             return _to_host(backend, region_value(chunks, mode, region, first), first)
-        return combine_partials(chunks, ufunc_name, mode.identity(chunks.dtype), region, device)
+        combine = mode.ufunc(chunks.backend.xp, chunks.dtype)
+        return combine_partials(chunks, combine, mode.identity(chunks.dtype), region, device)
     shape = _regions.box_shape(region)
     plan = replica_plan(layout, region, device)
     if device == HOST:
@@ -108,12 +109,12 @@ def _gather(chunks: Chunks, plan, shape, device, out=None):
     return out
 
 
-def combine_partials(chunks: Chunks, ufunc_name: str, identity, region: tuple, device):
-    """The buffers of `chunks` combined with the ufunc `ufunc_name` over `region`, as a
-    new array on `device` (`identity` where no chunk contributes)."""
+def combine_partials(chunks: Chunks, combine, identity, region: tuple, device):
+    """The buffers of `chunks` combined with `combine` (a binary ufunc of the backend's
+    array module) over `region`, as a new array on `device` (`identity` where no chunk
+    contributes)."""
     backend = chunks.backend
     layout = chunks.layout
-    combine = getattr(backend.xp, ufunc_name)
     out = backend.full(_regions.box_shape(region), identity, chunks.dtype, device)
     buffers = chunks.buffers
     with backend.on(device):
@@ -216,7 +217,7 @@ def _partial_reshard(chunks: Chunks, mode: Mode, layout: Layout, plan: ReshardPl
             zip(plan.kept, layout.chunk_shapes, layout.chunk_devices)
         )
     ]
-    ufunc = mode.ufunc(backend.xp)
+    ufunc = mode.ufunc(backend.xp, chunks.dtype)
     for s, t, chunk_index, target_index in plan.moves:
         if t in reused:
             continue

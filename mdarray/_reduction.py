@@ -87,7 +87,8 @@ def combine_now(chunks: Chunks, ufunc, value) -> Chunks:
     buffers = list(chunks.buffers)
     for k, (box, device) in enumerate(zip(layout.boxes, layout.chunk_devices)):
         if len(_redistribute.partial_plan(layout, box)) > 1:
-            buffers[k] = _redistribute.combine_partials(chunks, ufunc.__name__, value, box, device)
+            combine = getattr(chunks.backend.xp, ufunc.__name__)
+            buffers[k] = _redistribute.combine_partials(chunks, combine, value, box, device)
     return Chunks.of(layout, buffers, chunks.backend, chunks.dtype)
 
 

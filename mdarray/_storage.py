@@ -104,7 +104,8 @@ class Chunks:
     def of(cls, layout: Layout, buffers: Sequence, backend, dtype=None) -> Chunks:
         """Chunks holding `buffers` (one per chunk, in layout order), checked: count,
         shapes, dtypes (`dtype` or the first buffer's) and devices."""
-        buffers = tuple(buffers)
+        # NumPy's kernels give scalars for 0-d operands: a chunk is a writable 0-d array.
+        buffers = tuple(np.array(b) if isinstance(b, np.generic) else b for b in buffers)
         if len(buffers) != len(layout.chunks):
             raise ValueError(
                 f"layout has {len(layout.chunks)} chunks but {len(buffers)} arrays were given"

@@ -11,6 +11,8 @@ import mdarray
 from mdarray import MAX, MIN, PROD, REPLICA, SUM, Mode
 from mdarray.testing import strategies as mst
 
+D = mdarray.devices()
+
 PARTIAL = [SUM, PROD, MAX, MIN]
 
 
@@ -52,9 +54,20 @@ def test_identity_is_neutral(dtype, data):
     identity = mode.identity(dtype)
     assert np.asarray(identity).dtype == dtype
     values = np.array([0, 1, 5], dtype=dtype)
-    combined = mode.ufunc(np)(values, identity)
-    assert combined.dtype == dtype
-    np.testing.assert_array_equal(combined, values)
+    if dtype.kind in "fc":
+        # IEEE's edges: signed zeros, infinities and NaN must come through unchanged.
+        edges = [-0.0, np.inf, -np.inf, np.nan]
+        if dtype.kind == "c":
+            edges += [complex(np.inf, 0.0), complex(-0.0, -0.0), complex(0.0, np.inf)]
+        values = np.concatenate([values, np.array(edges, dtype=dtype)])
+    combine = mode.ufunc(np, dtype)
+    with np.errstate(invalid="ignore"):
+        combined = [combine(values, identity), combine(identity, values)]
+    for got in combined:
+        assert got.dtype == dtype
+        np.testing.assert_array_equal(got, values)
+        np.testing.assert_array_equal(np.signbit(np.real(got)), np.signbit(np.real(values)))
+        np.testing.assert_array_equal(np.signbit(np.imag(got)), np.signbit(np.imag(values)))
 
 
 @pytest.mark.parametrize(
@@ -71,6 +84,7 @@ def test_identity_is_neutral(dtype, data):
         (np.int64, PROD, 1),
         (np.float32, MAX, -np.inf),
         (np.float64, MIN, np.inf),
+        (np.float32, SUM, -0.0),
         (np.complex64, SUM, 0),
         (np.complex128, PROD, 1),
     ],
@@ -99,3 +113,24 @@ def test_partial_modes_need_numbers(mode, dtype):
 
 def test_replica_holds_any_dtype():
     REPLICA.check_dtype("U3")
+
+
+def test_sum_identity_is_negative_zero():
+    """-0.0 + v is v for every float v; +0.0 + -0.0 is +0.0, so a SUM holding -0.0 would
+    read back +0.0 (and 1 / x would be +inf)."""
+    assert np.signbit(SUM.identity(np.float64))
+    assert np.signbit(np.real(SUM.identity(np.complex64)))
+    assert np.signbit(np.imag(SUM.identity(np.complex64)))
+    x = mdarray.distributed_array(np.array([-0.0, 1.0]), {D[0]: [(), ()]}, "sum")
+    assert np.signbit(x.get()[0])
+    assert np.signbit(x.change_mode("replica").get()[0])
+
+
+def test_complex_prod_keeps_infinities():
+    """``(1+0j) * (inf+0j)`` is ``inf+nanj``: combining skips identity copies."""
+    value = np.array([complex(np.inf, 0.0), 2 + 1j, complex(0.0, np.inf)])
+    x = mdarray.distributed_array(value, {D[0]: [(), ()]}, "prod")
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(x.get(), value)
+        np.testing.assert_array_equal(x.change_mode("replica").get(), value)
+        np.testing.assert_array_equal(x.reshard({D[0]: [(), (), ()]}).get(), value)

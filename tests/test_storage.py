@@ -1,0 +1,112 @@
+"""The storage layer: chunks are writable arrays (0-d included), and sharing memory is safe
+under threads."""
+
+import sys
+import threading
+import warnings
+
+import numpy as np
+import pytest
+
+import mdarray
+from mdarray import Layout
+from mdarray.testing import _host
+
+D = mdarray.devices()
+X0 = np.array(3.0)
+
+# Functions whose results are 0-d for a 0-d (or fully reduced) input: (ours, NumPy's).
+ZERO_D = {
+    "sum": (np.sum, np.sum),
+    "max": (np.max, np.max),
+    "mean": (np.mean, np.mean),
+    "sum of sum": (lambda x: x.sum().sum(), lambda a: a.sum().sum()),
+    "sin of transpose": (lambda x: np.sin(x.T), lambda a: np.sin(a.T)),
+    "sum-mode + 1": (lambda x: x.change_mode("sum") + 1, lambda a: a + 1),
+    "real": (np.real, np.real),
+    "imag": (np.imag, np.imag),
+    "conj": (np.conj, np.conj),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ZERO_D))
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+def test_zero_d_results_are_writable_arrays(name, dtype):
+    ours, numpys = ZERO_D[name]
+    value = X0.astype(dtype)
+    x = mdarray.distributed_array(value, {D[0]: [(), ()], D[-1]: ()})
+    with mdarray.options(fallback="raise"):
+        r = ours(x)
+        np.testing.assert_array_equal(r.get(), numpys(value.copy()))
+        assert all(isinstance(b, type(x.storage.buffers[0])) for b in r.storage.buffers)
+        r[()] = 5
+        r += 1
+    np.testing.assert_array_equal(r.get(), np.array(6, r.dtype))
+
+
+def test_threads_sharing_one_array_do_not_lose_counts():
+    """Many threads make arrays that share x's memory; afterwards a write to any of them
+    reaches neither x nor the others (the share bookkeeping lost no update)."""
+    host = np.arange(64.0)
+    x = mdarray.distributed_array(host, Layout.block((64,), devices=D))
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        results: list = []
+
+        def work():
+            results.extend(x.change_mode("max") for _ in range(20))
+
+        threads = [threading.Thread(target=work) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    for k, y in enumerate(results[:16]):
+        y[...] = k
+    np.testing.assert_array_equal(x.get(), host)
+    for k, y in enumerate(results[:16]):
+        np.testing.assert_array_equal(y.get(), np.full(64, float(k)))
+    np.testing.assert_array_equal(results[-1].get(), host)
+
+
+def test_threads_count_their_own_transfers():
+    """count_transfers in one thread does not count another thread's moves."""
+    x = mdarray.distributed_array(np.arange(64.0), Layout.block((64,), devices=D))
+    target = Layout.replicated((64,), devices=D)
+    counted: dict = {}
+    barrier = threading.Barrier(2)
+
+    def counting():
+        with mdarray.count_transfers() as moved:
+            barrier.wait()
+            barrier.wait()
+        counted["other"] = moved.total
+
+    thread = threading.Thread(target=counting)
+    thread.start()
+    barrier.wait()
+    x.reshard(target)  # moves data while the other thread counts
+    barrier.wait()
+    thread.join()
+    assert counted["other"] == 0
+
+
+def test_a_failed_in_place_op_leaves_every_replica_as_it_was():
+    """Under warnings as errors (as test suites run) ``x /= 0`` raises; no replica of x
+    may have been written."""
+    host = np.arange(4.0)
+    for op in (
+        lambda x: x.__itruediv__(0),
+        lambda x: np.log(x, out=x),
+        lambda x: x.__ifloordiv__(0),
+    ):
+        x = mdarray.distributed_array(host, Layout.replicated((4,), devices=D))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with pytest.raises(RuntimeWarning):
+                op(x)
+        for buffer in x.storage.buffers:
+            np.testing.assert_array_equal(_host(buffer), host)
