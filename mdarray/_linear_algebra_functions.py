@@ -175,7 +175,7 @@ def _matmul(a, b, dtype, casting):
     vector_a, vector_b = a.ndim == 1, b.ndim == 1
     a = np.expand_dims(a, 0) if a.ndim == 1 else a
     b = np.expand_dims(b, 1) if b.ndim == 1 else b
-    a, b = _operand_modes(a, b)
+    a, b = _operand_modes(a, b, out_dtype)
     out_shape = (*np.broadcast_shapes(a.shape[:-2], b.shape[:-2]), a.shape[-2], b.shape[-1])
     if not int(np.prod(out_shape)) or not a.shape[-1]:
         result = _zeros(out_shape, out_dtype, a if isinstance(a, DistArray) else b, backend)
@@ -206,18 +206,26 @@ def _check_shapes(shape_a, shape_b) -> None:
     np.broadcast_shapes(shape_a[:-2], shape_b[:-2])
 
 
-def _operand_modes(a, b):
+def _operand_modes(a, b, out_dtype):
     """The operands in modes the plan takes: REPLICA, or one of them SUM.
 
     ``(sum_p A_p) @ B == sum_p (A_p @ B)`` (and likewise on the right), so a SUM operand
     times a REPLICA one stays SUM: each partial is multiplied where it lies and the
-    products are the partials of the result. PROD, MAX and MIN partials do not distribute
-    over the product; they and the second of two SUM operands are combined first.
+    products are the partials of the result. That holds for every value only in ring
+    arithmetic with no cast: integers of the result's dtype (int8 copies 100 and 100
+    hold -56; cast to int16 first, they would give 200). Float copies meet ``0 * inf``
+    (an identity copy times an infinite element of B is NaN) and overflow where the value
+    does not, so they are combined first, as are PROD, MAX and MIN partials (which do not
+    distribute over the product) and the second of two SUM operands.
     """
-    a_sum = isinstance(a, DistArray) and a.mode is SUM
+
+    def stays(x) -> bool:
+        return x.mode is SUM and x.dtype == out_dtype and out_dtype.kind in "iu"
+
+    a_sum = isinstance(a, DistArray) and stays(a)
     if isinstance(a, DistArray) and a.mode.is_partial and not a_sum:
         a = a.change_mode(REPLICA)
-    if isinstance(b, DistArray) and b.mode.is_partial and (a_sum or b.mode is not SUM):
+    if isinstance(b, DistArray) and b.mode.is_partial and (a_sum or not stays(b)):
         b = b.change_mode(REPLICA)
     return a, b
 

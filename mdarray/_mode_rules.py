@@ -59,11 +59,16 @@ class Rule:
 
 
 FLOAT = "f"
-NUMBER = "iufc"  # ring arithmetic: integers wrap modulo 2**n, so +, -, * stay exact
+NUMBER = "iufc"
+# Ring arithmetic: integers wrap modulo 2**n, so +, -, * of copies are exact for every
+# value. Floats are not a ring at their edges: copies may overflow where their combined
+# value does not (copies 1e308 and -1e308 hold the value 0; doubled, they are inf and -inf),
+# so float rows need a condition that keeps every copy in range.
+RING = "iu"
 
 RULES = (
-    # sum(p) + sum(q) == sum(p + q)
-    Rule(np.add, (SUM, SUM), SUM, NUMBER),
+    # sum(p) + sum(q) == sum(p + q); floats: p + q may overflow where the sums do not
+    Rule(np.add, (SUM, SUM), SUM, RING),
     # max(p) + c == max(p + c): rounding is monotone; -inf + c == -inf needs c finite
     Rule(np.add, (MAX, R), MAX, FLOAT, "finite"),
     Rule(np.add, (R, MAX), MAX, FLOAT, "finite"),
@@ -72,8 +77,9 @@ RULES = (
     Rule(np.add, (R, MIN), MIN, FLOAT, "finite"),
     # conj(sum(p)) == sum(conj(p))
     Rule(np.conjugate, (SUM,), SUM, NUMBER),
-    # sum(p) / c == sum(p / c): c finite and nonzero (0 / 0 is NaN, 1 / 0 is not)
-    Rule(np.divide, (SUM, R), SUM, "fc", "finite nonzero"),
+    # sum(p) / c == sum(p / c): c finite and |c| >= 1 (0 / 0 is NaN, 1 / 0 is not, and
+    # p / c overflows for |c| < 1 where the value need not)
+    Rule(np.divide, (SUM, R), SUM, "fc", "finite large"),
     # max(p) / c == max(p / c) for c > 0; -inf / c == -inf
     Rule(np.divide, (MAX, R), MAX, FLOAT, "finite positive"),
     Rule(np.divide, (MIN, R), MIN, FLOAT, "finite positive"),
@@ -90,11 +96,15 @@ RULES = (
     # min(min(p), c) == min(min(p, c))
     Rule(np.minimum, (MIN, R), MIN, "biuf"),
     Rule(np.minimum, (R, MIN), MIN, "biuf"),
-    # sum(p) * c == sum(p * c): 0 * inf is NaN, so c finite
-    Rule(np.multiply, (SUM, R), SUM, NUMBER, "finite"),
-    Rule(np.multiply, (R, SUM), SUM, NUMBER, "finite"),
-    # prod(p) * prod(q) == prod(p * q)
-    Rule(np.multiply, (PROD, PROD), PROD, NUMBER),
+    # sum(p) * c == sum(p * c): 0 * inf is NaN, so c finite; floats: |c| <= 1, as p * c
+    # overflows for larger c where the value need not
+    Rule(np.multiply, (SUM, R), SUM, RING, "finite"),
+    Rule(np.multiply, (R, SUM), SUM, RING, "finite"),
+    Rule(np.multiply, (SUM, R), SUM, "fc", "finite small"),
+    Rule(np.multiply, (R, SUM), SUM, "fc", "finite small"),
+    # prod(p) * prod(q) == prod(p * q); floats: p * q may overflow (1e200 * 1e200) where
+    # the products do not
+    Rule(np.multiply, (PROD, PROD), PROD, RING),
     # max(p) * c == max(p * c) for c > 0 (monotone); -inf * c == -inf
     Rule(np.multiply, (MAX, R), MAX, FLOAT, "finite positive"),
     Rule(np.multiply, (R, MAX), MAX, FLOAT, "finite positive"),
@@ -116,7 +126,7 @@ RULES = (
     Rule(np.positive, (MAX,), MAX, "iuf"),
     Rule(np.positive, (MIN,), MIN, "iuf"),
     # sum(p) - sum(q) == sum(p - q)
-    Rule(np.subtract, (SUM, SUM), SUM, NUMBER),
+    Rule(np.subtract, (SUM, SUM), SUM, RING),
     # max(p) - c == max(p - c)
     Rule(np.subtract, (MAX, R), MAX, FLOAT, "finite"),
     Rule(np.subtract, (MIN, R), MIN, FLOAT, "finite"),
@@ -167,6 +177,8 @@ def _holds(condition: str | None, operand) -> bool:
             "nonzero": value != 0,
             "positive": np.real(value) > 0 and np.imag(value) == 0,
             "negative": np.real(value) < 0 and np.imag(value) == 0,
+            "small": abs(value) <= 1,
+            "large": abs(value) >= 1,
         }
     return all(checks[word] for word in condition.split())
 

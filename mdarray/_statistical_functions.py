@@ -116,11 +116,13 @@ def _count(x: DistArray, axes: tuple, keepdims: bool, where):
 
 
 def _divide(x: DistArray, divisor) -> DistArray:
-    """`x` / `divisor` per chunk: linear, so a SUM result stays SUM, except where the
-    divisor is 0 (then the identities' 0/0 would be NaN: combine first)."""
+    """`x` / `divisor` per chunk: linear, so a SUM result stays SUM where every divisor
+    is at least 1 (the row ``sum(p) / c`` of `_mode_rules`: a divisor of 0 makes the
+    identities' 0 / 0 NaN, one under 1 may overflow a copy where the value does not);
+    otherwise the partials are combined first."""
     xp = x.storage.backend.xp
-    if isinstance(divisor, DistArray) or not np.all(divisor):
-        x = x.change_mode(REPLICA)
+    if isinstance(divisor, DistArray) or not np.all(np.abs(divisor) >= 1):
+        x = in_mode(x, REPLICA)
     return wrap(map_chunks(x, xp.true_divide, divisor), x.mode)
 
 

@@ -251,20 +251,50 @@ def test_matmul_errors_like_numpy(shape_a, shape_b):
         lambda modes: operand_pairs(*modes)
     )
 )
-def test_sum_times_replica_stays_sum(pairs):
+def test_sum_times_replica_stays_sum_in_ring_arithmetic(pairs):
     # (sum_p A_p) @ B == sum_p (A_p @ B) and A @ (sum_q B_q) == sum_q (A @ B_q): each
-    # partial multiplies where it lies, and the products are the result's partials.
+    # partial multiplies where it lies, and the products are the result's partials. For
+    # every value only in integers of the result's dtype: float copies meet 0 * inf and
+    # overflow where the value does not, and casting int8 copies to int16 breaks their
+    # wrapping, so those are combined first.
     a, ea, b, eb = pairs
     with mdarray.options(fallback="raise"):
         result = a @ b
-    if ea.size and eb.size and result.size:
+    partial = a if a.mode is SUM else b
+    ring = partial.dtype == result.dtype and result.dtype.kind in "iu"
+    if ea.size and eb.size and result.size and ring:
         assert result.mode is SUM
     assert_matches(result, np.matmul(ea, eb))
 
 
+@pytest.mark.parametrize(
+    ("partial_dtype", "other"),
+    [
+        (np.int8, np.ones((1, 1), np.int16)),  # copies 100 and 100 hold -56 in int8
+        (np.float64, np.array([[np.inf]])),  # an identity copy times inf is NaN
+        (np.float64, np.array([[4.0]])),  # copies big and -big hold 0; times 4, inf - inf
+    ],
+)
+def test_partial_operands_that_cannot_stay_partial_are_combined(partial_dtype, other):
+    if partial_dtype == np.int8:
+        copies = np.array([100, 100], np.int8)
+    elif np.isinf(other).any():
+        copies = np.array([3.0, 0.0])
+    else:
+        copies = np.array([1e308, -1e308])
+    x = mdarray.distributed_array(
+        copies.reshape(2, 1), Layout.block((2, 1), devices=DEVICES), "replica"
+    )
+    s = np.sum(x, axis=0, keepdims=True, dtype=partial_dtype)  # SUM mode, value copies.sum()
+    want = copies.sum(dtype=partial_dtype).reshape(1, 1) @ other
+    with mdarray.options(fallback="raise"), np.errstate(all="ignore"):
+        np.testing.assert_array_equal((s @ other).get(), want)
+        np.testing.assert_array_equal((other.T @ s.T).get(), want.T)
+
+
 def test_sum_times_replicated_moves_nothing():
-    ea = np.arange(24.0).reshape(4, 6)
-    eb = np.arange(12.0).reshape(6, 2)
+    ea = np.arange(24).reshape(4, 6)
+    eb = np.arange(12).reshape(6, 2)
     a = mdarray.distributed_array(ea, Layout.grid(ea.shape, (2, 2), devices=DEVICES), SUM)
     b = mdarray.distributed_array(eb, Layout.replicated(eb.shape, DEVICES))
     with mdarray.count_transfers() as moved:

@@ -43,6 +43,8 @@ CONDITIONS = {
     "finite nonzero": lambda v: np.isfinite(v) and v != 0,
     "finite positive": lambda v: np.isfinite(v) and v > 0,
     "finite negative": lambda v: np.isfinite(v) and v < 0,
+    "finite small": lambda v: np.isfinite(v) and abs(v) <= 1,
+    "finite large": lambda v: np.isfinite(v) and abs(v) >= 1,
 }
 
 
@@ -326,3 +328,47 @@ def test_float_casts_of_partial_sums_are_not_in_the_rule():
     if len(layout.chunks) == 2:
         with mdarray.options(fallback="raise"):
             assert_dist_equal(x.astype(np.float32), np.array([0.0], np.float32))
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [r for r in RULES if "f" in r.kinds and any(m.is_partial for m in r.operands)],
+    ids=lambda r: (
+        f"{r.ufunc.__name__}({','.join(str(m) for m in r.operands)})->{r.result}"
+        + (f"[{r.condition}]" if r.condition else "")
+    ),
+)
+@settings(max_examples=10)
+@given(data=st.data())
+def test_float_rows_hold_where_copies_are_huge(rule, data):
+    """Copies near the dtype's range (``big`` and ``-big`` hold the value 0 in SUM mode):
+    a row may not overflow a copy where the value does not (``(big, -big) * 2`` would
+    give ``inf - inf``)."""
+    dtype = np.dtype(data.draw(st.sampled_from(["float32", "float64"])))
+    big = np.finfo(dtype).max / 2
+    layout = Layout((2,), spread({0: (), 1: ()}))
+    backend = default_backend()
+
+    def partial(mode):
+        copies = {
+            "sum": (big, -big),
+            "prod": (big, 1 / big),
+            "max": (big, -big),
+            "min": (-big, big),
+        }[mode.name]
+        values = [np.array([c, c / 4], dtype) for c in copies]
+        buffers = [backend.from_host(v, d) for v, d in zip(values, layout.chunk_devices)]
+        return wrap(Chunks.of(layout, buffers, backend, dtype), mode)
+
+    operands = [
+        data.draw(scalar_values(dtype).filter(CONDITIONS[rule.condition]).map(dtype.type))
+        if mode is R
+        else partial(mode)
+        for mode in rule.operands
+    ]
+    with np.errstate(all="ignore"):
+        want = rule.ufunc(*map(value_of, operands))
+        with mdarray.options(fallback="raise"):
+            got = rule.ufunc(*operands)
+    assert got.mode is rule.result
+    np.testing.assert_allclose(got.get(), want, rtol=1e-6, equal_nan=True)
