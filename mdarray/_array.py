@@ -319,6 +319,14 @@ class DistArray(Stored, NDArrayOperatorsMixin):
             raise ValueError("matrix transpose with ndim < 2 is undefined")
         return cast(DistArray, np.matrix_transpose(self))
 
+    def __eq__(self, other: object) -> Any:
+        return method("compare")(np.equal, self, other)
+
+    def __ne__(self, other: object) -> Any:
+        return method("compare")(np.not_equal, self, other)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as ndarray
+
     def __getitem__(self, key: Any) -> DistArray:
         return method("getitem")(self, key)
 

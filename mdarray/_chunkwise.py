@@ -18,7 +18,6 @@ mode), which the layers above wrap into DistArrays.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Literal, TypeAlias
 
 import numpy as np
@@ -28,6 +27,7 @@ from ._backend import backend as default_backend
 from ._layout import Layout
 from ._mode_rules import keeps_mode
 from ._modes import REPLICA, Mode
+from ._plan_cache import plan_cache
 from ._storage import Chunks, Stored
 
 #: NumPy's casting rules (``casting=`` of ufuncs, ``can_cast``, ``concat``).
@@ -60,7 +60,7 @@ def shape_of(x) -> tuple:
     return x.shape if isinstance(x, Stored) else np.shape(x)
 
 
-@lru_cache(maxsize=4096)
+@plan_cache
 def broadcast_regions(layout: Layout, operand_shape: tuple) -> tuple:
     """For each chunk of `layout`, the box of an operand of `operand_shape` it reads
     under broadcasting (the operand's axes align with the layout's trailing axes)."""

@@ -85,7 +85,14 @@ def full(
         fill_value = fill_value.item()
     dtype = np.asarray(fill_value).dtype if dtype is None else np.dtype(dtype)
     backend = _backend_for(device)
-    layout = layout_for_device(_shape_tuple(shape), device, backend)
+    shape = _shape_tuple(shape)
+    layout = layout_for_device(shape, device, backend)
+    if np.ndim(fill_value):
+        # An array fill broadcasts to the whole shape, as NumPy's does (NumPy's error if
+        # it cannot); each chunk takes its own part of it.
+        fill = np.empty(shape, dtype)
+        np.copyto(fill, fill_value, casting="unsafe")
+        return wrap(Chunks.from_host(fill, layout, backend))
     return wrap(Chunks.full(layout, fill_value, dtype, backend))
 
 

@@ -20,7 +20,6 @@ shape, which runs per chunk.
 from __future__ import annotations
 
 import operator
-from functools import lru_cache
 
 import numpy as np
 from ndindex import Integer, Newaxis, Slice, ndindex
@@ -31,6 +30,7 @@ from ._chunkwise import aligned, write_out
 from ._config import check_fallback
 from ._fallback import fallback, gathered
 from ._layout import Layout
+from ._plan_cache import plan_cache
 from ._redistribute import region_value
 from ._registry import implements_method
 from ._storage import Chunks
@@ -108,7 +108,7 @@ def _result_shape(key) -> tuple:
     return tuple(1 if item is None else len(item) for item in key if not isinstance(item, int))
 
 
-@lru_cache(maxsize=4096)
+@plan_cache
 def _getitem_plan(layout: Layout, key: tuple):
     """``(result layout, ((chunk, local index), ...))`` for a normalized basic key."""
     shape = _result_shape(key)
@@ -158,7 +158,16 @@ def getitem(x: DistArray, key) -> DistArray:
     basic = _basic_key(key, x.shape)
     if basic is None:
         return fallback(operator.getitem, (x, key), {}, "DistArray.__getitem__ (advanced index)")
-    return basic_getitem(x, basic)
+    result = basic_getitem(x, basic)
+    if all(isinstance(item, int) for item in basic) and not _has_ellipsis(key):
+        # NumPy gives a scalar for an integer per axis, a copy: later writes to x do not
+        # reach it (``x[2, ...]`` is a 0-d view, as NumPy's is).
+        result = wrap(result.storage.map(lambda b: b.copy()), result.mode)
+    return result
+
+
+def _has_ellipsis(key) -> bool:
+    return any(item is Ellipsis for item in (key if isinstance(key, tuple) else (key,)))
 
 
 # Assignment -------------------------------------------------------------------------

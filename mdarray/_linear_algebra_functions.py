@@ -25,7 +25,6 @@ operand is the one that travels. Plans depend only on layouts, so they are cache
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -37,6 +36,7 @@ from ._fallback import fallback
 from ._layout import Layout
 from ._manipulation_functions import squeeze
 from ._modes import REPLICA, SUM
+from ._plan_cache import plan_cache
 from ._registry import implements_ufunc_method
 from ._storage import Chunks
 
@@ -255,7 +255,7 @@ def _partitioned(a, b, backend):
     return a, b
 
 
-@lru_cache(maxsize=1024)
+@plan_cache
 def _lined_up(layout: Layout, partial: bool, other_shape: tuple, side: int) -> Layout:
     """A layout for the other operand holding, beside each block of `layout`, the part
     of the other operand it multiplies (every task then finds its blocks on one device)."""
@@ -275,7 +275,7 @@ def _lined_up(layout: Layout, partial: bool, other_shape: tuple, side: int) -> L
 # Blocks and plans -------------------------------------------------------------------
 
 
-@lru_cache(maxsize=1024)
+@plan_cache
 def _blocks(layout: Layout, partial: bool):
     """The blocks an operand contributes: ``((box, holder chunks), ...)``, or None.
 
@@ -311,7 +311,7 @@ class _Plan(NamedTuple):
     mode: object
 
 
-@lru_cache(maxsize=1024)
+@plan_cache
 def _plan(layout_a: Layout, sum_a: bool, size_a: int, layout_b: Layout, sum_b: bool, size_b: int):
     """The tasks of ``a @ b`` for operands of these layouts (SUM mode or REPLICA) and
     item sizes, each on the device needing the fewest bytes brought in."""

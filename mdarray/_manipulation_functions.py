@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Sequence
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -25,6 +24,7 @@ from ._indexing import basic_getitem
 from ._layout import Layout, ShapeLike, _normalize_axis
 from ._mode_rules import keeps_mode
 from ._modes import REPLICA
+from ._plan_cache import plan_cache
 from ._registry import implements
 from ._storage import Chunks
 
@@ -43,7 +43,7 @@ def _axes_tuple(axis, ndim: int) -> tuple[int, ...]:
 # Transposes -------------------------------------------------------------------------
 
 
-@lru_cache(maxsize=4096)
+@plan_cache
 def _permuted_layout(layout: Layout, axes: tuple) -> Layout:
     index_map: dict = {}
     for device, index in layout.chunks:
@@ -239,7 +239,7 @@ def _split(flat: range, sizes: tuple) -> tuple | None:
     return None
 
 
-@lru_cache(maxsize=4096)
+@plan_cache
 def reshaped_layout(layout: Layout, shape: tuple):
     """``(new layout, kept chunks)``: `layout` relabeled for `shape` when every chunk
     stays a box (empty chunks are dropped), else None."""
@@ -373,7 +373,7 @@ def broadcast_to(x: Any, /, shape: ShapeLike, subok: bool = False) -> DistArray:
     return wrap(x.storage.view(layout, lambda t, b: xp.broadcast_to(b, shapes[t])), x.mode)
 
 
-@lru_cache(maxsize=4096)
+@plan_cache
 def _broadcast_layout(layout: Layout, shape: tuple) -> Layout:
     lead = len(shape) - layout.ndim
     index_map: dict = {}

@@ -11,7 +11,6 @@ buffers they do not change with their source (`Chunks.derive`, copy on write).
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
@@ -20,17 +19,25 @@ from . import _kernels, _regions
 from ._debug import HOST, TransferCount
 from ._layout import Layout
 from ._modes import REPLICA, Mode
+from ._plan_cache import plan_cache
 from ._storage import Chunks
 
 
-@lru_cache(maxsize=4096)
+# Combining the copies of a partial result moves a value the user already computed:
+# NumPy warned (or not) where that value was made, so moving it warns of nothing
+# (``inf + -inf`` in a SUM that is read or resharded later is NaN, silently).
+def _quiet() -> np.errstate:
+    return np.errstate(all="ignore")
+
+
+@plan_cache
 def _preference(layout: Layout, device) -> tuple[int, ...]:
     """Chunk numbers of `layout`, those on `device` first: local data is read locally."""
     local = [k for k, d in enumerate(layout.chunk_devices) if d == device]
     return tuple(local + [k for k, d in enumerate(layout.chunk_devices) if d != device])
 
 
-@lru_cache(maxsize=4096)
+@plan_cache
 def replica_plan(layout: Layout, region: tuple, device) -> tuple:
     """Pieces ``(chunk, region_index, chunk_index)`` giving each element of `region` once."""
     order = _preference(layout, device)
@@ -38,7 +45,7 @@ def replica_plan(layout: Layout, region: tuple, device) -> tuple:
     return tuple((order[p.source], p.region_index, p.source_index) for p in cover.pieces())
 
 
-@lru_cache(maxsize=4096)
+@plan_cache
 def partial_plan(layout: Layout, region: tuple) -> tuple:
     """Pieces ``(chunk, region_index, chunk_index)`` for every chunk that meets `region`."""
     out = []
@@ -117,7 +124,7 @@ def combine_partials(chunks: Chunks, combine, identity, region: tuple, device):
     layout = chunks.layout
     out = backend.full(_regions.box_shape(region), identity, chunks.dtype, device)
     buffers = chunks.buffers
-    with backend.on(device):
+    with backend.on(device), _quiet():
         for k, region_index, chunk_index in partial_plan(layout, region):
             piece = backend.move(buffers[k][chunk_index], layout.chunk_devices[k], device)
             key = (*region_index, ...)
@@ -147,7 +154,7 @@ class ReshardPlan(NamedTuple):
     moves: tuple
 
 
-@lru_cache(maxsize=4096)
+@plan_cache
 def reshard_plan(source: Layout, target: Layout, partial: bool) -> ReshardPlan:
     """The plan that `reshard` executes and `reshard_cost` prices."""
     kept = _kept_chunks(source, target)
@@ -224,7 +231,7 @@ def _partial_reshard(chunks: Chunks, mode: Mode, layout: Layout, plan: ReshardPl
         target_device = layout.chunk_devices[t]
         piece = _regions.apply_index(source[s], chunk_index, backend.xp)
         piece = backend.move(piece, chunks.layout.chunk_devices[s], target_device)
-        with backend.on(target_device):
+        with backend.on(target_device), _quiet():
             _kernels.combine_into(backend.xp, buffers[t], target_index, piece, ufunc)
     return buffers
 
@@ -247,7 +254,7 @@ def reshard_cost(chunks: Chunks, mode: Mode, layout: Layout) -> TransferCount:
     return count
 
 
-@lru_cache(maxsize=4096)
+@plan_cache
 def _kept_chunks(source: Layout, target: Layout) -> tuple:
     """Per target chunk, the source chunk with the same box on the same device, or None.
 
@@ -326,7 +333,7 @@ def fill_shadowed(chunks: Chunks, value, *, in_place: bool = False) -> Chunks:
     return chunks if in_place else chunks.derive(buffers=buffers)
 
 
-@lru_cache(maxsize=4096)
+@plan_cache
 def _overlapping(layout: Layout) -> frozenset:
     """Chunks that share at least one element with another chunk."""
     cover = layout.cover.cover

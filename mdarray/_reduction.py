@@ -18,7 +18,6 @@ zero-length axes, so errors, warnings and dtypes are NumPy's own.
 from __future__ import annotations
 
 import warnings
-from functools import lru_cache
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
@@ -30,6 +29,7 @@ from ._fallback import fallback
 from ._layout import Layout
 from ._mode_rules import IDEMPOTENT, REORDERABLE, reduction_identity, reduction_mode
 from ._modes import REPLICA
+from ._plan_cache import plan_cache
 from ._storage import Chunks
 
 NO_VALUE = np._NoValue
@@ -46,7 +46,7 @@ def reduced_shape(shape: tuple, axes: tuple, keepdims: bool) -> tuple:
     return tuple(1 if a in axes else n for a, n in enumerate(shape) if keepdims or a not in axes)
 
 
-@lru_cache(maxsize=4096)
+@plan_cache
 def reduce_plan(layout: Layout, axes: tuple, keepdims: bool) -> tuple:
     """``(plan_layout, whole)``: the layout of per-chunk results (chunk k from input
     chunk k), and whether every chunk that yields elements holds its reduced axes whole

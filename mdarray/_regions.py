@@ -13,11 +13,13 @@ overlapping sources are read once.
 from __future__ import annotations
 
 import itertools
-from functools import lru_cache
+import math
 from typing import NamedTuple
 
 import numpy as np
 from ndindex import Slice
+
+from ._plan_cache import plan_cache
 
 Box = tuple  # tuple[range, ...]
 
@@ -150,7 +152,7 @@ class Cover:
         return Piece(s, tuple(region_index), tuple(source_index))
 
 
-@lru_cache(maxsize=4096)
+@plan_cache
 def cover(region: Box, sources: tuple) -> Cover:
     """The (cached) cover of `region` by `sources`, boxes given in order of preference."""
     return Cover(region, sources)
@@ -183,19 +185,76 @@ def _axis_classes(n: int, local: list[range]):
             dtype=bool,
         ).reshape(len(local), len(classes))
         return classes, members, True
-    # Strided sources: group positions by which sources hold them.
+    return _strided_classes(n, local)
+
+
+# More arithmetic progressions than this on one axis of one region (sources whose steps
+# share no small period) are grouped by signature into int arrays instead.
+_MAX_PROGRESSIONS = 256
+
+
+def _strided_classes(n: int, local: list[range]):
+    """Classes of one axis with strided sources, costing in proportion to the sources.
+
+    Between consecutive ends of the sources the positions a source holds repeat with the
+    least common multiple of the active steps, so each residue modulo that period is an
+    arithmetic progression that all sources treat alike: a class with a slice for an index.
+    Progressions of one signature that continue each other are merged.
+    """
+    cuts = sorted(
+        {0, n} | {lr.start for lr in local if len(lr)} | {lr[-1] + 1 for lr in local if len(lr)}
+    )
+    segments = []
+    total = 0
+    for a, b in itertools.pairwise(cuts):
+        active = [lr for lr in local if len(lr) and lr.start <= a and b <= lr[-1] + 1]
+        period = math.lcm(*(lr.step for lr in active)) if active else 1
+        segments.append((a, b, period))
+        total += min(period, b - a)
+    if total > _MAX_PROGRESSIONS:
+        return _signature_classes(n, local)
+    by_signature: dict = {}
+    for a, b, period in segments:
+        for first in range(a, min(a + period, b)):
+            signature = tuple(first in lr for lr in local)
+            progression = range(first, b, period)
+            runs = by_signature.setdefault(signature, [])
+            if runs and _continues(runs[-1], progression):
+                runs[-1] = range(runs[-1].start, progression[-1] + 1, _step(runs[-1], progression))
+            else:
+                runs.append(progression)
+    classes = sorted(
+        ((run, signature) for signature, runs in by_signature.items() for run in runs),
+        key=lambda item: item[0].start,
+    )
+    members = np.array([signature for _, signature in classes], dtype=bool).T
+    return [run for run, _ in classes], members.reshape(len(local), len(classes)), False
+
+
+def _step(a: range, b: range) -> int:
+    return b.start - a[-1]
+
+
+def _continues(a: range, b: range) -> bool:
+    """True if `b` extends the progression `a` (one-element ranges fit any step)."""
+    step = _step(a, b)
+    return step > 0 and (len(a) == 1 or a.step == step) and (len(b) == 1 or b.step == step)
+
+
+def _signature_classes(n: int, local: list[range]):
+    """Positions grouped by the set of sources holding them, as ranges or int arrays."""
     positions = np.arange(n)
     held = np.zeros((len(local), n), dtype=bool)
     for s, lr in enumerate(local):
         if len(lr):
             held[s, lr.start : lr.start + len(lr) * lr.step : lr.step] = True
-    signatures, inverse = np.unique(held.T, axis=0, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    classes = [_as_range_or_array(positions[inverse == k]) for k in range(len(signatures))]
-    order = sorted(range(len(classes)), key=lambda k: _first(classes[k]))
-    classes = [classes[k] for k in order]
-    members = signatures[order].T.reshape(len(local), len(classes))
-    return classes, members, False
+    codes = np.packbits(held, axis=0)  # one column of bytes per position
+    codes = np.ascontiguousarray(codes.T).view(f"V{codes.shape[0]}").reshape(-1)
+    _, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+    order = np.argsort(first)
+    classes = [_as_range_or_array(positions[inverse == k]) for k in order]
+    members = held[:, first[order]]
+    return classes, members.reshape(len(local), len(classes)), False
 
 
 def _as_range_or_array(positions: np.ndarray):

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import builtins
 import operator
-from functools import lru_cache
 from typing import cast
 
 import numpy as np
@@ -27,6 +26,7 @@ from ._fallback import fallback
 from ._layout import Layout
 from ._mode_rules import REORDERABLE
 from ._modes import REPLICA
+from ._plan_cache import plan_cache
 from ._reduction import NO_VALUE
 from ._registry import implements, implements_ufunc_method
 
@@ -243,7 +243,7 @@ def _flatten(x: DistArray) -> DistArray:
     return wrap(rows.storage.view(layout, lambda _, c: c.reshape(-1)), rows.mode)
 
 
-@lru_cache(maxsize=1024)
+@plan_cache
 def _carry_plan(layout: Layout, axis: int) -> tuple:
     """Per chunk k: ``(j, j_index, k_index)`` for each chunk j wholly before k along
     `axis` that shares other-axis positions with it (indices into the axis-collapsed

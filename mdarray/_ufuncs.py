@@ -32,7 +32,7 @@ from ._chunkwise import aligned, backend_of, result_layout, shape_of, write_out
 from ._fallback import fallback
 from ._mode_rules import R, result_mode
 from ._modes import REPLICA
-from ._registry import implements_ufunc_method
+from ._registry import implements_method, implements_ufunc_method
 from ._storage import Chunks
 
 _PY_SCALARS = (bool, int, float, complex)
@@ -428,3 +428,26 @@ def _fallback_call(ufunc, inputs, kwargs):
             write_out(o, r)
         delivered.append(r if o is None else o)
     return delivered[0] if len(delivered) == 1 else tuple(delivered)
+
+
+@implements_method("compare")
+def compare(ufunc, x: DistArray, other):
+    """``x == other`` or ``x != other`` (`ufunc` is `numpy.equal` or `numpy.not_equal`),
+    as NumPy's operators: where the ufunc has no loop for the two dtypes (a number against
+    a string), every element compares unequal instead of raising."""
+    if getattr(type(other), "__array_ufunc__", False) is None:
+        return NotImplemented
+    try:
+        return ufunc(x, other)
+    except TypeError:
+        other_dtype = getattr(other, "dtype", None) or np.asarray(other).dtype
+        try:
+            ufunc(np.empty(0, x.dtype), np.empty(0, other_dtype))
+        except TypeError:
+            pass  # NumPy has no loop either: its operator answers "all unequal"
+        else:
+            raise
+    unequal = np.full_like(x, ufunc is np.not_equal, dtype=np.bool_)
+    if np.broadcast_shapes(x.shape, np.shape(other)) != x.shape:
+        unequal = np.logical_or(unequal, np.zeros(np.shape(other), np.bool_))
+    return unequal

@@ -1,6 +1,8 @@
 """Array API creation functions against NumPy: every ``device=`` form, chunks computed
 on their devices (no host-to-device copies), and the ``*_like`` layouts."""
 
+import re
+
 import numpy as np
 import pytest
 from _layouts import device, devices, distinct
@@ -148,3 +150,24 @@ def test_meshgrid_matches_numpy(indexing, sparse):
         grids = np.meshgrid(*arrays, indexing=indexing, sparse=sparse)
     for got, want in zip(grids, np.meshgrid(*inputs, indexing=indexing, sparse=sparse)):
         assert_dist_equal(got, want)
+
+
+@pytest.mark.parametrize(
+    ("shape", "fill"),
+    [((2, 3), [1, 2, 3]), ((2, 3), [[1], [2]]), ((4,), 7.5), ((), [[3]]), ((3,), [1, 2])],
+)
+def test_full_broadcasts_an_array_fill_value_as_numpy(shape, fill):
+    try:
+        want = np.full(shape, fill)
+    except ValueError as error:
+        with pytest.raises(ValueError, match=re.escape(str(error))):
+            mdarray.full(shape, fill)
+        return
+    got = mdarray.full(shape, fill)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got.get(), want)
+
+
+def test_full_refuses_a_fill_value_that_does_not_broadcast():
+    with pytest.raises(ValueError, match=r"from shape \(2,\) into shape \(4,\)"):
+        mdarray.full((4,), [1, 2])

@@ -180,3 +180,16 @@ def test_assigning_into_a_broadcast_view_raises_before_writing():
     x = mdarray.broadcast_to(mdarray.arange(3), (2, 3))
     with pytest.raises(ValueError, match="read-only"):
         x[0] = 5
+
+
+@pytest.mark.parametrize("key", [1, (1, 2), (-1, 0)])
+def test_an_integer_per_axis_gives_a_copy_as_numpy_gives_a_scalar(key):
+    """NumPy's ``a[1, 2]`` is a scalar: later writes to `a` do not reach it. ``a[1, ...]``
+    is a view, and they do."""
+    a = np.arange(12.0).reshape(3, 4) if isinstance(key, tuple) else np.arange(4.0)
+    x = mdarray.distributed_array(a, mdarray.Layout.block(a.shape, devices=mdarray.devices()))
+    element, view = x[key], x[(*np.atleast_1d(key).tolist(), ...)]
+    want = a[key]
+    x[...] = -1
+    np.testing.assert_array_equal(element.get(), want)
+    np.testing.assert_array_equal(view.get(), -1.0)

@@ -170,3 +170,20 @@ def test_operators_with_numpy_arrays_on_the_left():
         assert_dist_equal(got, np.arange(3) - np.arange(6).reshape(2, 3))
         assert_dist_equal(divmod(7, x + 1)[1], 7 % (np.arange(6).reshape(2, 3) + 1))
         assert_dist_equal(2**x, 2 ** np.arange(6).reshape(2, 3))
+
+
+@pytest.mark.parametrize("other", ["a", ["a", "b", "c"], [["a"], ["b"]], None, object()])
+@pytest.mark.parametrize("op", [operator.eq, operator.ne], ids=["eq", "ne"])
+def test_equality_with_values_of_no_common_type_is_all_unequal(op, other):
+    """NumPy's == and != answer elementwise "unequal" where the ufunc has no loop (a
+    number against a string); the other comparisons raise NumPy's error."""
+    a = np.arange(3.0)
+    x = mdarray.distributed_array(a, mdarray.Layout.block(a.shape, devices=mdarray.devices()))
+    got = op(x, other)
+    assert isinstance(got, mdarray.DistArray)
+    np.testing.assert_array_equal(got.get(), op(a, other))
+    assert got.dtype == np.bool_
+    with pytest.raises(TypeError, match="less"):
+        operator.lt(x, "a")
+    with pytest.raises(ValueError, match="broadcast"):
+        op(x, ["a", "b"])

@@ -1,6 +1,7 @@
 """Reshard and change_mode between any layouts and modes, and the data they move."""
 
 import itertools
+import warnings
 from collections import Counter
 
 import numpy as np
@@ -268,3 +269,19 @@ def test_unknown_mode(mode):
     x = mdarray.distributed_array(np.ones(4), {D[0]: slice(None)})
     with pytest.raises(ValueError, match="unknown mode"):
         x.change_mode(mode)
+
+
+def test_moving_a_partial_result_does_not_warn():
+    """A SUM whose copies are inf and -inf is NaN; NumPy warned where the sum was made, so
+    reading or resharding it later raises nothing under warnings-as-errors."""
+    devices = mdarray.devices()
+    rows = mdarray.Layout.block((2, 3), devices=devices[:2])
+    x = mdarray.distributed_array(np.array([[np.inf, 1, 2], [-np.inf, 3, 4]]), rows)
+    s = np.sum(x, axis=0)
+    assert s.mode is mdarray.SUM
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = [s.get(), s.reshard(mdarray.Layout.block((3,), devices=devices)).get()]
+        got.append(s.change_mode("replica").get())
+    for value in got:
+        np.testing.assert_array_equal(value, [np.nan, 4, 6])

@@ -123,3 +123,38 @@ def test_box_helpers():
     assert _regions.box_size(()) == 1
     assert _regions.full_box((2, 3)) == (range(2), range(3))
     assert _regions.intersect((), ()) == ()
+
+
+@given(
+    st.integers(0, 40).flatmap(
+        lambda n: st.tuples(st.just(n), st.lists(ranges(n), min_size=1, max_size=5))
+    )
+)
+@example((12, [range(0, 12, 2), range(1, 12, 2), range(3, 9)]))
+@example((0, [range(0)]))
+def test_strided_axis_classes_partition_by_holders(case):
+    """Both ways of classing one strided axis (by progressions, and the fallback by
+    signature) split the positions into classes whose members hold what they say."""
+    n, local = case
+    for classes_of in (_regions._strided_classes, _regions._signature_classes):
+        classes, members, _ = classes_of(n, local)
+        owner = {}
+        for c, positions in enumerate(classes):
+            for p in np.atleast_1d(np.asarray(positions)).tolist():
+                assert p not in owner
+                owner[p] = c
+        assert sorted(owner) == list(range(n))
+        for p, c in owner.items():
+            assert [bool(members[s, c]) for s in range(len(local))] == [p in r for r in local]
+
+
+def test_strided_plans_cost_in_proportion_to_chunks_not_elements():
+    """A cover of strided sources is the same handful of slices for 10**3 or 10**7
+    elements (the period of the steps, not the length, sets the work)."""
+    sizes = []
+    for n in (1_000, 10_000_000):
+        sources = ((range(0, n, 2),), (range(1, n, 2),), (range(0, n, 3),), (range(n // 2),))
+        pieces = _regions.cover((range(n),), sources).pieces()
+        assert all(isinstance(i, slice) for p in pieces for i in p.region_index + p.source_index)
+        sizes.append(len(pieces))
+    assert sizes[0] == sizes[1]

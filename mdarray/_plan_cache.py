@@ -1,0 +1,121 @@
+"""The cache of plans: results of pure functions of layouts, regions and shapes.
+
+Planning a movement (who sends which part of which chunk where) costs far more than
+looking it up, and a program reuses few layouts many times, so plan functions remember
+their results. One cache serves them all, least recently used first out, within a memory
+budget measured in bytes (keys included: a layout held by a key holds its own cached
+cover), so a program that walks through many layouts keeps memory flat. Safe under
+threads: two threads may compute one plan at once, and one result is kept.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import numpy as np
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+MAX_BYTES = 32 * 2**20
+MAX_ENTRIES = 20_000
+
+
+class _Cache:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.entries: OrderedDict[tuple, tuple[Any, int]] = OrderedDict()
+        self.bytes = 0
+
+    def get(self, key: tuple) -> tuple[Any, int] | None:
+        with self.lock:
+            hit = self.entries.get(key)
+            if hit is not None:
+                self.entries.move_to_end(key)
+            return hit
+
+    def put(self, key: tuple, value: Any, size: int) -> None:
+        with self.lock:
+            if key in self.entries:
+                return
+            self.entries[key] = (value, size)
+            self.bytes += size
+            while len(self.entries) > 1 and (
+                self.bytes > MAX_BYTES or len(self.entries) > MAX_ENTRIES
+            ):
+                _, (_, dropped) = self.entries.popitem(last=False)
+                self.bytes -= dropped
+
+    def clear(self) -> None:
+        with self.lock:
+            self.entries.clear()
+            self.bytes = 0
+
+
+_cache = _Cache()
+
+
+def plan_cache(function: F) -> F:
+    """Remember `function`'s results by its (hashable, positional) arguments."""
+
+    @functools.wraps(function)
+    def cached(*args):
+        key = (function, args)
+        hit = _cache.get(key)
+        if hit is not None:
+            return hit[0]
+        value = function(*args)
+        _cache.put(key, value, nbytes((args, value)))
+        return value
+
+    return cached  # type: ignore[return-value]
+
+
+def usage() -> tuple[int, int]:
+    """``(entries, bytes)`` held now."""
+    with _cache.lock:
+        return len(_cache.entries), _cache.bytes
+
+
+def clear() -> None:
+    _cache.clear()
+
+
+def nbytes(value) -> int:
+    """The memory `value` holds: containers, arrays and mdarray's own objects, walked
+    once each (what they share with other entries is counted again: an overestimate)."""
+    seen: set[int] = set()
+    todo = [value]
+    total = 0
+    while todo:
+        item = todo.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        total += sys.getsizeof(item)
+        if isinstance(item, np.ndarray):
+            if item.base is not None:
+                todo.append(item.base)
+        elif isinstance(item, (tuple, list, set, frozenset)):
+            todo.extend(item)
+        elif isinstance(item, dict):
+            todo.extend(item.keys())
+            todo.extend(item.values())
+        elif type(item).__module__.startswith("mdarray"):
+            todo.extend(_attributes(item))
+    return total
+
+
+def _attributes(item) -> list:
+    out = list(getattr(item, "__dict__", {}).values())
+    for cls in type(item).__mro__:
+        out.extend(
+            getattr(item, name)
+            for name in getattr(cls, "__slots__", ())
+            if name != "__dict__" and hasattr(item, name)
+        )
+    return out
