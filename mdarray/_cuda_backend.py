@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _debug, _kernels
+from . import _debug, _kernels, _regions
 from ._debug import HOST
 from ._staging import StagingRing, row_copies
 
@@ -95,7 +95,9 @@ class CudaBackend:
 
     def full(self, shape, value, dtype, device: int):
         with self.on(device):
-            return self._cupy.full(shape, value, dtype)
+            out = self._cupy.empty(shape, dtype)
+            _write(out, value)
+            return out
 
     def from_host(self, host_array: np.ndarray, device: int, out=None):
         """A chunk on `device` holding a copy of `host_array` (written into `out`, a
@@ -346,7 +348,28 @@ class CudaBackend:
 
     def assign(self, out, index: tuple, value) -> None:
         """``out[index] = value`` for an index of slices or int arrays per axis."""
-        _kernels.assign(self._cupy, out, index, value)
+        if _regions.is_basic(index) and np.ndim(value) == 0 and not self.is_native(value):
+            key = (*index, ...)
+            _write(out[key], value)
+        else:
+            _kernels.assign(self._cupy, out, index, value)
+
+
+def _write(target, value) -> None:
+    """``target[...] = value`` (a scalar) bit for bit. CuPy fills with a memset where the
+    scalar equals zero, so ``-0.0`` (SUM's float identity) would land as ``+0.0``: a signed
+    zero is written as its bit pattern through an unsigned view instead."""
+    kind = target.dtype.kind
+    if kind not in "fc" or not isinstance(value, (float, complex, np.inexact)) or value != 0:
+        target[...] = value
+    elif kind == "c":
+        _write(target.real, float(np.real(value)))
+        _write(target.imag, float(np.imag(value)))
+    elif np.iscomplexobj(value) or not np.signbit(value):
+        target[...] = value
+    else:
+        bits = np.dtype(f"u{target.dtype.itemsize}")
+        target.view(bits)[...] = np.asarray(value, target.dtype).view(bits)[()]
 
 
 def _contiguous(array):

@@ -75,11 +75,11 @@ RULES = (
     # min(p) + c == min(p + c)
     Rule(np.add, (MIN, R), MIN, FLOAT, "finite"),
     Rule(np.add, (R, MIN), MIN, FLOAT, "finite"),
-    # conj(sum(p)) == sum(conj(p))
-    Rule(np.conjugate, (SUM,), SUM, NUMBER),
+    # conj(sum(p)) == sum(conj(p)); complex: not for signed zeros (see negative)
+    Rule(np.conjugate, (SUM,), SUM, "iuf"),
     # sum(p) / c == sum(p / c): c finite and |c| >= 1 (0 / 0 is NaN, 1 / 0 is not, and
-    # p / c overflows for |c| < 1 where the value need not)
-    Rule(np.divide, (SUM, R), SUM, "fc", "finite large"),
+    # p / c overflows for |c| < 1 where the value need not); c > 0 (see negative)
+    Rule(np.divide, (SUM, R), SUM, "fc", "finite large positive"),
     # max(p) / c == max(p / c) for c > 0; -inf / c == -inf
     Rule(np.divide, (MAX, R), MAX, FLOAT, "finite positive"),
     Rule(np.divide, (MIN, R), MIN, FLOAT, "finite positive"),
@@ -96,12 +96,13 @@ RULES = (
     # min(min(p), c) == min(min(p, c))
     Rule(np.minimum, (MIN, R), MIN, "biuf"),
     Rule(np.minimum, (R, MIN), MIN, "biuf"),
-    # sum(p) * c == sum(p * c): 0 * inf is NaN, so c finite; floats: |c| <= 1, as p * c
-    # overflows for larger c where the value need not
+    # sum(p) * c == sum(p * c): 0 * inf is NaN, so c finite; floats: 0 < c <= 1, as p * c
+    # overflows for larger c where the value need not, and a negative c flips the sign
+    # of a zero that copies cancel to (see negative)
     Rule(np.multiply, (SUM, R), SUM, RING, "finite"),
     Rule(np.multiply, (R, SUM), SUM, RING, "finite"),
-    Rule(np.multiply, (SUM, R), SUM, "fc", "finite small"),
-    Rule(np.multiply, (R, SUM), SUM, "fc", "finite small"),
+    Rule(np.multiply, (SUM, R), SUM, "fc", "finite small positive"),
+    Rule(np.multiply, (R, SUM), SUM, "fc", "finite small positive"),
     # prod(p) * prod(q) == prod(p * q); floats: p * q may overflow (1e200 * 1e200) where
     # the products do not
     Rule(np.multiply, (PROD, PROD), PROD, RING),
@@ -115,8 +116,9 @@ RULES = (
     Rule(np.multiply, (R, MAX), MIN, FLOAT, "finite negative"),
     Rule(np.multiply, (MIN, R), MAX, FLOAT, "finite negative"),
     Rule(np.multiply, (R, MIN), MAX, FLOAT, "finite negative"),
-    # -sum(p) == sum(-p)
-    Rule(np.negative, (SUM,), SUM, NUMBER),
+    # -sum(p) == sum(-p); floats: not where copies cancel (1 + -1 is +0.0, so the value
+    # negated is -0.0, while -1 + 1 is +0.0 again)
+    Rule(np.negative, (SUM,), SUM, RING),
     # -max(p) == min(-p); -(-inf) == +inf (integers: -iinfo.min wraps, so floats only)
     Rule(np.negative, (MAX,), MIN, FLOAT),
     Rule(np.negative, (MIN,), MAX, FLOAT),

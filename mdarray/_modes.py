@@ -62,10 +62,14 @@ class Mode:
             return combine
         identity = self.identity(dtype)
 
+        def is_identity(z: Any) -> Any:
+            # 1-0j equals 1+0j but is a value, not the identity: its sign must survive.
+            return (z == identity) & ~xp.signbit(z.imag)
+
         def skipping_identities(a: Any, b: Any, out: Any = None) -> Any:
             with np.errstate(invalid="ignore"):  # identity products are not used
                 product = combine(a, b)
-            result = xp.where(b == identity, a, xp.where(a == identity, b, product))
+            result = xp.where(is_identity(b), a, xp.where(is_identity(a), b, product))
             if out is None:
                 return result
             out[...] = result

@@ -446,7 +446,12 @@ def compare(ufunc, x: DistArray, other):
         except TypeError:
             pass  # NumPy has no loop either: its operator answers "all unequal"
         else:
-            raise
+            if np.dtype(other_dtype).kind != "O":
+                raise
+            # NumPy compares through Python objects, which CuPy's kernels cannot hold:
+            # no number equals None; anything else is compared as NumPy does, on the host.
+            if other is not None:
+                return fallback(ufunc, (x, other), {}, f"numpy.{ufunc.__name__} (object operand)")
     unequal = np.full_like(x, ufunc is np.not_equal, dtype=np.bool_)
     if np.broadcast_shapes(x.shape, np.shape(other)) != x.shape:
         unequal = np.logical_or(unequal, np.zeros(np.shape(other), np.bool_))

@@ -1,17 +1,26 @@
 """DistArrays and a NumPy model in lockstep over random sequences of operations.
 
 A hypothesis state machine keeps pairs (DistArray, NumPy array) and applies each step to
-both: ufuncs (with scalars, broadcasting, NaN/inf/signed zeros, integer wrap), in-place
-operators, assignment, basic-index views (the model's are NumPy views of the model, so
+both: ufuncs (with scalars, broadcasting, mixed dtypes, NaN/inf/signed zeros, integer
+wrap), in-place operators (with scalars and with other pairs, views of the target
+included), assignment, basic-index views (the model's are NumPy views of the model, so
 writes through views propagate in the model exactly as NumPy says), reshards to drawn
 layouts and mode changes (copies that may share memory), reductions and matmul. After
-every step every pair must agree, every replica must hold its value, and no array other
-than the one written (and its views) may have changed.
+every step every pair must agree with its model, every replica must hold the value, and
+no array other than the one written (and its views) may have changed.
+
+Integers compare exactly. Floats compare exactly too, except where a sum is grouped by
+chunks rather than in NumPy's order: each pair carries a bound on how far its elements may
+be from the model (zero until a sum, product, matmul or partial result rounds
+differently), propagated through every later step. A step whose result the bound cannot
+settle (a division by a value that may be zero, ``inf`` times a value that may be zero) is
+skipped.
 
 ``HYPOTHESIS_PROFILE=fuzz`` runs it long (tests/conftest.py).
 """
 
 import numpy as np
+import pytest
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, rule
@@ -22,6 +31,11 @@ from mdarray.testing import strategies as mst
 
 DTYPES = [np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.complex128)]
 SHAPES = st.sampled_from([(4,), (3, 4), (2, 3, 2), (5,), (1, 4)])
+# Rounding of one grouped sum or product, per term (generous: a few ulps of float64).
+ROUNDING = 8 * np.finfo(np.float64).eps
+# The bound of a zero whose sign is unspecified: a tie of -0.0 and +0.0 in a maximum or
+# minimum (IEEE 754 lets it return either; NumPy's and a chunked order may differ).
+UNSIGNED = np.finfo(np.float64).smallest_subnormal
 
 
 def elements(dtype):
@@ -36,15 +50,41 @@ def elements(dtype):
     return real if dtype.kind == "f" else st.builds(complex, real, real)
 
 
-def same(got, want):
+def _close(got, want, bound):
+    """Elementwise: equal (NaN where NaN, the same infinities, the same signed zeros), or
+    finite and within `bound`."""
+    parts = (np.real, np.imag) if want.dtype.kind == "c" else (np.real,)
+    ok = np.ones(want.shape, bool)
+    for part in parts:
+        g, w = part(got), part(want)
+        exact = (g == w) & (np.signbit(g) == np.signbit(w))
+        near = np.isfinite(g) & np.isfinite(w) & (np.abs(g - w) <= bound)
+        ok &= exact | (np.isnan(g) & np.isnan(w)) | (near & (bound > 0))
+    # A complex value with a NaN part is NaN as a whole (np.isnan says so): which of its
+    # parts are NaN or infinite depends on the order of the products (BLAS's or ours).
+    return ok | (np.isnan(got) & np.isnan(want))
+
+
+def same(got, want, bound):
     want = np.asarray(want)
     assert got.shape == want.shape, (got.shape, want.shape)
     assert got.dtype == want.dtype, (got.dtype, want.dtype)
     value = got.get()
-    if want.dtype.kind in "fc":
-        np.testing.assert_allclose(value, want, rtol=1e-9, atol=1e-9, equal_nan=True)
-    else:
+    if want.dtype.kind not in "fc":
         np.testing.assert_array_equal(value, want)
+        return
+    ok = _close(value, want, np.broadcast_to(bound, want.shape))
+    if not ok.all():
+        where = tuple(int(i) for i in np.argwhere(~ok)[0])
+        raise AssertionError(
+            f"at {where}: got {value[where]!r}, want {want[where]!r} "
+            f"(bound {np.broadcast_to(bound, want.shape)[where]!r})\ngot {value!r}\nwant {want!r}"
+        )
+
+
+def uncertain(model, bound):
+    """Elements whose sign and zeroness the bound does not settle."""
+    return (bound > 0) & ~(np.abs(model) > bound)
 
 
 def basic_keys(shape):
@@ -64,6 +104,28 @@ def basic_keys(shape):
     return st.integers(0, len(shape)).flatmap(lambda k: st.tuples(*items[:k]))
 
 
+def _finite_abs(a):
+    out = np.abs(np.asarray(a, dtype=np.complex128 if np.iscomplexobj(a) else np.float64))
+    return np.where(np.isfinite(out), out, 0.0)
+
+
+def _elementwise_bound(ufunc, a, ea, b, eb, result):
+    """How far ``ufunc(a, b)`` may be off, its operands off by `ea` and `eb`."""
+    a, b = _finite_abs(a), _finite_abs(b)
+    if ufunc in (np.add, np.subtract):
+        bound = ea + eb
+    elif ufunc is np.multiply:
+        bound = ea * b + eb * a + ea * eb
+    elif ufunc is np.maximum:
+        bound = np.maximum(ea, eb) + UNSIGNED * (result == 0)
+    else:  # divide, by a divisor its bound keeps away from zero
+        with np.errstate(all="ignore"):
+            bound = np.where(eb > 0, (ea * b + a * eb) / np.maximum(b * (b - eb), 1e-300), ea / b)
+        bound = np.where(np.isfinite(bound), bound, 0.0)
+    bound = np.asarray(bound, np.float64)
+    return bound + (bound > 0) * ROUNDING * _finite_abs(result)
+
+
 class Lockstep(RuleBasedStateMachine):
     pairs = Bundle("pairs")
 
@@ -71,10 +133,15 @@ class Lockstep(RuleBasedStateMachine):
         super().__init__()
         self.all = []  # every pair made, to check that none changed unexpectedly
 
-    def _add(self, x, model, how=""):
+    def _add(self, x, model, bound, how=""):
+        """A pair: the DistArray, its model, and a bound on their distance, an array like
+        the model (a view of another pair's bound where the model is a view)."""
         model = np.asarray(model)  # NumPy gives scalars for 0-d results; the model is an array
-        self.all.append((x, model, f"pairs_{len(self.all)} {how}"))
-        return (x, model)
+        bound = np.asarray(bound, np.float64)
+        if bound.shape != model.shape:
+            bound = np.broadcast_to(bound, model.shape).copy()
+        self.all.append((x, model, bound, f"pairs_{len(self.all)} {how}"))
+        return (x, model, bound)
 
     @rule(target=pairs, data=st.data())
     def create(self, data):
@@ -84,73 +151,116 @@ class Lockstep(RuleBasedStateMachine):
         layout = data.draw(mst.layouts(shape))
         mode = data.draw(mst.modes(dtype)) if dtype.kind != "c" else mdarray.REPLICA
         x = mdarray.distributed_array(value, layout, mode)
-        return self._add(x, value.copy())
+        return self._add(x, value.copy(), np.zeros(shape))
 
     @rule(target=pairs, pair=pairs, data=st.data())
     def view(self, pair, data):
-        x, model = pair
+        x, model, bound = pair
         if data.draw(st.booleans()) and x.ndim >= 2:
-            return self._add(x.T, model.T, "transpose")
+            return self._add(x.T, model.T, bound.T, "transpose")
         key = data.draw(basic_keys(x.shape))
-        # An integer per axis gives NumPy's scalar, a copy (as ours is then).
-        return self._add(x[key], np.asarray(model[key]), f"view {key}")
+        if len(key) == x.ndim and all(isinstance(k, int) for k in key):
+            # An integer per axis gives NumPy's scalar, a copy (as ours is then).
+            return self._add(x[key], model[key], bound[key].copy(), f"element {key}")
+        return self._add(x[key], model[key], bound[key], f"view {key}")
 
     @rule(target=pairs, pair=pairs, data=st.data())
     def copy_by_moving(self, pair, data):
         """reshard and change_mode make new values that may share memory."""
-        x, model = pair
+        x, model, bound = pair
         if data.draw(st.booleans()):
             y = x.reshard(data.draw(mst.layouts(x.shape)))
         else:
             y = x.change_mode(data.draw(mst.modes(x.dtype)))
-        return self._add(y, model.copy(), f"moved to {y.mode}")
+        return self._add(y, model.copy(), bound.copy(), f"moved to {y.mode}")
+
+    def _operands(self, ufunc, a, b):
+        """`b`'s DistArray, model and bound, or None where the step is not decidable."""
+        (_, mx, ex), (y, my, ey) = a, b
+        if ufunc is np.divide and (uncertain(my, ey).any() or ((ey > 0).any() and (my == 0).any())):
+            return None
+        if ufunc in (np.multiply, np.divide):
+            with np.errstate(all="ignore"):
+                shape = np.broadcast_shapes(mx.shape, my.shape)
+            wild_x = np.broadcast_to(~np.isfinite(mx) | uncertain(mx, ex), shape)
+            wild_y = np.broadcast_to(~np.isfinite(my) | uncertain(my, ey), shape)
+            if (wild_x & wild_y).any():
+                return None
+        return y, my, ey
 
     @rule(target=pairs, a=pairs, b=pairs, data=st.data())
     def binary(self, a, b, data):
-        (x, mx), (y, my) = a, b
+        x, mx, ex = a
         ufunc = data.draw(
             st.sampled_from([np.add, np.subtract, np.multiply, np.maximum, np.divide])
         )
-        if ufunc is np.maximum and "c" in (mx.dtype.kind, my.dtype.kind):
+        if ufunc is np.maximum and "c" in (mx.dtype.kind, b[1].dtype.kind):
             ufunc = np.add
         if data.draw(st.booleans()):
-            y, my = data.draw(st.sampled_from([2, -1, 0.5, 3])), None
+            scalar = data.draw(st.sampled_from([2, -1, 0.5, 3]))
+            b = (scalar, np.asarray(scalar), np.zeros(()))
+        try:
+            np.broadcast_shapes(mx.shape, b[1].shape)
+        except ValueError as error:
+            with np.errstate(all="ignore"):
+                _raises_as_numpy(error, lambda: ufunc(x, b[0]))
+            return self._add(x, mx, ex)
+        operands = self._operands(ufunc, a, b)
+        if operands is None:
+            return self._add(x, mx, ex)
+        y, my, ey = operands
         with np.errstate(all="ignore"):
-            try:
-                want = ufunc(mx, my if my is not None else y)
-            except (ValueError, TypeError) as error:
-                with mdarray.options(fallback="raise"):
-                    try:
-                        ufunc(x, y)
-                    except type(error):
-                        return self._add(x, mx)
-                raise AssertionError(f"{ufunc.__name__} did not raise {error!r}") from None
+            want = np.asarray(ufunc(mx, my if isinstance(y, mdarray.DistArray) else y))
             with mdarray.options(fallback="raise"):
                 got = ufunc(x, y)
-            same(got, want)
-        return self._add(got, want)
+            bound = _elementwise_bound(ufunc, mx, ex, my, ey, want)
+            same(got, want, bound)
+        return self._add(got, want, bound, ufunc.__name__)
+
+    def _in_place(self, a, b, op, ufunc):
+        x, mx, ex = a
+        y, my, ey = b
+        with np.errstate(all="ignore"):
+            try:
+                want = getattr(mx.copy(), op)(my)
+            except (ValueError, TypeError) as error:
+                _raises_as_numpy(error, lambda: getattr(x, op)(y))
+                return
+            operands = self._operands(ufunc, a, b)
+            if operands is None or want.shape != mx.shape:
+                return
+            bound = _elementwise_bound(ufunc, mx, ex, my, ey, want)
+            with mdarray.options(fallback="raise"):
+                getattr(x, op)(y)
+            getattr(mx, op)(my)
+        ex[...] = bound  # through the bound of every view of x, as the write goes
 
     @rule(pair=pairs, data=st.data())
     def in_place(self, pair, data):
-        x, model = pair
-        op = data.draw(st.sampled_from(["__iadd__", "__isub__", "__imul__"]))
+        op, ufunc = data.draw(st.sampled_from(IN_PLACE))
         value = data.draw(st.sampled_from([1, 2, -3]))
-        with np.errstate(all="ignore"), mdarray.options(fallback="raise"):
-            getattr(x, op)(value)
-            getattr(model, op)(value)
+        self._in_place(pair, (value, np.asarray(value), np.zeros(())), op, ufunc)
+
+    @rule(a=pairs, b=pairs, data=st.data())
+    def in_place_with(self, a, b, data):
+        """``x op= y`` with another pair, which may be a view of x itself (NumPy reads
+        all of y before it writes, whatever the overlap)."""
+        op, ufunc = data.draw(st.sampled_from(IN_PLACE))
+        self._in_place(a, b, op, ufunc)
 
     @rule(pair=pairs, data=st.data())
     def assign(self, pair, data):
-        x, model = pair
+        x, model, bound = pair
         key = data.draw(basic_keys(x.shape))
         value = data.draw(elements(x.dtype))
         with mdarray.options(fallback="raise"):
             x[key] = value
         model[key] = value
+        bound[key] = 0
 
     @rule(target=pairs, pair=pairs, data=st.data())
     def reduce(self, pair, data):
-        x, model = pair
+        x, model, bound = pair
         func = data.draw(st.sampled_from([np.sum, np.max, np.min, np.prod]))
         if func in (np.max, np.min) and x.dtype.kind == "c":
             func = np.sum
@@ -159,43 +269,69 @@ class Lockstep(RuleBasedStateMachine):
             # inf+nanj) and NumPy's own result depends on its loop order (np.prod of a
             # 2-D array differs by axis); a product grouped by chunks cannot follow it.
             func = np.sum
+        if func is np.prod and uncertain(model, bound).any() and not np.isfinite(model).all():
+            return self._add(x, model, bound)  # inf times a value that may be zero
         axis = data.draw(st.none() | st.integers(0, max(x.ndim - 1, 0)))
         if x.ndim == 0:
             axis = None
         with np.errstate(all="ignore"):
             try:
-                want = func(model, axis=axis)
+                want = np.asarray(func(model, axis=axis))
             except ValueError:
-                return self._add(x, model)  # an empty max: NumPy raises; so may we
+                return self._add(x, model, bound)  # an empty max: NumPy raises; so may we
             with mdarray.options(fallback="raise"):
                 got = func(x, axis=axis)
-            same(got, want)
-        return self._add(got, np.asarray(want))
+            terms = _finite_abs(model)
+            if func is np.sum:
+                new = np.sum(bound, axis=axis) + ROUNDING * np.sum(terms, axis=axis)
+            elif func is np.prod:
+                relative = np.where(terms > 0, bound / np.where(terms > 0, terms, 1), 0)
+                new = _finite_abs(want) * (np.sum(relative, axis=axis) + ROUNDING * model.size)
+            else:
+                new = np.max(bound, axis=axis, initial=0) + UNSIGNED * (want == 0)
+            same(got, want, new)
+        return self._add(got, want, new, func.__name__)
 
     @rule(target=pairs, a=pairs, b=pairs)
     def matmul(self, a, b):
-        (x, mx), (y, my) = a, b
+        (x, mx, ex), (y, my, ey) = a, b
         if x.ndim != 2 or y.ndim != 2 or x.shape[1] != y.shape[0]:
-            return self._add(x, mx)
+            return self._add(x, mx, ex)
+        wild_x = ~np.isfinite(mx) | uncertain(mx, ex)
+        wild_y = ~np.isfinite(my) | uncertain(my, ey)
+        if (wild_x.astype(int) @ wild_y.astype(int)).any():
+            return self._add(x, mx, ex)
         with np.errstate(all="ignore"):
             want = mx @ my
             with mdarray.options(fallback="raise"):
                 got = x @ y
-            same(got, want)
-        return self._add(got, want)
+            ax, ay = _finite_abs(mx), _finite_abs(my)
+            bound = (ax + ex) @ ey + ex @ ay + ROUNDING * x.shape[1] * (ax @ ay)
+            same(got, want, bound)
+        return self._add(got, want, bound, "matmul")
 
     @invariant()
     def every_pair_agrees(self):
-        for x, model, how in self.all:
-            _check_pair(x, model, how)
+        for x, model, bound, how in self.all:
+            _check_pair(x, model, bound, how)
 
 
-def _check_pair(x, model, how):
+IN_PLACE = [("__iadd__", np.add), ("__isub__", np.subtract), ("__imul__", np.multiply)]
+
+
+def _raises_as_numpy(error, step):
+    """`step` (on DistArrays) raises as NumPy did: a ValueError or a TypeError."""
+    kind = ValueError if isinstance(error, ValueError) else TypeError
+    with mdarray.options(fallback="raise"), pytest.raises(kind):
+        step()
+
+
+def _check_pair(x, model, bound, how):
     try:
         with np.errstate(all="ignore"):
-            same(x, model)
-        if x.mode is mdarray.REPLICA:
-            assert_chunks_hold(x, np.asarray(model))
+            same(x, model, bound)
+            if x.mode is mdarray.REPLICA:
+                assert_chunks_hold(x, x.get())
     except AssertionError as error:
         raise AssertionError(f"{how}: {error}") from None
 

@@ -45,6 +45,8 @@ CONDITIONS = {
     "finite negative": lambda v: np.isfinite(v) and v < 0,
     "finite small": lambda v: np.isfinite(v) and abs(v) <= 1,
     "finite large": lambda v: np.isfinite(v) and abs(v) >= 1,
+    "finite small positive": lambda v: np.isfinite(v) and 0 < np.real(v) <= 1 and np.imag(v) == 0,
+    "finite large positive": lambda v: np.isfinite(v) and np.real(v) >= 1 and np.imag(v) == 0,
 }
 
 
@@ -372,3 +374,75 @@ def test_float_rows_hold_where_copies_are_huge(rule, data):
             got = rule.ufunc(*operands)
     assert got.mode is rule.result
     np.testing.assert_allclose(got.get(), want, rtol=1e-6, equal_nan=True)
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        r
+        for r in RULES
+        if "f" in r.kinds
+        and any(m.is_partial for m in r.operands)
+        and not {m.name for m in r.operands} & {"max", "min"}
+    ],
+    ids=lambda r: (
+        f"{r.ufunc.__name__}({','.join(str(m) for m in r.operands)})->{r.result}"
+        + (f"[{r.condition}]" if r.condition else "")
+    ),
+)
+@settings(max_examples=10)
+@given(data=st.data())
+def test_float_rows_keep_signed_zeros(rule, data):
+    """Zeros keep NumPy's sign through every float SUM and PROD row: copies that cancel
+    (``1`` and ``-1`` hold ``+0.0``; negated, the value is ``-0.0`` while ``-1 + 1`` is
+    ``+0.0`` again) and a ``-0.0`` held beside identity copies. (Which zero a tie of
+    ``-0.0`` and ``+0.0`` gives in MAX and MIN is unspecified, as in IEEE 754.)"""
+    dtype = np.dtype(data.draw(st.sampled_from(["float32", "float64"])))
+    layout = Layout((3,), spread({0: (), 1: ()}))
+    backend = default_backend()
+
+    def partial(mode):
+        copies = {
+            "sum": ([1.0, -0.0, 0.0], [-1.0, -0.0, -0.0]),
+            "prod": ([1.0, -0.0, 0.0], [1.0, 1.0, -1.0]),
+        }[mode.name]
+        buffers = [
+            backend.from_host(np.array(c, dtype), d) for c, d in zip(copies, layout.chunk_devices)
+        ]
+        return wrap(Chunks.of(layout, buffers, backend, dtype), mode)
+
+    operands = [
+        data.draw(scalar_values(dtype).filter(CONDITIONS[rule.condition]).map(dtype.type))
+        if mode is R
+        else partial(mode)
+        for mode in rule.operands
+    ]
+    with np.errstate(all="ignore"):
+        want = rule.ufunc(*map(value_of, operands))
+        with mdarray.options(fallback="raise"):
+            got = rule.ufunc(*operands)
+    assert got.mode is rule.result
+    value = got.get()
+    np.testing.assert_array_equal(value, want)
+    np.testing.assert_array_equal(np.signbit(value), np.signbit(want), "signs of zeros")
+
+
+@pytest.mark.parametrize(
+    "op",
+    [np.negative, lambda x: x * -0.5, lambda x: x / -2, lambda x: -1 * x, np.conjugate],
+    ids=["negative", "times -0.5", "over -2", "-1 times", "conjugate"],
+)
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+def test_sign_flips_of_cancelling_copies_give_negative_zero(op, dtype):
+    """Copies 1 and -1 hold +0.0; the value negated is -0.0, while the copies negated
+    (-1 and 1) would sum to +0.0 again: the flip runs on the combined value."""
+    layout = Layout((1,), spread({0: (), 1: ()}))
+    backend = default_backend()
+    copies = [np.array([c * (1 + 1j) if dtype == "complex128" else c], dtype) for c in (1, -1)]
+    buffers = [backend.from_host(c, d) for c, d in zip(copies, layout.chunk_devices)]
+    x = wrap(Chunks.of(layout, buffers, backend, np.dtype(dtype)), mdarray.SUM)
+    want = op(x.get())
+    with mdarray.options(fallback="raise"):
+        got = op(x).get()
+    for part in (np.real, np.imag):
+        np.testing.assert_array_equal(np.signbit(part(got)), np.signbit(part(want)))

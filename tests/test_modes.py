@@ -126,11 +126,12 @@ def test_sum_identity_is_negative_zero():
     assert np.signbit(x.change_mode("replica").get()[0])
 
 
-def test_complex_prod_keeps_infinities():
-    """``(1+0j) * (inf+0j)`` is ``inf+nanj``: combining skips identity copies."""
-    value = np.array([complex(np.inf, 0.0), 2 + 1j, complex(0.0, np.inf)])
+def test_complex_prod_keeps_infinities_and_signed_zeros():
+    """``(1+0j) * (inf+0j)`` is ``inf+nanj``: combining skips identity copies. ``1-0j``
+    equals the identity ``1+0j`` but is a value: its sign survives."""
+    value = np.array([complex(np.inf, 0.0), 2 + 1j, complex(0.0, np.inf), complex(1, -0.0)])
     x = mdarray.distributed_array(value, {D[0]: [(), ()]}, "prod")
     with np.errstate(invalid="ignore"):
-        np.testing.assert_array_equal(x.get(), value)
-        np.testing.assert_array_equal(x.change_mode("replica").get(), value)
-        np.testing.assert_array_equal(x.reshard({D[0]: [(), (), ()]}).get(), value)
+        for got in (x.get(), x.change_mode("replica").get(), x.reshard({D[0]: [(), (), ()]}).get()):
+            np.testing.assert_array_equal(got, value)
+            np.testing.assert_array_equal(np.signbit(got.imag), np.signbit(value.imag))

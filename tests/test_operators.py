@@ -179,7 +179,8 @@ def test_equality_with_values_of_no_common_type_is_all_unequal(op, other):
     number against a string); the other comparisons raise NumPy's error."""
     a = np.arange(3.0)
     x = mdarray.distributed_array(a, mdarray.Layout.block(a.shape, devices=mdarray.devices()))
-    got = op(x, other)
+    with mdarray.options(fallback="allow"):  # CuPy has no object loop: object() is gathered
+        got = op(x, other)
     assert isinstance(got, mdarray.DistArray)
     np.testing.assert_array_equal(got.get(), op(a, other))
     assert got.dtype == np.bool_
