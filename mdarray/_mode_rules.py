@@ -78,8 +78,10 @@ RULES = (
     # conj(sum(p)) == sum(conj(p)); complex: not for signed zeros (see negative)
     Rule(np.conjugate, (SUM,), SUM, "iuf"),
     # sum(p) / c == sum(p / c): c finite and |c| >= 1 (0 / 0 is NaN, 1 / 0 is not, and
-    # p / c overflows for |c| < 1 where the value need not); c > 0 (see negative)
-    Rule(np.divide, (SUM, R), SUM, "fc", "finite large positive"),
+    # p / c overflows for |c| < 1 where the value need not); c > 0 (see negative);
+    # complex: combine first, as a complex product or quotient of zeros does not keep
+    # their signs ((-0-0j) * (1+0j) is 0-0j, so an identity copy stops being neutral)
+    Rule(np.divide, (SUM, R), SUM, FLOAT, "finite large positive"),
     # max(p) / c == max(p / c) for c > 0; -inf / c == -inf
     Rule(np.divide, (MAX, R), MAX, FLOAT, "finite positive"),
     Rule(np.divide, (MIN, R), MIN, FLOAT, "finite positive"),
@@ -98,11 +100,11 @@ RULES = (
     Rule(np.minimum, (R, MIN), MIN, "biuf"),
     # sum(p) * c == sum(p * c): 0 * inf is NaN, so c finite; floats: 0 < c <= 1, as p * c
     # overflows for larger c where the value need not, and a negative c flips the sign
-    # of a zero that copies cancel to (see negative)
+    # of a zero that copies cancel to (see negative); complex: see divide
     Rule(np.multiply, (SUM, R), SUM, RING, "finite"),
     Rule(np.multiply, (R, SUM), SUM, RING, "finite"),
-    Rule(np.multiply, (SUM, R), SUM, "fc", "finite small positive"),
-    Rule(np.multiply, (R, SUM), SUM, "fc", "finite small positive"),
+    Rule(np.multiply, (SUM, R), SUM, FLOAT, "finite small positive"),
+    Rule(np.multiply, (R, SUM), SUM, FLOAT, "finite small positive"),
     # prod(p) * prod(q) == prod(p * q); floats: p * q may overflow (1e200 * 1e200) where
     # the products do not
     Rule(np.multiply, (PROD, PROD), PROD, RING),

@@ -446,3 +446,15 @@ def test_sign_flips_of_cancelling_copies_give_negative_zero(op, dtype):
         got = op(x).get()
     for part in (np.real, np.imag):
         np.testing.assert_array_equal(np.signbit(part(got)), np.signbit(part(want)))
+
+
+def test_scaling_a_complex_sum_keeps_signed_zeros():
+    """(-0-0j) * (1+0j) is 0-0j: scaled copy by copy, an identity copy would stop being
+    neutral and -0+5j would read back 0+5j."""
+    layout = Layout((1,), spread({0: (), 1: ()}))
+    x = mdarray.distributed_array(np.array([complex(-0.0, 5.0)]), layout, mdarray.SUM)
+    for op in (lambda v: v * 1, lambda v: v / 1, lambda v: v * 0.5):
+        want = op(np.array([complex(-0.0, 5.0)]))
+        with mdarray.options(fallback="raise"):
+            got = op(x).get()
+        np.testing.assert_array_equal(np.signbit(got.real), np.signbit(want.real))
