@@ -188,3 +188,16 @@ def test_equality_with_values_of_no_common_type_is_all_unequal(op, other):
         operator.lt(x, "a")
     with pytest.raises(ValueError, match="broadcast"):
         op(x, ["a", "b"])
+
+
+def test_divmod_of_a_python_bool_by_a_zero_d_partial_array():
+    """A Python bool on the left and a 0-d uint64 PROD array: NumPy returns two 0-d
+    results; so do we (this raised "return arrays must be of ArrayType")."""
+    devices = mdarray.devices()
+    layout = mdarray.Layout((), {d: [()] for d in devices[:2]})
+    x = mdarray.distributed_array(np.array(3, np.uint64), layout, mdarray.PROD)
+    want = np.divmod(False, np.array(3, np.uint64))
+    got = np.divmod(False, x)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype
+        np.testing.assert_array_equal(g.get(), w)

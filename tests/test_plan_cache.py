@@ -1,6 +1,7 @@
 """The plan cache: bounded in bytes, flat memory over many layouts, safe under threads."""
 
 import gc
+import sys
 import threading
 import tracemalloc
 
@@ -94,10 +95,15 @@ def test_threads_planning_at_once_agree():
         got.append([reshard_plan(a, strided, p) for a in layouts for p in (False, True)])
 
     threads = [threading.Thread(target=work) for _ in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
     assert len(got) == 8
     for plans in got:
         assert repr(plans) == repr(want)
