@@ -10,6 +10,7 @@ from . import _cupy_hooks, _fallback, _indexing, _ufuncs  # noqa: F401
 from ._array import DistArray
 from ._backend import DeviceSet, default_backend, devices
 from ._config import PerformanceWarning, options
+from ._constants import e, inf, nan, newaxis, pi
 from ._creation_functions import (
     arange,
     asarray,
@@ -121,6 +122,7 @@ __all__ = [
     "default_backend",
     "devices",
     "distributed_array",
+    "e",
     "empty",
     "empty_like",
     "expand_dims",
@@ -132,6 +134,7 @@ __all__ = [
     "full",
     "full_like",
     "iinfo",
+    "inf",
     "int8",
     "int16",
     "int32",
@@ -146,10 +149,13 @@ __all__ = [
     "meshgrid",
     "min",
     "moveaxis",
+    "nan",
+    "newaxis",
     "ones",
     "ones_like",
     "options",
     "permute_dims",
+    "pi",
     "prod",
     "reshape",
     "result_type",

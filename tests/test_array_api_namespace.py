@@ -67,3 +67,14 @@ def test_public_names_exist():
 @pytest.mark.parametrize("func", REGISTERED_HERE, ids=lambda f: f.__name__)
 def test_numpy_functions_of_this_area_are_registered(func):
     assert func in _registry.FUNCTIONS
+
+
+def test_constants_are_numpys():
+    for name in ("e", "pi", "inf"):
+        assert getattr(mdarray, name) == getattr(np, name)
+        assert type(getattr(mdarray, name)) is float
+    assert np.isnan(mdarray.nan)
+    assert mdarray.newaxis is None
+    x = mdarray.asarray(np.arange(3.0))
+    assert x[mdarray.newaxis].shape == (1, 3)
+    np.testing.assert_array_equal((x * mdarray.pi).get(), np.arange(3.0) * np.pi)

@@ -24,6 +24,7 @@ LAYERS = (
         "values and backends",
         {
             "_config",
+            "_constants",
             "_plan_cache",
             "_debug",
             "_regions",
