@@ -71,7 +71,7 @@ from ._manipulation_functions import (
     unstack,
 )
 from ._modes import MAX, MIN, PROD, REPLICA, SUM, Mode, as_mode
-from ._searching_functions import argmax, argmin
+from ._searching_functions import argmax, argmin, where
 from ._statistical_functions import (
     all,
     any,
@@ -173,6 +173,7 @@ __all__ = [
     "unstack",
     "var",
     "vecdot",
+    "where",
     "zeros",
     "zeros_like",
 ]

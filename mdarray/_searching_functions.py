@@ -1,4 +1,4 @@
-"""Searching functions: argmax and argmin.
+"""Searching functions: argmax, argmin and where.
 
 Each chunk finds its best value and that value's *global* index along the axis (or the
 flat index for ``axis=None``). Chunks that split the axis then exchange these
@@ -15,7 +15,8 @@ import numpy as np
 
 from . import _redistribute, _reduction
 from ._array import DistArray, wrap
-from ._chunkwise import write_out
+from ._chunkwise import aligned, backend_of, result_layout, shape_of, write_out
+from ._creation_functions import asarray
 from ._fallback import fallback
 from ._modes import MAX, MIN, REPLICA
 from ._registry import implements
@@ -178,3 +179,56 @@ def argmin(x: DistArray, /, *, axis: int | None = None, keepdims: bool = False) 
     1
     """
     return np.argmin(x, axis=axis, keepdims=keepdims)
+
+
+# where --------------------------------------------------------------------------------
+
+_NOT_GIVEN = object()
+
+
+@implements(np.where)
+def _where(condition, x=_NOT_GIVEN, y=_NOT_GIVEN):
+    """``numpy.where(condition, x, y)`` chunk by chunk: the three operands are cut to the
+    result's layout (that of the first DistArray operand of the result's shape) and each
+    chunk picks from its own pieces. Only operands laid out otherwise move. The
+    one-argument form is ``nonzero``."""
+    if x is _NOT_GIVEN and y is _NOT_GIVEN:
+        return fallback(np.where, (condition,), {}, "numpy.where (one argument)")
+    if x is _NOT_GIVEN or y is _NOT_GIVEN:
+        raise ValueError("either both or neither of x and y should be given")
+    operands = (condition, x, y)
+    shape = np.broadcast_shapes(*(shape_of(op) for op in operands))
+    # NumPy's promotion, Python scalars weak: from empty stand-ins of the arrays.
+    dtype = np.where(*(_stand_in(op) for op in operands)).dtype
+    layout = result_layout(shape, operands)
+    backend = backend_of(operands)
+    columns = [aligned(op, layout, backend) for op in operands]
+
+    def pick(k):
+        c, a, b = (column[k] for column in columns)
+        chunk = backend.xp.where(c, a, b)
+        if chunk.shape != layout.chunk_shapes[k]:
+            chunk = backend.xp.broadcast_to(chunk, layout.chunk_shapes[k]).copy()
+        return chunk
+
+    return wrap(Chunks.generate(layout, backend, pick, dtype), REPLICA)
+
+
+def _stand_in(operand):
+    if isinstance(operand, (bool, int, float, complex)):
+        return operand
+    return np.empty(0, getattr(operand, "dtype", None) or np.asarray(operand).dtype)
+
+
+def where(condition, x1, x2, /) -> DistArray:
+    """Elements of `x1` where `condition` is true, else of `x2` (the array API's
+    ``where``; scalars allowed for `x1` and `x2`).
+
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.asarray(np.arange(4.0))
+    >>> mdarray.where(x > 1, x, -1.0).get()
+    array([-1., -1.,  2.,  3.])
+    """
+    if not any(isinstance(op, DistArray) for op in (condition, x1, x2)):
+        condition = asarray(condition)
+    return np.where(condition, x1, x2)

@@ -5,8 +5,9 @@ import warnings
 import numpy as np
 import pytest
 from _layouts import spread
-from hypothesis import example, given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 import mdarray
 from mdarray import Layout
@@ -82,3 +83,46 @@ def test_array_api_and_methods():
     assert_dist_equal(x.argmax(axis=0), values.argmax(0))
     with pytest.raises(ValueError, match="empty sequence"):
         np.argmax(mdarray.distributed_array(np.zeros((0, 3)), {DEVICES[0]: ()}), axis=0)
+
+
+def _operand(data, shape, dtype):
+    """A DistArray (drawn layout and mode), a NumPy array or a Python scalar."""
+    kind = data.draw(
+        st.sampled_from(["dist", "numpy", "scalar"] if not shape else ["dist", "numpy"])
+    )
+    if kind == "scalar":
+        value = data.draw(st.sampled_from([True, 2, -1.5, 1 + 2j] if dtype is None else [0, 1]))
+        return value, value
+    dtype = dtype or data.draw(st.sampled_from(["float64", "int32", "bool", "complex64"]))
+    x, value = data.draw(mst.dist_arrays(shape=shape, dtype=dtype))
+    return (x, value) if kind == "dist" else (value, value)
+
+
+@settings(max_examples=30)
+@given(hnp.mutually_broadcastable_shapes(num_shapes=3, max_dims=3, max_side=4), st.data())
+def test_where_matches_numpy(shapes, data):
+    operands = [
+        _operand(data, shape, dtype)
+        for shape, dtype in zip(shapes.input_shapes, ["bool", None, None])
+    ]
+    if not any(isinstance(op, mdarray.DistArray) for op, _ in operands):
+        operands[1] = (mdarray.asarray(np.asarray(operands[1][1])), np.asarray(operands[1][1]))
+    want = np.where(*(value for _, value in operands))
+    with mdarray.options(fallback="raise"):
+        got = np.where(*(op for op, _ in operands))
+        assert_dist_equal(got, want)
+        assert_dist_equal(mdarray.where(*(op for op, _ in operands)), want)
+
+
+def test_where_moves_nothing_for_operands_of_one_layout():
+    layout = Layout.block((6, 4), devices=DEVICES)
+    a = mdarray.distributed_array(np.arange(24.0).reshape(6, 4), layout)
+    with mdarray.count_transfers() as moved, mdarray.options(fallback="raise"):
+        got = mdarray.where(a > 10, a, 0.5)
+    assert moved.total == 0
+    assert got.layout == layout
+    assert_dist_equal(
+        got, np.where(np.arange(24.0).reshape(6, 4) > 10, np.arange(24.0).reshape(6, 4), 0.5)
+    )
+    with pytest.raises(ValueError, match="both or neither"):
+        np.where(a > 1, a)
