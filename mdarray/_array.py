@@ -341,10 +341,32 @@ class DistArray(Stored, NDArrayOperatorsMixin):
         return self.shape[0]
 
     def __iter__(self) -> Iterator[DistArray]:
+        # Not a generator: iter() of a 0-d array raises at once, so np.iterable(x[0]) is
+        # False as for NumPy (matplotlib tells one dataset from many that way).
         if not self.ndim:
             raise TypeError("iteration over a 0-d array")
-        for i in range(self.shape[0]):
-            yield self[i]
+        return (self[i] for i in range(self.shape[0]))
+
+    def __contains__(self, value: object) -> bool:
+        return bool(np.any(self == value))
+
+    def __format__(self, format_spec: str) -> str:
+        """A 0-d array formats as its element (``f"{np.mean(x):.3f}"``); others take only
+        the empty format, as NumPy arrays do."""
+        if not self.ndim:
+            return format(self.get()[()], format_spec)
+        if format_spec:
+            raise TypeError("unsupported format string passed to DistArray.__format__")
+        return str(self)
+
+    def __round__(self, ndigits: int | None = None) -> Any:
+        """``round()`` of a 0-d array, as of a NumPy scalar: an int without `ndigits`, else
+        a 0-d array rounded to `ndigits` decimals. NumPy arrays of more dimensions refuse."""
+        if self.ndim:
+            raise TypeError(f"type DistArray of {self.ndim} dimensions doesn't define __round__")
+        if ndigits is None:
+            return round(self.item())
+        return np.round(self, ndigits)
 
     def item(self, *args: Any) -> Any:
         return self.get().item(*args)

@@ -164,3 +164,28 @@ def test_scalar_protocols():
         bool(many)
     with pytest.raises(TypeError):
         int(many)
+
+
+def test_zero_d_arrays_act_as_numpy_scalars_in_python_protocols():
+    """``np.iterable(x[0])`` is False (iter raises at once), a 0-d array formats and
+    rounds as a NumPy scalar; ``in`` compares elementwise."""
+    values = np.arange(4.0) * 1.2345
+    x = mdarray.distributed_array(values, Layout.block((4,), devices=mdarray.devices()))
+    m, want = np.mean(x), np.mean(values)
+    assert not np.iterable(x[0])
+    assert np.iterable(x)
+    with pytest.raises(TypeError, match="0-d"):
+        iter(m)
+    assert f"{m:.3f}" == f"{want:.3f}"
+    assert f"{x[2]:e}" == f"{values[2]:e}"
+    assert round(m) == round(want)
+    np.testing.assert_array_equal(round(m, 2).get(), round(want, 2))
+    assert (values[2] in x) is True
+    assert (7.5 in x) is (7.5 in values)
+    assert ("a" in x) is ("a" in values)
+    with pytest.raises(TypeError, match="format"):
+        f"{x:.2f}"
+    with pytest.raises(TypeError, match="__round__"):
+        round(x)
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(x)
