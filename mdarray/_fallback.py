@@ -42,6 +42,24 @@ def fallback(func, args, kwargs, name: str):
     return _redistributed(result, template)
 
 
+def fallback_arrays(func, args, kwargs, name: str):
+    """`fallback` for the array API's functions, which return arrays: a 0-d or scalar
+    result comes back a 0-d DistArray too (replicated on the operands' devices), and named
+    tuples keep their type (``unique_all``'s fields)."""
+    template = _distarrays((args, kwargs))[0]
+    return _distributed(fallback(func, args, kwargs, name), template)
+
+
+def _distributed(result, template: DistArray):
+    if isinstance(result, tuple):
+        items = [_distributed(r, template) for r in result]
+        return type(result)(*items) if hasattr(result, "_fields") else tuple(items)
+    if isinstance(result, (np.ndarray, np.generic)):
+        layout = Layout.replicated((), devices=template.devices)
+        return wrap(Chunks.from_host(np.asarray(result), layout, template.storage.backend))
+    return result
+
+
 def _distarrays(obj) -> list:
     if isinstance(obj, DistArray):
         return [obj]
@@ -67,7 +85,8 @@ def gathered(obj):
 
 def _redistributed(result, template: DistArray):
     if isinstance(result, tuple):
-        return tuple(_redistributed(r, template) for r in result)
+        items = [_redistributed(r, template) for r in result]
+        return type(result)(*items) if hasattr(result, "_fields") else tuple(items)
     if isinstance(result, list):
         return [_redistributed(r, template) for r in result]
     if isinstance(result, np.ndarray) and result.ndim:

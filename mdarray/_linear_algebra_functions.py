@@ -25,22 +25,22 @@ operand is the one that travels. Plans depend only on layouts, so they are cache
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
 from . import _redistribute, _regions
 from ._array import DistArray, wrap
 from ._chunkwise import backend_of, write_out
-from ._fallback import fallback
+from ._fallback import fallback, fallback_arrays
 from ._layout import Layout
 from ._manipulation_functions import squeeze
 from ._modes import REPLICA, SUM
 from ._plan_cache import plan_cache
-from ._registry import implements_ufunc_method
+from ._registry import implements, implements_ufunc_method
 from ._storage import Chunks
 
-__all__ = ["matmul", "vecdot"]
+__all__ = ["matmul", "tensordot", "vecdot"]
 
 _SIGNATURE = "(n?,k),(k,m?)->(n?,m?)"
 _SUPPORTED_KWARGS = frozenset({"out", "dtype", "casting"})
@@ -80,6 +80,43 @@ def matmul_call(ufunc, inputs, kwargs):
     if out is None:
         return result
     return write_out(out, result, casting=kwargs.get("casting", "same_kind"), name="matmul")
+
+
+@implements(np.tensordot)
+def _tensordot(a, b, axes=2):
+    return fallback_arrays(np.tensordot, (a, b), {"axes": axes}, "numpy.tensordot")
+
+
+def tensordot(x1: Any, x2: Any, /, *, axes: int | tuple[Any, Any] = 2) -> DistArray:
+    """The tensor contraction of `x1` and `x2` over `axes` (array API, as
+    `numpy.tensordot`): the last `axes` axes of `x1` with the first of `x2`, or the two
+    sequences of axes ``(x1_axes, x2_axes)`` pairwise.
+
+    For now the operands are gathered to the host (under the fallback policy, see
+    `mdarray.options`).
+
+    Parameters
+    ----------
+    x1, x2 : DistArray
+        The operands (one may be a NumPy array).
+    axes : int or (sequence of ints, sequence of ints)
+        How many trailing axes of `x1` to contract with leading axes of `x2`, or which.
+
+    Returns
+    -------
+    DistArray
+        The remaining axes of `x1`, then those of `x2`.
+
+    Examples
+    --------
+    >>> import mdarray, numpy as np
+    >>> a = mdarray.asarray(np.arange(6.0).reshape(2, 3))
+    >>> with mdarray.options(fallback="allow"):
+    ...     mdarray.tensordot(a, a, axes=([1], [1])).get()
+    array([[ 5., 14.],
+           [14., 50.]])
+    """
+    return cast(DistArray, np.tensordot(x1, x2, axes=axes))
 
 
 def _is_array(x) -> bool:

@@ -1,4 +1,4 @@
-"""Searching functions: argmax, argmin and where.
+"""Searching functions: argmax, argmin, where, count_nonzero, nonzero and searchsorted.
 
 Each chunk finds its best value and that value's *global* index along the axis (or the
 flat index for ``axis=None``). Chunks that split the axis then exchange these
@@ -10,6 +10,7 @@ better value, ties going to the lower index like NumPy, and a NaN beating every 
 from __future__ import annotations
 
 import operator
+from typing import cast
 
 import numpy as np
 
@@ -17,7 +18,7 @@ from . import _redistribute, _reduction
 from ._array import DistArray, wrap
 from ._chunkwise import aligned, backend_of, result_layout, shape_of, write_out
 from ._creation_functions import asarray
-from ._fallback import fallback
+from ._fallback import fallback, fallback_arrays
 from ._modes import MAX, MIN, REPLICA
 from ._registry import implements
 from ._storage import Chunks
@@ -232,3 +233,123 @@ def where(condition, x1, x2, /) -> DistArray:
     if not any(isinstance(op, DistArray) for op in (condition, x1, x2)):
         condition = asarray(condition)
     return np.where(condition, x1, x2)
+
+
+# count_nonzero, nonzero, searchsorted ---------------------------------------------------
+
+
+@implements(np.count_nonzero)
+def _count_nonzero(a, axis=None, *, keepdims=False):
+    """A sum of ``a != 0``: chunks count their own elements, and a split axis gives a
+    partial (SUM) count, nothing moved."""
+    return np.sum(np.not_equal(a, 0), axis=axis, dtype=np.intp, keepdims=keepdims)
+
+
+def count_nonzero(
+    x: DistArray, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False
+) -> DistArray:
+    """The number of non-zero elements of `x` along `axis` (all of them by default), as
+    a DistArray of the default index dtype (array API). NaN counts as non-zero, complex
+    numbers where either part is non-zero.
+
+    Parameters
+    ----------
+    x : DistArray
+        The input array.
+    axis : int or tuple of ints, optional
+        The axes to count along; all by default.
+    keepdims : bool
+        Keep the counted axes, of length one.
+
+    Returns
+    -------
+    DistArray
+        The counts; 0-d where all axes are counted.
+
+    Examples
+    --------
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.asarray(np.array([[0, 1, 2], [3, 0, 0]]))
+    >>> int(mdarray.count_nonzero(x)), mdarray.count_nonzero(x, axis=1).get()
+    (3, array([2, 1]))
+    """
+    return np.count_nonzero(asarray(x), axis=axis, keepdims=keepdims)
+
+
+@implements(np.nonzero)
+def _nonzero(a):
+    return fallback_arrays(np.nonzero, (a,), {}, "numpy.nonzero")
+
+
+def nonzero(x: DistArray, /) -> tuple[DistArray, ...]:
+    """The indices of the non-zero elements of `x`, one 1-D DistArray per axis, in C
+    order (array API). A 0-d `x` raises ValueError, as in NumPy.
+
+    Its output's length depends on the values, so for now `x` is gathered to the host
+    (under the fallback policy, see `mdarray.options`).
+
+    Parameters
+    ----------
+    x : DistArray
+        The input array, of at least one axis.
+
+    Returns
+    -------
+    tuple of DistArray
+        The indices along each axis.
+
+    Examples
+    --------
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.asarray(np.array([[0, 1], [2, 0]]))
+    >>> with mdarray.options(fallback="allow"):
+    ...     rows, cols = mdarray.nonzero(x)
+    >>> rows.get(), cols.get()
+    (array([0, 1]), array([1, 0]))
+    """
+    return cast(tuple[DistArray, ...], np.nonzero(asarray(x)))
+
+
+@implements(np.searchsorted)
+def _searchsorted(a, v, side="left", sorter=None):
+    return fallback_arrays(
+        np.searchsorted, (a, v), {"side": side, "sorter": sorter}, "numpy.searchsorted"
+    )
+
+
+def searchsorted(
+    x1: DistArray, x2: DistArray, /, *, side: str = "left", sorter: DistArray | None = None
+) -> DistArray:
+    """Where the elements of `x2` would be inserted into the sorted 1-D `x1` to keep it
+    sorted (array API); `sorter` holds the indices that sort `x1`, if it is not sorted.
+
+    For now the operands are gathered to the host (under the fallback policy, see
+    `mdarray.options`).
+
+    Parameters
+    ----------
+    x1 : DistArray
+        A 1-D array, sorted ascending (NaNs last) unless `sorter` is given.
+    x2 : DistArray
+        The values to insert.
+    side : {"left", "right"}
+        Which position to give a value equal to elements of `x1`: before them or after.
+    sorter : DistArray, optional
+        Indices that sort `x1` ascending.
+
+    Returns
+    -------
+    DistArray
+        Indices into `x1` (default index dtype), of `x2`'s shape.
+
+    Examples
+    --------
+    >>> import mdarray, numpy as np
+    >>> x1 = mdarray.asarray(np.array([1.0, 2.0, 2.0, 5.0]))
+    >>> with mdarray.options(fallback="allow"):
+    ...     mdarray.searchsorted(x1, mdarray.asarray(np.array([2.0, 6.0])), side="right").get()
+    array([3, 4])
+    """
+    if not any(isinstance(op, DistArray) for op in (x1, x2, sorter)):
+        x1 = asarray(x1)
+    return cast(DistArray, np.searchsorted(x1, x2, side=side, sorter=sorter))  # type: ignore[call-overload]

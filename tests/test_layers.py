@@ -58,11 +58,16 @@ LAYERS = (
             "_statistical_functions",
             "_searching_functions",
             "_linear_algebra_functions",
+            "_linalg",
+            "_fft",
             "_cupy_hooks",
             "_info",
         },
     ),
-    ("public namespace", {"__init__", "__main__", "testing", "testing.strategies"}),
+    (
+        "public namespace",
+        {"__init__", "__main__", "linalg", "fft", "testing", "testing.strategies"},
+    ),
 )
 LAYER = {module: level for level, (_, modules) in enumerate(LAYERS) for module in modules}
 LAZY = {"cupy"}

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from hypothesis import example, given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import mdarray
@@ -419,3 +419,50 @@ def test_overlapping_replica_layout_is_resharded():
     a = mdarray.distributed_array(ea, layout)
     b = mdarray.distributed_array(eb, Layout.block(eb.shape, devices=DEVICES))
     assert_dist_equal(a @ b, ea @ eb)
+
+
+@st.composite
+def tensordot_operands(draw):
+    """``(x1, v1, x2, v2, axes)``: operands of drawn layouts and modes whose contracted
+    axes agree (an int `axes`, or two sequences in any order)."""
+    shape_a = draw(mst.shapes(max_dims=3, max_side=3))
+    k = draw(st.integers(0, len(shape_a)))
+    free_b = draw(mst.shapes(max_dims=3 - k, max_side=3))
+    dtype = draw(st.sampled_from(["float64", "int32", "complex128"]))
+    if draw(st.booleans()):
+        axes = k
+        shape_b = shape_a[len(shape_a) - k :] + free_b
+    else:
+        axes_a = draw(st.permutations(range(len(shape_a))))[:k]
+        axes_b = draw(st.permutations(range(k + len(free_b))))[:k]
+        shape_b = [0] * (k + len(free_b))
+        rest = iter(free_b)
+        for a, b in zip(axes_a, axes_b):
+            shape_b[b] = shape_a[a]
+        shape_b = [n if b in axes_b else next(rest) for b, n in enumerate(shape_b)]
+        negative = draw(st.booleans())
+        axes = ([a - len(shape_a) if negative else a for a in axes_a], list(axes_b))
+    x1, v1 = draw(mst.dist_arrays(shape=shape_a, dtype=dtype))
+    x2, v2 = draw(mst.dist_arrays(shape=tuple(shape_b), dtype=dtype))
+    return x1, v1, x2, v2, axes
+
+
+@settings(max_examples=30)
+@given(tensordot_operands())
+def test_tensordot_matches_numpy(operands):
+    x1, v1, x2, v2, axes = operands
+    want = np.tensordot(v1, v2, axes=axes)
+    with mdarray.options(fallback="allow"):
+        assert_dist_equal(mdarray.tensordot(x1, x2, axes=axes), np.asarray(want))
+        assert_dist_equal(np.tensordot(x1, v2, axes=axes), np.asarray(want))
+
+
+def test_tensordot_errors_like_numpy():
+    x = mdarray.asarray(np.ones((2, 3)))
+    with mdarray.options(fallback="allow"):
+        with pytest.raises(ValueError, match="shape-mismatch"):
+            mdarray.tensordot(x, x, axes=([1], [1, 0]))
+        with pytest.raises(ValueError, match="shape-mismatch"):
+            mdarray.tensordot(x, x, axes=1)
+    with pytest.warns(mdarray.PerformanceWarning, match="numpy.tensordot"):
+        assert_dist_equal(mdarray.tensordot(x, x.T, axes=1), np.full((2, 2), 3.0))

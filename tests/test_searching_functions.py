@@ -126,3 +126,105 @@ def test_where_moves_nothing_for_operands_of_one_layout():
     )
     with pytest.raises(ValueError, match="both or neither"):
         np.where(a > 1, a)
+
+
+# count_nonzero, nonzero, searchsorted --------------------------------------------------
+
+zeros_often = {
+    "float64": st.sampled_from([0.0, -0.0, 1.5, np.nan]),
+    "complex64": st.sampled_from([0j, 1j, 2 + 0j]),
+    "int8": st.integers(-1, 1),
+    "uint32": st.integers(0, 1),
+    "bool": st.booleans(),
+}
+arrays_with_zeros = st.sampled_from(sorted(zeros_often)).flatmap(
+    lambda dtype: mst.dist_arrays(dtype=dtype, elements=zeros_often[dtype])
+)
+
+
+@settings(max_examples=40)
+@given(arrays_with_zeros, st.data(), st.booleans())
+def test_count_nonzero_is_native_and_matches_numpy(pair, data, keepdims):
+    x, value = pair
+    bound = max(x.ndim, 1)
+    axis = data.draw(
+        st.none()
+        | st.integers(-bound - 1, bound)
+        | st.lists(st.integers(-bound, bound - 1), max_size=2).map(tuple)
+    )
+    try:
+        want = np.asarray(np.count_nonzero(value, axis=axis, keepdims=keepdims))
+    except Exception as error:
+        with pytest.raises(type(error)), mdarray.options(fallback="raise"):
+            mdarray.count_nonzero(x, axis=axis, keepdims=keepdims)
+        return
+    with mdarray.options(fallback="raise"):
+        got = mdarray.count_nonzero(x, axis=axis, keepdims=keepdims)
+        assert_dist_equal(got, want.astype(np.intp))
+        assert_dist_equal(np.count_nonzero(x, axis=axis, keepdims=keepdims), want)
+
+
+def test_count_nonzero_of_a_split_axis_moves_nothing():
+    value = np.array([[0, 1, 2, 0], [3, 0, 0, 4]])
+    x = mdarray.distributed_array(value, Layout.block(value.shape, axis=1, devices=DEVICES))
+    with mdarray.count_transfers() as moved, mdarray.options(fallback="raise"):
+        got = mdarray.count_nonzero(x, axis=1)
+    assert moved.total == 0
+    assert_dist_equal(got, np.array([2, 2]))
+
+
+@settings(max_examples=30)
+@given(arrays_with_zeros)
+def test_nonzero_matches_numpy(pair):
+    x, value = pair
+    try:
+        want = np.nonzero(value)
+    except ValueError:
+        with pytest.raises(ValueError, match="0d"), mdarray.options(fallback="allow"):
+            mdarray.nonzero(x)
+        return
+    with mdarray.options(fallback="allow"):
+        got = mdarray.nonzero(x)
+    assert isinstance(got, tuple)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert_dist_equal(g, w)
+
+
+@settings(max_examples=30)
+@given(
+    st.sampled_from(["float64", "int16"]),
+    st.integers(0, 8),
+    mst.shapes(max_dims=2, max_side=4),
+    st.sampled_from(["left", "right"]),
+    st.booleans(),
+    st.data(),
+)
+def test_searchsorted_matches_numpy(dtype, n, shape, side, use_sorter, data):
+    elements = st.sampled_from([0.0, 1.0, 2.0, np.nan]) if dtype == "float64" else None
+    x1, v1 = data.draw(mst.dist_arrays(shape=(n,), dtype=dtype, elements=elements))
+    x2, v2 = data.draw(mst.dist_arrays(shape=shape, dtype=dtype, elements=elements))
+    if use_sorter:
+        order = np.argsort(v1)
+        sorter = mdarray.distributed_array(order, data.draw(mst.layouts(order.shape)))
+        want = np.searchsorted(v1, v2, side=side, sorter=order)
+    else:
+        v1 = np.sort(v1)
+        x1 = mdarray.distributed_array(v1, x1.layout, x1.mode)
+        sorter = None
+        want = np.searchsorted(v1, v2, side=side)
+    with mdarray.options(fallback="allow"):
+        got = mdarray.searchsorted(x1, x2, side=side, sorter=sorter)
+    assert_dist_equal(got, np.asarray(want))
+
+
+def test_searchsorted_scalars_and_errors():
+    x1 = mdarray.asarray(np.array([1, 3, 5]))
+    with mdarray.options(fallback="allow"):
+        assert_dist_equal(mdarray.searchsorted(x1, 4), np.asarray(np.searchsorted([1, 3, 5], 4)))
+        with pytest.raises(ValueError, match="side"):
+            mdarray.searchsorted(x1, 4, side="middle")
+        with pytest.raises(ValueError, match="too deep"):
+            mdarray.searchsorted(mdarray.asarray(np.zeros((2, 2))), 1.0)
+    with pytest.warns(mdarray.PerformanceWarning, match="numpy.searchsorted"):
+        mdarray.searchsorted(x1, x1)

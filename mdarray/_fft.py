@@ -1,0 +1,308 @@
+"""The array API's ``fft`` extension (`mdarray.fft`) and NumPy's `numpy.fft` on DistArrays.
+
+The transforms gather their operand and run NumPy's (a fallback under the policy of
+`mdarray.options`), returning DistArrays; NumPy 2 keeps the precision, as the standard
+asks (``fft`` of float32 is complex64, ``irfft`` of complex64 float32). ``fftshift`` and
+``ifftshift`` are native (slices and a concatenation per axis), and ``fftfreq`` and
+``rfftfreq`` create their arrays like the creation functions, laid out by ``device=``.
+NumPy's own ``np.fft`` functions given a DistArray take the same paths.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import numpy as np
+from numpy.lib.array_utils import normalize_axis_tuple
+from numpy.typing import DTypeLike
+
+from ._array import DistArray
+from ._creation_functions import asarray
+from ._layout import Device
+from ._linalg import host_computed, on_host
+from ._manipulation_functions import concat
+from ._registry import implements
+
+__all__ = [
+    "fft",
+    "fftfreq",
+    "fftn",
+    "fftshift",
+    "hfft",
+    "ifft",
+    "ifftn",
+    "ifftshift",
+    "ihfft",
+    "irfft",
+    "irfftn",
+    "rfft",
+    "rfftfreq",
+    "rfftn",
+]
+
+Norm = Literal["backward", "ortho", "forward"]
+
+
+def _transform(func, x, **kwargs) -> DistArray:
+    x = x if isinstance(x, DistArray) else asarray(x)
+    return host_computed(func, (x,), kwargs, f"numpy.fft.{func.__name__}")
+
+
+def _axes_for(s, axes):
+    """NumPy 2 deprecates `s` without `axes`: the standard's reading is the last axes."""
+    if s is not None and axes is None:
+        return tuple(range(-len(s), 0))
+    return axes
+
+
+def fft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> DistArray:
+    """One-dimensional discrete Fourier transform along `axis`. Gathered.
+
+    >>> import mdarray, numpy as np
+    >>> with mdarray.options(fallback="allow"):
+    ...     mdarray.fft.fft(mdarray.asarray(np.ones(4))).get()
+    array([4.+0.j, 0.+0.j, 0.+0.j, 0.+0.j])
+    """
+    return _transform(np.fft.fft, x, n=n, axis=axis, norm=norm)
+
+
+def ifft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> DistArray:
+    """One-dimensional inverse discrete Fourier transform along `axis`. Gathered.
+
+    >>> import mdarray, numpy as np
+    >>> with mdarray.options(fallback="allow"):
+    ...     mdarray.fft.ifft(mdarray.asarray(np.full(4, 4.0 + 0j))).get()
+    array([4.+0.j, 0.+0.j, 0.+0.j, 0.+0.j])
+    """
+    return _transform(np.fft.ifft, x, n=n, axis=axis, norm=norm)
+
+
+def fftn(
+    x: Any,
+    /,
+    *,
+    s: Sequence[int] | None = None,
+    axes: Sequence[int] | None = None,
+    norm: Norm = "backward",
+) -> DistArray:
+    """N-dimensional discrete Fourier transform over `axes` (all when None). Gathered.
+
+    >>> import mdarray, numpy as np
+    >>> with mdarray.options(fallback="allow"):
+    ...     mdarray.fft.fftn(mdarray.asarray(np.ones((2, 2)))).get()
+    array([[4.+0.j, 0.+0.j],
+           [0.+0.j, 0.+0.j]])
+    """
+    return _transform(np.fft.fftn, x, s=s, axes=_axes_for(s, axes), norm=norm)
+
+
+def ifftn(
+    x: Any,
+    /,
+    *,
+    s: Sequence[int] | None = None,
+    axes: Sequence[int] | None = None,
+    norm: Norm = "backward",
+) -> DistArray:
+    """N-dimensional inverse discrete Fourier transform over `axes`. Gathered.
+
+    >>> import mdarray, numpy as np
+    >>> with mdarray.options(fallback="allow"):
+    ...     mdarray.fft.ifftn(mdarray.asarray(np.full((2, 2), 4.0 + 0j))).get()
+    array([[4.+0.j, 0.+0.j],
+           [0.+0.j, 0.+0.j]])
+    """
+    return _transform(np.fft.ifftn, x, s=s, axes=_axes_for(s, axes), norm=norm)
+
+
+def rfft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> DistArray:
+    """Discrete Fourier transform of real input along `axis`: ``n//2 + 1`` frequencies.
+    Gathered.
+
+    >>> import mdarray, numpy as np
+    >>> with mdarray.options(fallback="allow"):
+    ...     mdarray.fft.rfft(mdarray.asarray(np.ones(4))).get()
+    array([4.+0.j, 0.+0.j, 0.+0.j])
+    """
+    return _transform(np.fft.rfft, x, n=n, axis=axis, norm=norm)
+
+
+def irfft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> DistArray:
+    """Inverse of `rfft`: `n` real values (``2*(m-1)`` by default) along `axis`. Gathered.
+
+    >>> import mdarray, numpy as np
+    >>> with mdarray.options(fallback="allow"):
+    ...     mdarray.fft.irfft(mdarray.asarray(np.array([4.0 + 0j, 0, 0]))).get()
+    array([1., 1., 1., 1.])
+    """
+    return _transform(np.fft.irfft, x, n=n, axis=axis, norm=norm)
+
+
+def rfftn(
+    x: Any,
+    /,
+    *,
+    s: Sequence[int] | None = None,
+    axes: Sequence[int] | None = None,
+    norm: Norm = "backward",
+) -> DistArray:
+    """N-dimensional discrete Fourier transform of real input (the last axis halved).
+    Gathered.
+
+    >>> import mdarray, numpy as np
+    >>> with mdarray.options(fallback="allow"):
+    ...     mdarray.fft.rfftn(mdarray.asarray(np.ones((2, 2)))).get()
+    array([[4.+0.j, 0.+0.j],
+           [0.+0.j, 0.+0.j]])
+    """
+    return _transform(np.fft.rfftn, x, s=s, axes=_axes_for(s, axes), norm=norm)
+
+
+def irfftn(
+    x: Any,
+    /,
+    *,
+    s: Sequence[int] | None = None,
+    axes: Sequence[int] | None = None,
+    norm: Norm = "backward",
+) -> DistArray:
+    """Inverse of `rfftn`: real output of shape `s` over `axes`. Gathered.
+
+    >>> import mdarray, numpy as np
+    >>> with mdarray.options(fallback="allow"):
+    ...     mdarray.fft.irfftn(mdarray.asarray(np.array([[4.0 + 0j, 0], [0, 0]]))).get()
+    array([[1., 1.],
+           [1., 1.]])
+    """
+    return _transform(np.fft.irfftn, x, s=s, axes=_axes_for(s, axes), norm=norm)
+
+
+def hfft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> DistArray:
+    """Discrete Fourier transform of a Hermitian-symmetric signal: `n` real values.
+    Gathered.
+
+    >>> import mdarray, numpy as np
+    >>> with mdarray.options(fallback="allow"):
+    ...     mdarray.fft.hfft(mdarray.asarray(np.array([1.0 + 0j, 0, 0]))).get()
+    array([1., 1., 1., 1.])
+    """
+    return _transform(np.fft.hfft, x, n=n, axis=axis, norm=norm)
+
+
+def ihfft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> DistArray:
+    """Inverse of `hfft`: ``n//2 + 1`` complex values of a real signal. Gathered.
+
+    >>> import mdarray, numpy as np
+    >>> with mdarray.options(fallback="allow"):
+    ...     mdarray.fft.ihfft(mdarray.asarray(np.ones(4))).get()
+    array([1.-0.j, 0.-0.j, 0.-0.j])
+    """
+    return _transform(np.fft.ihfft, x, n=n, axis=axis, norm=norm)
+
+
+def _frequencies(func, n, d, dtype, device) -> DistArray:
+    dtype = np.dtype(np.float64 if dtype is None else dtype)
+    if dtype.kind != "f":
+        raise ValueError(
+            f"{func.__name__}: dtype must be a real floating-point data type, got {dtype}"
+        )
+    return asarray(func(n, d).astype(dtype, copy=False), device=device)
+
+
+def fftfreq(
+    n: int, /, *, d: float = 1.0, dtype: DTypeLike | None = None, device: Device = None
+) -> DistArray:
+    """Sample frequencies of a transform of length `n` and sample spacing `d`, laid out
+    by `device` as the creation functions do.
+
+    >>> import mdarray
+    >>> mdarray.fft.fftfreq(4).get()
+    array([ 0.  ,  0.25, -0.5 , -0.25])
+    """
+    return _frequencies(np.fft.fftfreq, n, d, dtype, device)
+
+
+def rfftfreq(
+    n: int, /, *, d: float = 1.0, dtype: DTypeLike | None = None, device: Device = None
+) -> DistArray:
+    """Sample frequencies of `rfft` of length `n` (``n//2 + 1`` of them).
+
+    >>> import mdarray
+    >>> mdarray.fft.rfftfreq(4).get()
+    array([0.  , 0.25, 0.5 ])
+    """
+    return _frequencies(np.fft.rfftfreq, n, d, dtype, device)
+
+
+def _rolled(x: Any, axes, half) -> DistArray:
+    """`x` rolled by ``half(length)`` along each of `axes` (all when None), as NumPy's
+    shifts roll it: one slice-and-concatenate per axis, moving only the halves."""
+    x = x if isinstance(x, DistArray) else asarray(x)
+    if axes is None:
+        axes = tuple(range(x.ndim))
+    elif isinstance(axes, (int, np.integer)):
+        axes = (axes,)
+    axes = normalize_axis_tuple(axes, x.ndim, allow_duplicate=True)
+    result = x
+    for axis in axes:
+        length = x.shape[axis]
+        shift = half(length) % length if length else 0
+        if shift:
+            before = (slice(None),) * axis
+            head_index = (*before, slice(length - shift, None))
+            tail_index = (*before, slice(0, length - shift))
+            result = concat([result[head_index], result[tail_index]], axis=axis)
+    return result.copy() if result is x else result
+
+
+def fftshift(x: Any, /, *, axes: int | Sequence[int] | None = None) -> DistArray:
+    """The zero frequency moved to the centre: each of `axes` rolled by half its length.
+    Native.
+
+    >>> import mdarray, numpy as np
+    >>> mdarray.fft.fftshift(mdarray.asarray(np.arange(5))).get()
+    array([3, 4, 0, 1, 2])
+    """
+    return _rolled(x, axes, lambda n: n // 2)
+
+
+def ifftshift(x: Any, /, *, axes: int | Sequence[int] | None = None) -> DistArray:
+    """Inverse of `fftshift`: each of `axes` rolled back by half its length. Native.
+
+    >>> import mdarray, numpy as np
+    >>> mdarray.fft.ifftshift(mdarray.asarray(np.arange(5))).get()
+    array([2, 3, 4, 0, 1])
+    """
+    return _rolled(x, axes, lambda n: -(n // 2))
+
+
+@implements(np.fft.fftshift)
+def _numpy_fftshift(x, axes=None):
+    return fftshift(x, axes=axes)
+
+
+@implements(np.fft.ifftshift)
+def _numpy_ifftshift(x, axes=None):
+    return ifftshift(x, axes=axes)
+
+
+# NumPy's transforms (their ``out=`` is written back by `host_computed`).
+_HOST_FUNCTIONS = (
+    "fft",
+    "fft2",
+    "fftn",
+    "hfft",
+    "ifft",
+    "ifft2",
+    "ifftn",
+    "ihfft",
+    "irfft",
+    "irfft2",
+    "irfftn",
+    "rfft",
+    "rfft2",
+    "rfftn",
+)
+for _name in _HOST_FUNCTIONS:
+    implements(getattr(np.fft, _name))(on_host(getattr(np.fft, _name), f"numpy.fft.{_name}"))

@@ -1,0 +1,111 @@
+"""Indexing functions: take and take_along_axis.
+
+Which elements they pick depends on the values of the indices, so for now they gather
+the operands to the host, pick with NumPy and distribute the result again, under the
+fallback policy (`mdarray.options`). ``numpy.take``'s ``out=`` is written back into the
+DistArray, in its layout and mode, as NumPy would have changed it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+import numpy as np
+
+from ._array import DistArray, wrap
+from ._chunkwise import write_out
+from ._config import check_fallback
+from ._creation_functions import asarray
+from ._fallback import fallback, fallback_arrays, gathered
+from ._registry import implements
+from ._storage import Chunks
+
+
+@implements(np.take)
+def _take(a, indices, axis=None, out=None, mode="raise"):
+    kwargs = {"axis": axis, "mode": mode}
+    if out is None:
+        return fallback_arrays(np.take, (a, indices), kwargs, "numpy.take")
+    if not isinstance(out, DistArray):
+        fallback(np.take, (a, indices), {**kwargs, "out": out}, "numpy.take")
+        return out
+    operands = [op for op in (a, indices, out) if isinstance(op, DistArray)]
+    check_fallback("numpy.take", sum(op.nbytes for op in operands))
+    # NumPy checks and writes a host copy of `out`; its new value is then written back.
+    host = out.get()
+    np.take(gathered(a), gathered(indices), out=host, **kwargs)
+    write_out(out, wrap(Chunks.from_host(host, out.layout, out.storage.backend)))
+    return out
+
+
+def take(x: DistArray, indices: Any, /, *, axis: int | None = None) -> DistArray:
+    """The elements of `x` at `indices` (a 1-D integer array; negative ones count from
+    the end) along `axis` (array API). Without `axis`, `x` is flattened first, as in
+    NumPy.
+
+    Parameters
+    ----------
+    x : DistArray
+        The array to pick from.
+    indices : DistArray or array_like
+        1-D integer indices along `axis`.
+    axis : int, optional
+        The axis to pick along (required where `x` has more than one axis, by the
+        standard; NumPy flattens).
+
+    Returns
+    -------
+    DistArray
+        `x`'s shape with `axis` replaced by the length of `indices`.
+
+    Examples
+    --------
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.asarray(np.arange(10, 16).reshape(2, 3))
+    >>> with mdarray.options(fallback="allow"):
+    ...     mdarray.take(x, mdarray.asarray(np.array([2, -3])), axis=1).get()
+    array([[12, 10],
+           [15, 13]])
+    """
+    if not isinstance(indices, DistArray):
+        x = asarray(x)
+    return np.take(x, indices, axis=axis)
+
+
+@implements(np.take_along_axis)
+def _take_along_axis(arr, indices, axis=-1):
+    return fallback_arrays(
+        np.take_along_axis, (arr, indices), {"axis": axis}, "numpy.take_along_axis"
+    )
+
+
+def take_along_axis(x: DistArray, indices: Any, /, *, axis: int = -1) -> DistArray:
+    """The elements of `x` at `indices` along `axis`, one index per position of the other
+    axes (which broadcast), as `argsort` gives them (array API).
+
+    Parameters
+    ----------
+    x : DistArray
+        The array to pick from.
+    indices : DistArray or array_like
+        Integer indices, of `x`'s number of axes.
+    axis : int
+        The axis to pick along (the last by default).
+
+    Returns
+    -------
+    DistArray
+        The picked elements, shaped as `indices` broadcast against `x` off `axis`.
+
+    Examples
+    --------
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.asarray(np.array([[3, 1, 2], [0, 5, 4]]))
+    >>> with mdarray.options(fallback="allow"):
+    ...     mdarray.take_along_axis(x, mdarray.argsort(x, axis=1), axis=1).get()
+    array([[1, 2, 3],
+           [0, 4, 5]])
+    """
+    if not isinstance(indices, DistArray):
+        x = asarray(x)
+    return cast(DistArray, np.take_along_axis(x, indices, axis=axis))

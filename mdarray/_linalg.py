@@ -1,0 +1,526 @@
+"""The array API's ``linalg`` extension (`mdarray.linalg`) and NumPy's `numpy.linalg` on
+DistArrays.
+
+Native, on the chunks: ``matmul``, ``vecdot`` and ``matrix_transpose`` (the namespace's
+own), ``outer`` (an elementwise product of a column and a row), ``vector_norm`` (a
+reduction: partial where the axes are split), and ``matrix_norm`` for ``'fro'``, ``1``,
+``-1``, ``inf`` and ``-inf`` (reductions too). The rest needs whole matrices on one device
+(factorizations, solves, determinants, singular values): those gather their operands and
+run NumPy, as fallbacks under the policy of `mdarray.options`, and return DistArrays (a
+named tuple of them where the standard names the results). NumPy's own ``np.linalg``
+functions given a DistArray take the same paths, so ``np.linalg.norm(x)`` is a DistArray.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, NamedTuple
+
+import numpy as np
+from numpy.lib.array_utils import normalize_axis_tuple
+
+from ._array import DistArray, wrap
+from ._chunkwise import write_out
+from ._creation_functions import asarray
+from ._data_type_functions import astype
+from ._fallback import fallback
+from ._layout import Layout
+from ._linear_algebra_functions import matmul, vecdot
+from ._manipulation_functions import matrix_transpose
+from ._registry import implements
+from ._storage import Chunks
+
+__all__ = [
+    "EighResult",
+    "QRResult",
+    "SVDResult",
+    "SlogdetResult",
+    "cholesky",
+    "cross",
+    "det",
+    "diagonal",
+    "eigh",
+    "eigvalsh",
+    "host_computed",
+    "inv",
+    "matmul",
+    "matrix_norm",
+    "matrix_power",
+    "matrix_rank",
+    "matrix_transpose",
+    "on_host",
+    "outer",
+    "pinv",
+    "qr",
+    "slogdet",
+    "solve",
+    "svd",
+    "svdvals",
+    "tensordot",
+    "trace",
+    "vecdot",
+    "vector_norm",
+]
+
+inf = float("inf")
+
+
+class EighResult(NamedTuple):
+    """`eigh`'s result: eigenvalues in ascending order, and eigenvectors as columns."""
+
+    eigenvalues: DistArray
+    eigenvectors: DistArray
+
+
+class QRResult(NamedTuple):
+    """`qr`'s result: the orthonormal ``Q`` and the upper-triangular ``R``."""
+
+    Q: DistArray
+    R: DistArray
+
+
+class SlogdetResult(NamedTuple):
+    """`slogdet`'s result: the determinant is ``sign * exp(logabsdet)``."""
+
+    sign: DistArray
+    logabsdet: DistArray
+
+
+class SVDResult(NamedTuple):
+    """`svd`'s result: ``x == U @ (S[..., None] * Vh)``."""
+
+    U: DistArray
+    S: DistArray
+    Vh: DistArray
+
+
+# Gathered computation ---------------------------------------------------------------
+
+
+def host_computed(func, args: tuple, kwargs: dict, name: str):
+    """`func` on the gathered operands under the fallback policy, as DistArrays.
+
+    Unlike the generic fallback, every array result comes back a DistArray: a 0-d or
+    scalar one replicated on the operands' devices, and named tuples keep their type.
+    An ``out=`` DistArray is written as NumPy would have written it.
+    """
+    out = kwargs.get("out")
+    if out is not None:
+        kwargs = {k: v for k, v in kwargs.items() if k != "out"}
+    kinds: list = []
+
+    def run(*gathered_args, **gathered_kwargs):
+        result = func(*gathered_args, **gathered_kwargs)
+        kinds.append(type(result))
+        return result
+
+    template = _first_distarray((args, kwargs))
+    result = _distributed(fallback(run, args, kwargs, name), template, kinds[0])
+    if out is None:
+        return result
+    return write_out(out, result, casting="same_kind", name=name)
+
+
+def _first_distarray(obj) -> DistArray:
+    if isinstance(obj, DistArray):
+        return obj
+    items = obj.values() if isinstance(obj, dict) else obj if isinstance(obj, (list, tuple)) else ()
+    for item in items:
+        found = _first_distarray(item)
+        if found is not None:
+            return found
+    return None  # type: ignore[return-value]
+
+
+def _distributed(result, template: DistArray, kind: type):
+    if isinstance(result, tuple):
+        items = [_distributed(r, template, type(r)) for r in result]
+        return kind(*items) if hasattr(kind, "_fields") else tuple(items)
+    if isinstance(result, (np.ndarray, np.generic)) and not np.ndim(result):
+        layout = Layout.replicated((), devices=template.devices)
+        return wrap(Chunks.from_host(np.asarray(result), layout, template.storage.backend))
+    return result
+
+
+def _dist(x) -> DistArray:
+    return x if isinstance(x, DistArray) else asarray(x)
+
+
+def _gathered(func, *args, **kwargs):
+    """`func` of the array API extension, on DistArray operands, under the policy."""
+    args = tuple(_dist(a) for a in args)
+    return host_computed(func, args, kwargs, f"numpy.linalg.{func.__name__}")
+
+
+def on_host(func, name: str):
+    """A DistArray implementation of NumPy's `func` (called `name`) by gathering."""
+
+    def impl(*args, **kwargs):
+        return host_computed(func, args, kwargs, name)
+
+    return impl
+
+
+# NumPy's linalg functions that need whole matrices (or are not yet distributed).
+_HOST_FUNCTIONS = (
+    "cholesky",
+    "cond",
+    "cross",
+    "det",
+    "diagonal",
+    "eig",
+    "eigh",
+    "eigvals",
+    "eigvalsh",
+    "inv",
+    "lstsq",
+    "matrix_power",
+    "matrix_rank",
+    "multi_dot",
+    "pinv",
+    "qr",
+    "slogdet",
+    "solve",
+    "svd",
+    "svdvals",
+    "tensordot",
+    "tensorinv",
+    "tensorsolve",
+    "trace",
+)
+for _name in _HOST_FUNCTIONS:
+    implements(getattr(np.linalg, _name))(
+        on_host(getattr(np.linalg, _name), f"numpy.linalg.{_name}")
+    )
+
+
+# Native: products and norms ---------------------------------------------------------
+
+
+@implements(np.linalg.matmul)
+def _numpy_matmul(x1, x2, /):
+    return matmul(x1, x2)
+
+
+@implements(np.linalg.matrix_transpose)
+def _numpy_matrix_transpose(x, /):
+    return matrix_transpose(x)
+
+
+@implements(np.linalg.vecdot)
+def _numpy_vecdot(x1, x2, /, *, axis=-1):
+    return vecdot(x1, x2, axis=axis)
+
+
+@implements(np.linalg.outer)
+def outer(x1: Any, x2: Any, /) -> DistArray:
+    """Outer product of two 1-D arrays: ``out[i, j] == x1[i] * x2[j]``.
+
+    Native: the product of a column and a row, elementwise, with NumPy's promotion.
+
+    >>> import mdarray, numpy as np
+    >>> mdarray.linalg.outer(mdarray.asarray(np.arange(2)), mdarray.asarray(np.arange(3))).get()
+    array([[0, 0, 0],
+           [0, 1, 2]])
+    """
+    if np.ndim(x1) != 1 or np.ndim(x2) != 1:
+        raise ValueError(
+            "Input arrays must be one-dimensional, but they are "
+            f"x1.ndim={np.ndim(x1)} and x2.ndim={np.ndim(x2)}."
+        )
+    if not isinstance(x1, DistArray) and not isinstance(x2, DistArray):
+        x1 = asarray(x1)
+    return np.multiply(np.expand_dims(x1, 1), x2)
+
+
+def _inexact(x: DistArray) -> DistArray:
+    """`x`, with integers and bools as float64 (the norms' dtypes, as NumPy's)."""
+    return x if x.dtype.kind in "fc" else astype(x, np.float64)
+
+
+@implements(np.linalg.vector_norm)
+def vector_norm(
+    x: Any,
+    /,
+    *,
+    axis: int | tuple[int, ...] | None = None,
+    keepdims: bool = False,
+    ord: float | str = 2,
+) -> DistArray:
+    """Vector norm over `axis` (all axes when None) of order `ord`.
+
+    Native, as reductions: over split axes the sums and maxima are partial results (SUM
+    or MAX mode) until the root or power that finishes the norm. Orders as the standard:
+    ``inf``, ``-inf``, ``0`` (count of nonzeros), ``1``, ``2`` and any other ``p``
+    (``sum(abs(x)**p)**(1/p)``).
+
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.asarray(np.arange(6.0).reshape(2, 3))
+    >>> mdarray.linalg.vector_norm(x, axis=1, ord=1).get()
+    array([ 3., 12.])
+    """
+    x = _inexact(_dist(x))
+    if isinstance(ord, str):
+        raise ValueError(f"Invalid norm order '{ord}' for vectors")
+    axes = tuple(range(x.ndim)) if axis is None else normalize_axis_tuple(axis, x.ndim)
+    reduce: dict[str, Any] = {"axis": axes, "keepdims": keepdims}
+    if ord == 2:
+        squares = np.real(np.conjugate(x) * x) if x.dtype.kind == "c" else x * x
+        return np.sqrt(np.sum(squares, **reduce))
+    magnitude = np.abs(x)
+    if ord == inf:
+        return np.max(magnitude, **reduce, initial=0)
+    if ord == -inf:
+        return np.min(magnitude, **reduce)
+    if ord == 0:
+        return np.sum(astype(magnitude != 0, magnitude.dtype), **reduce)
+    if ord == 1:
+        return np.sum(magnitude, **reduce)
+    total = np.sum(magnitude**ord, **reduce)
+    return total ** np.reciprocal(ord, dtype=total.dtype)
+
+
+@implements(np.linalg.matrix_norm)
+def matrix_norm(
+    x: Any, /, *, keepdims: bool = False, ord: float | Literal["fro", "nuc"] | None = "fro"
+) -> DistArray:
+    """Matrix norm of each matrix in the last two axes of `x`.
+
+    Native for ``'fro'`` (a vector norm of the matrix), ``1``, ``-1``, ``inf`` and
+    ``-inf`` (largest or smallest column or row sum); ``2``, ``-2`` and ``'nuc'`` need
+    singular values and gather the matrices (a fallback under the policy).
+
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.asarray(np.arange(4.0).reshape(2, 2))
+    >>> mdarray.linalg.matrix_norm(x, ord=1).get()
+    array(4.)
+    """
+    x = _dist(x)
+    if x.ndim >= 2 and isinstance(ord, str) and ord == "fro":
+        return vector_norm(x, axis=(-2, -1), keepdims=keepdims)
+    if x.ndim < 2 or isinstance(ord, str) or ord not in (1, -1, inf, -inf):
+        return host_computed(
+            np.linalg.matrix_norm,
+            (x,),
+            {"keepdims": keepdims, "ord": ord},
+            "numpy.linalg.matrix_norm",
+        )
+    summed, across = (-2, -1) if ord in (1, -1) else (-1, -2)
+    sums = np.sum(np.abs(_inexact(x)), axis=summed, keepdims=True)
+    if ord > 0:
+        result = np.max(sums, axis=across, keepdims=True, initial=0)
+    else:
+        result = np.min(sums, axis=across, keepdims=True)
+    return result if keepdims else np.squeeze(result, axis=(-2, -1))
+
+
+@implements(np.linalg.norm)
+def _numpy_norm(x, ord=None, axis=None, keepdims=False):
+    """``np.linalg.norm``: natively for the default order (the 2-norm of the elements),
+    the rest gathered."""
+    if ord is None and (axis is None or np.ndim(axis) == 0 or len(axis) <= 2):
+        return vector_norm(x, axis=axis, keepdims=keepdims)
+    kwargs = {"ord": ord, "axis": axis, "keepdims": keepdims}
+    return host_computed(np.linalg.norm, (x,), kwargs, "numpy.linalg.norm")
+
+
+# Gathered: factorizations, solves and the rest --------------------------------------
+
+
+def cholesky(x: Any, /, *, upper: bool = False) -> DistArray:
+    """Cholesky factor of each Hermitian positive-definite matrix: ``L`` with
+    ``x == L @ L^H`` (or ``U`` with ``x == U^H @ U`` where `upper`). Gathered.
+
+    >>> import mdarray, numpy as np
+    >>> with mdarray.options(fallback="allow"):
+    ...     mdarray.linalg.cholesky(mdarray.asarray(4.0 * np.eye(2))).get()
+    array([[2., 0.],
+           [0., 2.]])
+    """
+    return _gathered(np.linalg.cholesky, x, upper=upper)
+
+
+def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> DistArray:
+    """Cross product of 3-element vectors along `axis`, broadcast. Gathered.
+
+    >>> import mdarray, numpy as np
+    >>> with mdarray.options(fallback="allow"):
+    ...     mdarray.linalg.cross(mdarray.asarray(np.eye(3)[0]), mdarray.asarray(np.eye(3)[1])).get()
+    array([0., 0., 1.])
+    """
+    return _gathered(np.linalg.cross, x1, x2, axis=axis)
+
+
+def det(x: Any, /) -> DistArray:
+    """Determinant of each square matrix in the last two axes. Gathered.
+
+    >>> import mdarray, numpy as np
+    >>> with mdarray.options(fallback="allow"):
+    ...     float(mdarray.linalg.det(mdarray.asarray(np.diag([2.0, 3.0]))))
+    6.0
+    """
+    return _gathered(np.linalg.det, x)
+
+
+def diagonal(x: Any, /, *, offset: int = 0) -> DistArray:
+    """The diagonal (above it for `offset` > 0, below for < 0) of each matrix. Gathered.
+
+    >>> import mdarray, numpy as np
+    >>> with mdarray.options(fallback="allow"):
+    ...     mdarray.linalg.diagonal(mdarray.asarray(np.arange(9).reshape(3, 3)), offset=1).get()
+    array([1, 5])
+    """
+    return _gathered(np.linalg.diagonal, x, offset=offset)
+
+
+def eigh(x: Any, /) -> EighResult:
+    """Eigenvalues (ascending) and eigenvectors of each Hermitian matrix. Gathered.
+
+    >>> import mdarray, numpy as np
+    >>> with mdarray.options(fallback="allow"):
+    ...     mdarray.linalg.eigh(mdarray.asarray(np.diag([3.0, 1.0]))).eigenvalues.get()
+    array([1., 3.])
+    """
+    return EighResult(*_gathered(np.linalg.eigh, x))
+
+
+def eigvalsh(x: Any, /) -> DistArray:
+    """Eigenvalues (ascending) of each Hermitian matrix. Gathered.
+
+    >>> import mdarray, numpy as np
+    >>> with mdarray.options(fallback="allow"):
+    ...     mdarray.linalg.eigvalsh(mdarray.asarray(np.diag([3.0, 1.0]))).get()
+    array([1., 3.])
+    """
+    return _gathered(np.linalg.eigvalsh, x)
+
+
+def inv(x: Any, /) -> DistArray:
+    """Inverse of each square matrix; `numpy.linalg.LinAlgError` where one is singular.
+    Gathered.
+
+    >>> import mdarray, numpy as np
+    >>> with mdarray.options(fallback="allow"):
+    ...     mdarray.linalg.inv(mdarray.asarray(np.diag([2.0, 4.0]))).get()
+    array([[0.5 , 0.  ],
+           [0.  , 0.25]])
+    """
+    return _gathered(np.linalg.inv, x)
+
+
+def matrix_power(x: Any, n: int, /) -> DistArray:
+    """Each square matrix raised to the integer power `n` (inverted for `n` < 0). Gathered.
+
+    >>> import mdarray, numpy as np
+    >>> with mdarray.options(fallback="allow"):
+    ...     mdarray.linalg.matrix_power(mdarray.asarray(np.diag([1, 2])), 3).get()
+    array([[1, 0],
+           [0, 8]])
+    """
+    return _gathered(np.linalg.matrix_power, x, n)
+
+
+def matrix_rank(x: Any, /, *, rtol: float | DistArray | None = None) -> DistArray:
+    """Rank of each matrix: singular values above ``rtol * largest``. Gathered.
+
+    >>> import mdarray, numpy as np
+    >>> with mdarray.options(fallback="allow"):
+    ...     int(mdarray.linalg.matrix_rank(mdarray.asarray(np.diag([1.0, 0.0]))))
+    1
+    """
+    return _gathered(np.linalg.matrix_rank, x, rtol=rtol)
+
+
+def pinv(x: Any, /, *, rtol: float | DistArray | None = None) -> DistArray:
+    """Moore-Penrose pseudo-inverse of each matrix. Gathered.
+
+    >>> import mdarray, numpy as np
+    >>> with mdarray.options(fallback="allow"):
+    ...     mdarray.linalg.pinv(mdarray.asarray(np.diag([2.0, 0.0]))).get()
+    array([[0.5, 0. ],
+           [0. , 0. ]])
+    """
+    return _gathered(np.linalg.pinv, x, rtol=rtol)
+
+
+def qr(x: Any, /, *, mode: Literal["reduced", "complete"] = "reduced") -> QRResult:
+    """QR decomposition of each matrix: ``x == Q @ R``. Gathered.
+
+    >>> import mdarray, numpy as np
+    >>> with mdarray.options(fallback="allow"):
+    ...     q, r = mdarray.linalg.qr(mdarray.asarray(np.arange(6.0).reshape(3, 2)))
+    >>> q.shape, r.shape
+    ((3, 2), (2, 2))
+    """
+    return QRResult(*_gathered(np.linalg.qr, x, mode=mode))
+
+
+def slogdet(x: Any, /) -> SlogdetResult:
+    """Sign and log of the absolute value of each determinant. Gathered.
+
+    >>> import mdarray, numpy as np
+    >>> with mdarray.options(fallback="allow"):
+    ...     sign, logabsdet = mdarray.linalg.slogdet(mdarray.asarray(np.diag([-1.0, 1.0])))
+    >>> float(sign), float(logabsdet)
+    (-1.0, 0.0)
+    """
+    return SlogdetResult(*_gathered(np.linalg.slogdet, x))
+
+
+def solve(x1: Any, x2: Any, /) -> DistArray:
+    """Solution of ``x1 @ out == x2`` for square `x1` (`x2` a vector only where it is
+    1-D); `numpy.linalg.LinAlgError` where `x1` is singular. Gathered.
+
+    >>> import mdarray, numpy as np
+    >>> with mdarray.options(fallback="allow"):
+    ...     mdarray.linalg.solve(mdarray.asarray(np.diag([2.0, 4.0])), mdarray.asarray(np.ones(2))).get()
+    array([0.5 , 0.25])
+    """
+    return _gathered(np.linalg.solve, x1, x2)
+
+
+def svd(x: Any, /, *, full_matrices: bool = True) -> SVDResult:
+    """Singular value decomposition of each matrix: ``x == U @ diag(S) @ Vh``. Gathered.
+
+    >>> import mdarray, numpy as np
+    >>> with mdarray.options(fallback="allow"):
+    ...     u, s, vh = mdarray.linalg.svd(mdarray.asarray(np.diag([1.0, 3.0])))
+    >>> s.get()
+    array([3., 1.])
+    """
+    return SVDResult(*_gathered(np.linalg.svd, x, full_matrices=full_matrices))
+
+
+def svdvals(x: Any, /) -> DistArray:
+    """Singular values of each matrix, in descending order. Gathered.
+
+    >>> import mdarray, numpy as np
+    >>> with mdarray.options(fallback="allow"):
+    ...     mdarray.linalg.svdvals(mdarray.asarray(np.diag([1.0, 3.0]))).get()
+    array([3., 1.])
+    """
+    return _gathered(np.linalg.svdvals, x)
+
+
+def tensordot(x1: Any, x2: Any, /, *, axes: int | tuple[Any, Any] = 2) -> DistArray:
+    """Sum of products over the last `axes` axes of `x1` and the first of `x2` (or the
+    axes listed). Gathered.
+
+    >>> import mdarray, numpy as np
+    >>> with mdarray.options(fallback="allow"):
+    ...     mdarray.linalg.tensordot(mdarray.asarray(np.ones((2, 3))), mdarray.asarray(np.ones((3, 2))), axes=1).get()
+    array([[3., 3.],
+           [3., 3.]])
+    """
+    return _gathered(np.linalg.tensordot, x1, x2, axes=axes)
+
+
+def trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> DistArray:
+    """Sum of the diagonal (at `offset`) of each matrix, in `dtype` (by default the
+    standard's: small integers widen). Gathered.
+
+    >>> import mdarray, numpy as np
+    >>> with mdarray.options(fallback="allow"):
+    ...     int(mdarray.linalg.trace(mdarray.asarray(np.arange(9).reshape(3, 3))))
+    12
+    """
+    return _gathered(np.linalg.trace, x, offset=offset, dtype=dtype)

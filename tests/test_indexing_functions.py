@@ -1,0 +1,97 @@
+"""take/take_along_axis against NumPy over drawn layouts and modes, indices as DistArrays
+or NumPy arrays, out-of-range ones included; numpy.take's out= written back into a
+DistArray in its layout and mode."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import mdarray
+from mdarray.testing import assert_chunks_hold, assert_dist_equal
+from mdarray.testing import strategies as mst
+
+
+def _indices(data, shape, length):
+    """Integer indices in ``[-length, length]`` (the last one out of range), as a DistArray
+    of a drawn layout or a NumPy array."""
+    size = math.prod(shape)
+    drawn = data.draw(st.lists(st.integers(-length, length), min_size=size, max_size=size))
+    value = np.array(drawn, dtype=np.intp).reshape(shape)
+    if data.draw(st.booleans()):
+        return value, value
+    return mdarray.distributed_array(value, data.draw(mst.layouts(shape))), value
+
+
+def _check(func, numpy_func, args, numpy_args, kwargs):
+    """`func` on DistArrays gives `numpy_func`'s value (or error) on the same data."""
+    try:
+        want = numpy_func(*numpy_args, **kwargs)
+    except Exception as error:
+        with pytest.raises(type(error)), mdarray.options(fallback="allow"):
+            func(*args, **kwargs)
+        return
+    with mdarray.options(fallback="allow"):
+        got = func(*args, **kwargs)
+    assert_dist_equal(got, np.asarray(want))
+
+
+def _axis_length(shape, axis):
+    if axis is None:
+        return math.prod(shape)
+    return shape[axis] if -len(shape) <= axis < len(shape) else 1
+
+
+@settings(max_examples=40)
+@given(mst.dist_arrays(), st.data())
+def test_take_matches_numpy(pair, data):
+    x, value = pair
+    axis = data.draw(st.none() | st.integers(-x.ndim - 1, x.ndim))
+    k = data.draw(st.integers(0, 4))
+    indices, index_value = _indices(data, (k,), _axis_length(value.shape, axis))
+    _check(np.take, np.take, (x, indices), (value, index_value), {"axis": axis})
+    _check(mdarray.take, np.take, (x, indices), (value, index_value), {"axis": axis})
+
+
+def test_take_out_is_written_back_in_its_layout_and_mode():
+    value = np.arange(12.0).reshape(3, 4)
+    x = mdarray.asarray(value)
+    out = mdarray.distributed_array(np.zeros((3, 2)), mdarray.Layout.block((3, 2), axis=1), "sum")
+    layout = out.layout
+    with mdarray.options(fallback="allow"):
+        returned = np.take(x, np.array([3, 0]), axis=1, out=out)
+        with pytest.raises(IndexError):
+            np.take(x, np.array([9, 0]), axis=1, out=out)
+    assert returned is out
+    assert out.layout == layout
+    assert out.mode is mdarray.SUM
+    assert_chunks_hold(out, value[:, [3, 0]])
+    host_out = np.zeros(2)
+    with mdarray.options(fallback="allow"):
+        assert np.take(mdarray.asarray(np.arange(4.0)), [1, 2], out=host_out) is host_out
+    np.testing.assert_array_equal(host_out, [1.0, 2.0])
+
+
+@settings(max_examples=40)
+@given(mst.dist_arrays(), st.data())
+def test_take_along_axis_matches_numpy(pair, data):
+    x, value = pair
+    axis = data.draw(st.integers(-x.ndim - 1, x.ndim))
+    shape = list(value.shape)
+    valid = -x.ndim <= axis < x.ndim
+    if valid:
+        shape[axis] = data.draw(st.integers(0, 3))
+    length = value.shape[axis] if valid else 1
+    indices, index_value = _indices(data, tuple(shape), length)
+    args = (x, indices), (value, index_value), {"axis": axis}
+    _check(mdarray.take_along_axis, np.take_along_axis, *args)
+
+
+def test_take_along_axis_with_argsort_and_the_warning():
+    value = np.array([[3, 1, 2], [0, 5, 4]])
+    x = mdarray.asarray(value)
+    with pytest.warns(mdarray.PerformanceWarning, match="numpy.take_along_axis"):
+        got = mdarray.take_along_axis(x, mdarray.asarray(np.argsort(value, axis=0)), axis=0)
+    assert_dist_equal(got, np.sort(value, axis=0))

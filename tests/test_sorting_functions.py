@@ -1,0 +1,104 @@
+"""sort/argsort against NumPy over drawn layouts and modes: ties, NaNs, signed zeros,
+descending order that keeps equal elements in their original order, 0-d and empty."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import mdarray
+from mdarray.testing import assert_dist_equal
+from mdarray.testing import strategies as mst
+
+# Few distinct values, so ties are common; NaNs and both zeros sometimes.
+TIED = {
+    "float64": st.sampled_from([0.0, -0.0, 1.0, 2.0, np.nan]),
+    "float32": st.sampled_from([0.0, 1.0, -3.0, np.nan]),
+    "int16": st.integers(-2, 2),
+    "uint8": st.integers(0, 3),
+    "bool": st.booleans(),
+}
+
+arrays = st.sampled_from(sorted(TIED)).flatmap(
+    lambda dtype: mst.dist_arrays(dtype=dtype, elements=TIED[dtype])
+)
+
+
+def _descending_argsort(value, axis):
+    """The stable descending order, independently of mdarray's flip: by dense rank (NaNs
+    rank highest, as NumPy sorts them last ascending), ties in their original order."""
+    _, rank = np.unique(value, return_inverse=True)
+    return np.argsort(-rank.reshape(value.shape), axis=axis, stable=True)
+
+
+def _expected(func, value, axis, descending, stable):
+    order = (
+        _descending_argsort(value, axis)
+        if descending
+        else np.argsort(value, axis=axis, stable=stable)
+    )
+    if func is mdarray.argsort:
+        return order
+    return np.take_along_axis(value, order, axis=axis)
+
+
+@settings(max_examples=40)
+@given(
+    arrays,
+    st.sampled_from([mdarray.sort, mdarray.argsort]),
+    st.integers(-4, 3),
+    st.booleans(),
+    st.booleans(),
+)
+def test_sort_argsort_match_numpy(pair, func, axis, descending, stable):
+    x, value = pair
+    try:
+        want = _expected(func, value, axis, descending, stable)
+    except Exception as error:
+        with pytest.raises(type(error)), mdarray.options(fallback="allow"):
+            func(x, axis=axis, descending=descending, stable=stable)
+        return
+    with mdarray.options(fallback="allow"):
+        got = func(x, axis=axis, descending=descending, stable=stable)
+    assert isinstance(got, mdarray.DistArray)
+    if func is mdarray.argsort and not stable and not descending:
+        # Unstable: any order of equal elements sorts the values.
+        value = value.reshape(got.shape)  # NumPy's argsort takes a 0-d array as 1-D
+        got = np.take_along_axis(value, got.get(), axis=axis)
+        want = np.sort(value, axis=axis)
+        np.testing.assert_array_equal(got, want, strict=True)
+        return
+    assert_dist_equal(got, want)
+
+
+def test_descending_keeps_equal_elements_in_order():
+    value = np.array([[1.0, np.nan, 3.0, 1.0, np.nan, 3.0, -0.0, 0.0]])
+    x = mdarray.distributed_array(value, mdarray.Layout.block(value.shape, axis=1))
+    with mdarray.options(fallback="allow"):
+        order = mdarray.argsort(x, descending=True)
+        values = mdarray.sort(x, descending=True)
+    assert_dist_equal(order, np.array([[1, 4, 2, 5, 0, 3, 6, 7]]))
+    assert np.signbit(values.get()[0, -2])
+    assert not np.signbit(values.get()[0, -1])
+
+
+def test_numpy_functions_take_the_same_path_and_warn():
+    value = np.array([3, 1, 2, 1])
+    x = mdarray.asarray(value)
+    with pytest.warns(mdarray.PerformanceWarning, match="numpy.sort"):
+        got = np.sort(x)
+    assert_dist_equal(got, np.sort(value))
+    with pytest.warns(mdarray.PerformanceWarning, match="numpy.argsort"):
+        assert_dist_equal(mdarray.argsort(x), np.argsort(value, stable=True))
+    with mdarray.options(fallback="raise"), pytest.raises(TypeError, match=r"numpy\.sort"):
+        mdarray.sort(x)
+
+
+def test_errors_and_edge_shapes():
+    with mdarray.options(fallback="allow"):
+        with pytest.raises(np.exceptions.AxisError):
+            mdarray.sort(mdarray.asarray(np.float64(1.0)))
+        with pytest.raises(np.exceptions.AxisError):
+            mdarray.argsort(mdarray.asarray(np.zeros((2, 3))), axis=2, descending=True)
+        empty = mdarray.argsort(mdarray.asarray(np.zeros((0, 3))), axis=0, descending=True)
+    assert_dist_equal(empty, np.zeros((0, 3), np.intp))
