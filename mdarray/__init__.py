@@ -56,9 +56,10 @@ from ._data_type_functions import (
 )
 from ._debug import TransferCount, count_transfers
 from ._elementwise_functions import ARRAY_API_FUNCTIONS as _ELEMENTWISE_FUNCTIONS
+from ._indexing_functions import take, take_along_axis
 from ._info import __array_namespace_info__
 from ._layout import Layout, make_2d_index_map
-from ._linear_algebra_functions import matmul, vecdot
+from ._linear_algebra_functions import matmul, tensordot, vecdot
 from ._manipulation_functions import (
     broadcast_arrays,
     broadcast_to,
@@ -75,7 +76,17 @@ from ._manipulation_functions import (
     unstack,
 )
 from ._modes import MAX, MIN, PROD, REPLICA, SUM, Mode, as_mode
-from ._searching_functions import argmax, argmin, where
+from ._rearranging_functions import repeat, roll, tile
+from ._searching_functions import (
+    argmax,
+    argmin,
+    count_nonzero,
+    nonzero,
+    searchsorted,
+    where,
+)
+from ._set_functions import unique_all, unique_counts, unique_inverse, unique_values
+from ._sorting_functions import argsort, sort
 from ._statistical_functions import (
     all,
     any,
@@ -89,6 +100,7 @@ from ._statistical_functions import (
     sum,
     var,
 )
+from ._utility_functions import diff
 
 __array_api_version__ = "2024.12"
 
@@ -110,6 +122,7 @@ __all__ = [
     "arange",
     "argmax",
     "argmin",
+    "argsort",
     "as_mode",
     "asarray",
     "astype",
@@ -120,11 +133,13 @@ __all__ = [
     "complex64",
     "complex128",
     "concat",
+    "count_nonzero",
     "count_transfers",
     "cumulative_prod",
     "cumulative_sum",
     "default_backend",
     "devices",
+    "diff",
     "distributed_array",
     "e",
     "empty",
@@ -155,25 +170,38 @@ __all__ = [
     "moveaxis",
     "nan",
     "newaxis",
+    "nonzero",
     "ones",
     "ones_like",
     "options",
     "permute_dims",
     "pi",
     "prod",
+    "repeat",
     "reshape",
     "result_type",
+    "roll",
+    "searchsorted",
+    "sort",
     "squeeze",
     "stack",
     "std",
     "sum",
     "swapaxes",
+    "take",
+    "take_along_axis",
+    "tensordot",
+    "tile",
     "tril",
     "triu",
     "uint8",
     "uint16",
     "uint32",
     "uint64",
+    "unique_all",
+    "unique_counts",
+    "unique_inverse",
+    "unique_values",
     "unstack",
     "var",
     "vecdot",
