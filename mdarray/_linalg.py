@@ -4,11 +4,12 @@ DistArrays.
 Native, on the chunks: ``matmul``, ``vecdot`` and ``matrix_transpose`` (the namespace's
 own), ``outer`` (an elementwise product of a column and a row), ``vector_norm`` (a
 reduction: partial where the axes are split), and ``matrix_norm`` for ``'fro'``, ``1``,
-``-1``, ``inf`` and ``-inf`` (reductions too). The rest needs whole matrices on one device
-(factorizations, solves, determinants, singular values): those gather their operands and
-run NumPy, as fallbacks under the policy of `mdarray.options`, and return DistArrays (a
-named tuple of them where the standard names the results). NumPy's own ``np.linalg``
-functions given a DistArray take the same paths, so ``np.linalg.norm(x)`` is a DistArray.
+``-1``, ``inf`` and ``-inf`` (reductions too). ``tensordot`` is the namespace's too. The
+rest needs whole matrices on one device (factorizations, solves, determinants, singular
+values): those gather their operands and run NumPy, as fallbacks under the policy of
+`mdarray.options`, and return DistArrays (a named tuple of them where the standard names
+the results). NumPy's own ``np.linalg`` functions given a DistArray take the same paths,
+so ``np.linalg.norm(x)`` is a DistArray.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from ._creation_functions import asarray
 from ._data_type_functions import astype
 from ._fallback import fallback
 from ._layout import Layout
-from ._linear_algebra_functions import matmul, vecdot
+from ._linear_algebra_functions import matmul, tensordot, vecdot
 from ._manipulation_functions import matrix_transpose
 from ._registry import implements
 from ._storage import Chunks
@@ -182,7 +183,6 @@ _HOST_FUNCTIONS = (
     "solve",
     "svd",
     "svdvals",
-    "tensordot",
     "tensorinv",
     "tensorsolve",
     "trace",
@@ -204,6 +204,11 @@ def _numpy_matmul(x1, x2, /):
 @implements(np.linalg.matrix_transpose)
 def _numpy_matrix_transpose(x, /):
     return matrix_transpose(x)
+
+
+@implements(np.linalg.tensordot)
+def _numpy_tensordot(x1, x2, /, *, axes=2):
+    return tensordot(x1, x2, axes=axes)
 
 
 @implements(np.linalg.vecdot)
@@ -499,19 +504,6 @@ def svdvals(x: Any, /) -> DistArray:
     array([3., 1.])
     """
     return _gathered(np.linalg.svdvals, x)
-
-
-def tensordot(x1: Any, x2: Any, /, *, axes: int | tuple[Any, Any] = 2) -> DistArray:
-    """Sum of products over the last `axes` axes of `x1` and the first of `x2` (or the
-    axes listed). Gathered.
-
-    >>> import mdarray, numpy as np
-    >>> with mdarray.options(fallback="allow"):
-    ...     mdarray.linalg.tensordot(mdarray.asarray(np.ones((2, 3))), mdarray.asarray(np.ones((3, 2))), axes=1).get()
-    array([[3., 3.],
-           [3., 3.]])
-    """
-    return _gathered(np.linalg.tensordot, x1, x2, axes=axes)
 
 
 def trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> DistArray:

@@ -76,6 +76,7 @@ def test_products_are_the_namespaces():
     assert la.matmul is mdarray.matmul
     assert la.vecdot is mdarray.vecdot
     assert la.matrix_transpose is mdarray.matrix_transpose
+    assert la.tensordot is mdarray.tensordot
 
 
 # Norms: native ------------------------------------------------------------------------
