@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._array import DistArray, wrap
+from ._chunkwise import write_out
 from ._config import check_fallback
 from ._layout import Layout
 from ._registry import implements_method
@@ -43,11 +44,18 @@ def fallback(func, args, kwargs, name: str):
 
 
 def fallback_arrays(func, args, kwargs, name: str):
-    """`fallback` for the array API's functions, which return arrays: a 0-d or scalar
-    result comes back a 0-d DistArray too (replicated on the operands' devices), and named
-    tuples keep their type (``unique_all``'s fields)."""
+    """`fallback` for functions that return arrays: a 0-d or scalar result comes back a
+    0-d DistArray too (replicated on the operands' devices), named tuples keep their type
+    (``unique_all``'s fields), and a DistArray ``out=`` is written as NumPy would have
+    written it (the result is computed, then written through out's buffers)."""
+    out = kwargs.get("out")
+    if isinstance(out, DistArray):
+        kwargs = {k: v for k, v in kwargs.items() if k != "out"}
     template = _distarrays((args, kwargs))[0]
-    return _distributed(fallback(func, args, kwargs, name), template)
+    result = _distributed(fallback(func, args, kwargs, name), template)
+    if isinstance(out, DistArray):
+        return write_out(out, result, casting="same_kind", name=name)
+    return result
 
 
 def _distributed(result, template: DistArray):

@@ -19,16 +19,13 @@ from typing import Any, Literal, NamedTuple
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
-from ._array import DistArray, wrap
-from ._chunkwise import write_out
+from ._array import DistArray
 from ._creation_functions import asarray
 from ._data_type_functions import astype
-from ._fallback import fallback
-from ._layout import Layout
+from ._fallback import fallback_arrays
 from ._linear_algebra_functions import matmul, tensordot, vecdot
 from ._manipulation_functions import matrix_transpose
 from ._registry import implements
-from ._storage import Chunks
 
 __all__ = [
     "EighResult",
@@ -41,7 +38,6 @@ __all__ = [
     "diagonal",
     "eigh",
     "eigvalsh",
-    "host_computed",
     "inv",
     "matmul",
     "matrix_norm",
@@ -97,51 +93,6 @@ class SVDResult(NamedTuple):
 # Gathered computation ---------------------------------------------------------------
 
 
-def host_computed(func, args: tuple, kwargs: dict, name: str):
-    """`func` on the gathered operands under the fallback policy, as DistArrays.
-
-    Unlike the generic fallback, every array result comes back a DistArray: a 0-d or
-    scalar one replicated on the operands' devices, and named tuples keep their type.
-    An ``out=`` DistArray is written as NumPy would have written it.
-    """
-    out = kwargs.get("out")
-    if out is not None:
-        kwargs = {k: v for k, v in kwargs.items() if k != "out"}
-    kinds: list = []
-
-    def run(*gathered_args, **gathered_kwargs):
-        result = func(*gathered_args, **gathered_kwargs)
-        kinds.append(type(result))
-        return result
-
-    template = _first_distarray((args, kwargs))
-    result = _distributed(fallback(run, args, kwargs, name), template, kinds[0])
-    if out is None:
-        return result
-    return write_out(out, result, casting="same_kind", name=name)
-
-
-def _first_distarray(obj) -> DistArray:
-    if isinstance(obj, DistArray):
-        return obj
-    items = obj.values() if isinstance(obj, dict) else obj if isinstance(obj, (list, tuple)) else ()
-    for item in items:
-        found = _first_distarray(item)
-        if found is not None:
-            return found
-    return None  # type: ignore[return-value]
-
-
-def _distributed(result, template: DistArray, kind: type):
-    if isinstance(result, tuple):
-        items = [_distributed(r, template, type(r)) for r in result]
-        return kind(*items) if hasattr(kind, "_fields") else tuple(items)
-    if isinstance(result, (np.ndarray, np.generic)) and not np.ndim(result):
-        layout = Layout.replicated((), devices=template.devices)
-        return wrap(Chunks.from_host(np.asarray(result), layout, template.storage.backend))
-    return result
-
-
 def _dist(x) -> DistArray:
     return x if isinstance(x, DistArray) else asarray(x)
 
@@ -149,14 +100,14 @@ def _dist(x) -> DistArray:
 def _gathered(func, *args, **kwargs):
     """`func` of the array API extension, on DistArray operands, under the policy."""
     args = tuple(_dist(a) for a in args)
-    return host_computed(func, args, kwargs, f"numpy.linalg.{func.__name__}")
+    return fallback_arrays(func, args, kwargs, f"numpy.linalg.{func.__name__}")
 
 
 def on_host(func, name: str):
     """A DistArray implementation of NumPy's `func` (called `name`) by gathering."""
 
     def impl(*args, **kwargs):
-        return host_computed(func, args, kwargs, name)
+        return fallback_arrays(func, args, kwargs, name)
 
     return impl
 
@@ -303,7 +254,7 @@ def matrix_norm(
     if x.ndim >= 2 and isinstance(ord, str) and ord == "fro":
         return vector_norm(x, axis=(-2, -1), keepdims=keepdims)
     if x.ndim < 2 or isinstance(ord, str) or ord not in (1, -1, inf, -inf):
-        return host_computed(
+        return fallback_arrays(
             np.linalg.matrix_norm,
             (x,),
             {"keepdims": keepdims, "ord": ord},
@@ -325,7 +276,7 @@ def _numpy_norm(x, ord=None, axis=None, keepdims=False):
     if ord is None and (axis is None or np.ndim(axis) == 0 or len(axis) <= 2):
         return vector_norm(x, axis=axis, keepdims=keepdims)
     kwargs = {"ord": ord, "axis": axis, "keepdims": keepdims}
-    return host_computed(np.linalg.norm, (x,), kwargs, "numpy.linalg.norm")
+    return fallback_arrays(np.linalg.norm, (x,), kwargs, "numpy.linalg.norm")
 
 
 # Gathered: factorizations, solves and the rest --------------------------------------
