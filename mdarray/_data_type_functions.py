@@ -9,7 +9,7 @@ queries (`np.shape`, `np.result_type`, ...) read the layout and dtype, never the
 from __future__ import annotations
 
 import builtins
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import DTypeLike
@@ -100,14 +100,34 @@ def can_cast(from_: Any, to: Any, /, casting: Casting = "safe") -> builtins.bool
     return builtins.bool(np.can_cast(_dtype_of(from_), to, casting))
 
 
-def finfo(type: Any, /) -> np.finfo[Any]:  # `type`: the array API's parameter name
-    """Machine limits of a floating dtype (or of an array's dtype).
+class finfo_object(NamedTuple):
+    """`finfo`'s result: the standard's fields, Python floats (NumPy's are NumPy scalars)."""
+
+    bits: int
+    eps: float
+    max: float
+    min: float
+    smallest_normal: float
+    dtype: np.dtype[Any]
+
+
+def finfo(type: Any, /) -> finfo_object:  # `type`: the array API's parameter name
+    """Machine limits of a floating dtype (or of an array's dtype); for a complex dtype,
+    those of its real and imaginary parts.
 
     >>> import mdarray
-    >>> float(mdarray.finfo(mdarray.float32).eps)
+    >>> mdarray.finfo(mdarray.float32).eps
     1.1920928955078125e-07
     """
-    return np.finfo(_dtype_of(type))
+    info = np.finfo(_dtype_of(type))
+    return finfo_object(
+        int(info.bits),
+        float(info.eps),
+        float(info.max),
+        float(info.min),
+        float(info.smallest_normal),
+        info.dtype,
+    )
 
 
 def iinfo(type: Any, /) -> np.iinfo[Any]:

@@ -7,6 +7,8 @@ path of ``np.add(a, b)`` and ``a + b`` (`_ufuncs`).
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from ._array import DistArray, in_mode, wrap
@@ -163,10 +165,20 @@ def _example(name: str, func) -> str:
     )
 
 
+def _clip_signature(x, /, min=None, max=None): ...
+
+
+# The standard's signature where it names keyword parameters (the others take what the
+# NumPy function takes).
+_SIGNATURES = {"clip": inspect.signature(_clip_signature)}
+
+
 def _array_api_function(name: str, func):
     def function(*args, **kwargs):
         return func(*args, **kwargs)
 
+    if name in _SIGNATURES:
+        function.__signature__ = _SIGNATURES[name]  # type: ignore[attr-defined]
     function.__name__ = function.__qualname__ = name
     function.__module__ = "mdarray"
     function.__doc__ = (

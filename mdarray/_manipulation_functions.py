@@ -526,16 +526,22 @@ def stack(
 
 
 @implements(np.broadcast_arrays)
-def broadcast_arrays(*arrays: Any, subok: bool = False) -> tuple[DistArray, ...]:
-    """The arrays broadcast against each other (read-only views of their chunks).
+def _broadcast_arrays(*arrays: Any, subok: bool = False) -> tuple[DistArray, ...]:
+    """``numpy.broadcast_arrays``: a tuple of read-only views of the chunks."""
+    distributed = _as_distarrays(arrays)
+    shape = np.broadcast_shapes(*(a.shape for a in distributed))
+    return tuple(broadcast_to(a, shape) for a in distributed)
+
+
+def broadcast_arrays(*arrays: Any) -> list[DistArray]:
+    """The arrays broadcast against each other (read-only views of their chunks), as the
+    array API's list.
 
     >>> import mdarray
     >>> [a.shape for a in mdarray.broadcast_arrays(mdarray.ones((2, 1)), mdarray.ones(3))]
     [(2, 3), (2, 3)]
     """
-    distributed = _as_distarrays(arrays)
-    shape = np.broadcast_shapes(*(a.shape for a in distributed))
-    return tuple(broadcast_to(a, shape) for a in distributed)
+    return list(_broadcast_arrays(*arrays))
 
 
 @implements(np.unstack)

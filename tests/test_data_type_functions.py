@@ -138,3 +138,17 @@ def test_finfo_and_isdtype_follow_numpy():
     assert mdarray.finfo(mdarray.ones(2)).bits == 64
     assert mdarray.isdtype(mdarray.int8, ("integral", "real floating"))
     assert not mdarray.isdtype(mdarray.complex64, "real floating")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "complex128"])
+def test_finfo_fields_are_python_numbers_of_the_real_dtype(dtype):
+    """The standard's finfo fields are Python floats (NumPy's are NumPy scalars); a complex
+    dtype gives its parts' limits."""
+    got, want = mdarray.finfo(np.dtype(dtype)), np.finfo(np.dtype(dtype))
+    for field in ("eps", "max", "min", "smallest_normal"):
+        assert type(getattr(got, field)) is float
+        assert getattr(got, field) == getattr(want, field)
+    assert type(got.bits) is int
+    assert got.bits == want.bits
+    assert got.dtype == want.dtype
+    assert got.dtype.kind == "f"

@@ -486,3 +486,18 @@ def test_cupy_functions_and_kernels_return_distarrays(cupy):
         device_out = cupy.zeros((3, 4))
         np.add(x, 1, out=device_out)
         np.testing.assert_array_equal(device_out.get(), value + 1)
+
+
+def test_clip_has_the_standards_signature():
+    import inspect  # noqa: PLC0415
+
+    params = inspect.signature(mdarray.clip).parameters
+    assert [(p.name, p.kind) for p in params.values()] == [
+        ("x", inspect.Parameter.POSITIONAL_ONLY),
+        ("min", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+        ("max", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+    ]
+    x = mdarray.asarray(np.arange(5.0))
+    np.testing.assert_array_equal(
+        mdarray.clip(x, min=1, max=3).get(), np.clip(np.arange(5.0), 1, 3)
+    )

@@ -181,3 +181,10 @@ def test_concat_errors_match_numpy():
         mdarray.concat([mdarray.zeros((2, 3)), mdarray.zeros(2)])
     with pytest.raises(ValueError, match="zero-dimensional"):
         mdarray.concat([mdarray.zeros(()), mdarray.zeros(())])
+
+
+def test_broadcast_arrays_is_a_list_in_the_namespace_and_a_tuple_in_numpy():
+    a, b = mdarray.ones((2, 1)), mdarray.ones(3)
+    assert isinstance(mdarray.broadcast_arrays(a, b), list)
+    assert isinstance(np.broadcast_arrays(a, b), tuple)
+    assert [x.shape for x in np.broadcast_arrays(a, b)] == [(2, 3), (2, 3)]
