@@ -176,6 +176,30 @@ def asarray(
     return distributed_array(array, layout_for_device(array.shape, device, backend))
 
 
+def from_dlpack(x: Any, /, *, device: Device = None, copy: bool | None = None) -> DistArray:
+    """A DistArray holding the data of `x`, any object exporting DLPack (a NumPy, CuPy or
+    PyTorch array, a DistArray of one chunk), laid out as `device` says.
+
+    The data is copied into the chunks (a DistArray never shares memory with a foreign
+    array), so ``copy=False`` raises ValueError, as `asarray` does; a DistArray is
+    returned as `asarray` returns it.
+
+    >>> import mdarray, numpy as np
+    >>> mdarray.from_dlpack(np.arange(3.0)).get()
+    array([0., 1., 2.])
+    """
+    if isinstance(x, DistArray):
+        return asarray(x, device=device, copy=copy)
+    if copy is False:
+        raise ValueError("from_dlpack: copy=False, but a DistArray copies a foreign array's data")
+    backend = _backend_for(device)
+    if not hasattr(x, "__dlpack__"):
+        raise TypeError(f"from_dlpack needs an object with __dlpack__, got {type(x).__name__}")
+    if x.__dlpack_device__()[0] == 1:  # kDLCPU: NumPy reads it, whatever the backend
+        return asarray(np.from_dlpack(x), device=device)
+    return asarray(backend.xp.from_dlpack(x), device=device)
+
+
 def _distarray_as(x: DistArray, dtype, device, copy) -> DistArray:
     copied = False
     if dtype is not None and np.dtype(dtype) != x.dtype:

@@ -171,3 +171,16 @@ def test_full_broadcasts_an_array_fill_value_as_numpy(shape, fill):
 def test_full_refuses_a_fill_value_that_does_not_broadcast():
     with pytest.raises(ValueError, match=r"from shape \(2,\) into shape \(4,\)"):
         mdarray.full((4,), [1, 2])
+
+
+def test_from_dlpack_copies_a_foreign_array_into_chunks():
+    host = np.arange(12.0).reshape(3, 4)
+    x = mdarray.from_dlpack(host)
+    np.testing.assert_array_equal(x.get(), host)
+    host[0, 0] = -1  # a copy: the DistArray does not follow
+    assert x.get()[0, 0] == 0
+    assert mdarray.from_dlpack(x) is x
+    with pytest.raises(ValueError, match="copy=False"):
+        mdarray.from_dlpack(host, copy=False)
+    with pytest.raises(TypeError, match="__dlpack__"):
+        mdarray.from_dlpack([1, 2])
