@@ -75,3 +75,28 @@ def tests_gpu(session: nox.Session) -> None:
     """
     _install_checkout(session, "test", extras="cuda12")
     _pytest(session, "cuda")
+
+
+@nox.session
+def conformance(session: nox.Session) -> None:
+    """Run the array API conformance suite (data-apis/array-api-tests) against ``mdarray``.
+
+    The suite and its runner live beside the project (``../shared/array-api-tests`` and
+    ``../shared/tools/array-api-tests.sh``, or ``ARRAY_API_TESTS_DIR`` / ``AAT_RUNNER``); the
+    session skips with a message where they are absent. posargs go to the runner (for
+    example a test file, ``--tb=short``). ``MDARRAY_BACKEND`` passes through.
+    """
+    suite = Path(session.env.get("ARRAY_API_TESTS_DIR", ROOT.parent / "shared" / "array-api-tests"))
+    runner = Path(
+        session.env.get("AAT_RUNNER", ROOT.parent / "shared" / "tools" / "array-api-tests.sh")
+    )
+    if not suite.is_dir() or not runner.is_file():
+        session.skip(f"the conformance suite is not at {suite} (or its runner at {runner})")
+    _install_checkout(session, "test")
+    session.install("pytest-json-report", "pytest-timeout")
+    python = Path(session.virtualenv.location) / "bin" / "python"
+    session.run(
+        "bash", str(runner), str(suite), "mdarray", *session.posargs,
+        env={"AAT_PYTHON": str(python), "AAT_JOBS": session.env.get("AAT_JOBS", "2")},
+        external=True,
+    )  # fmt: skip
