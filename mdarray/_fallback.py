@@ -34,28 +34,65 @@ def _is_cupy_type(t) -> bool:
     return t.__module__.startswith("cupy")
 
 
+# NumPy functions that write into arguments: function -> positions of the written ones.
+# Functions with ``copy=False`` write their first argument only then (`_written`).
+_WRITERS = {
+    np.copyto: (0,),
+    np.put: (0,),
+    np.putmask: (0,),
+    np.place: (0,),
+    np.fill_diagonal: (0,),
+    np.put_along_axis: (0,),
+    np.nan_to_num: (0,),
+}
+
+
 def fallback(func, args, kwargs, name: str):
-    """Gather DistArray arguments to the host, run `func`, and re-distribute the result."""
+    """Gather DistArray arguments to the host, run `func`, and re-distribute the result.
+
+    No write is lost: a DistArray that NumPy writes into (``out=``, the first argument of
+    ``copyto``, ``put``, ``putmask``, ``place``, ``fill_diagonal``, ``put_along_axis``,
+    ``ufunc.at`` and ``nan_to_num(copy=False)``) gets its host copy's new value, in its
+    own layout and mode, through its buffers (so its views see it), after `func` returned:
+    a raise writes nothing. A written argument that `func` returns comes back as itself.
+    """
     arrays = _distarrays((args, kwargs))
     check_fallback(name, sum(a.nbytes for a in arrays))
     template = arrays[0]
-    result = func(*gathered(args), **gathered(kwargs))
-    return _redistributed(result, template)
+    hosts: dict[int, np.ndarray] = {}  # one host copy per DistArray, shared by its mentions
+    result = func(*gathered(args, hosts), **gathered(kwargs, hosts))
+    written = _written(func, args, kwargs)
+    for x in written:
+        host = hosts[id(x)]
+        write_out(x, wrap(Chunks.from_host(host, x.layout, x.storage.backend)), name=name)
+    returned = {id(hosts[id(x)]): x for x in written}
+    return _redistributed(result, template, returned)
+
+
+def _written(func, args, kwargs) -> list[DistArray]:
+    positions = _WRITERS.get(func, ())
+    if func is np.nan_to_num and kwargs.get("copy", args[1] if len(args) > 1 else True):
+        positions = ()
+    if getattr(func, "__name__", "") == "at" and isinstance(
+        getattr(func, "__self__", None), np.ufunc
+    ):
+        positions = (0,)
+    out = kwargs.get("out")
+    candidates = [args[i] for i in positions if i < len(args)]
+    candidates += list(out) if isinstance(out, tuple) else [out]
+    found: dict[int, DistArray] = {}
+    for x in candidates:
+        if isinstance(x, DistArray):
+            found.setdefault(id(x), x)
+    return list(found.values())
 
 
 def fallback_arrays(func, args, kwargs, name: str):
     """`fallback` for functions that return arrays: a 0-d or scalar result comes back a
     0-d DistArray too (replicated on the operands' devices), named tuples keep their type
-    (``unique_all``'s fields), and a DistArray ``out=`` is written as NumPy would have
-    written it (the result is computed, then written through out's buffers)."""
-    out = kwargs.get("out")
-    if isinstance(out, DistArray):
-        kwargs = {k: v for k, v in kwargs.items() if k != "out"}
+    (``unique_all``'s fields); writes into arguments are kept as `fallback` keeps them."""
     template = _distarrays((args, kwargs))[0]
-    result = _distributed(fallback(func, args, kwargs, name), template)
-    if isinstance(out, DistArray):
-        return write_out(out, result, casting="same_kind", name=name)
-    return result
+    return _distributed(fallback(func, args, kwargs, name), template)
 
 
 def _distributed(result, template: DistArray):
@@ -78,25 +115,32 @@ def _distarrays(obj) -> list:
     return []
 
 
-def gathered(obj):
-    """`obj` with every DistArray in it (in lists, tuples, dicts) gathered to the host."""
+def gathered(obj, hosts: dict[int, np.ndarray] | None = None):
+    """`obj` with every DistArray in it (in lists, tuples, dicts) gathered to the host
+    (one copy per DistArray, kept in `hosts` by the DistArray's id where given)."""
     if isinstance(obj, DistArray):
-        return obj.get()
+        if hosts is None:
+            return obj.get()
+        if id(obj) not in hosts:
+            hosts[id(obj)] = obj.get()
+        return hosts[id(obj)]
     if isinstance(obj, list):
-        return [gathered(item) for item in obj]
+        return [gathered(item, hosts) for item in obj]
     if isinstance(obj, tuple):
-        return tuple(gathered(item) for item in obj)
+        return tuple(gathered(item, hosts) for item in obj)
     if isinstance(obj, dict):
-        return {k: gathered(v) for k, v in obj.items()}
+        return {k: gathered(v, hosts) for k, v in obj.items()}
     return obj
 
 
-def _redistributed(result, template: DistArray):
+def _redistributed(result, template: DistArray, returned: dict | None = None):
+    if returned and id(result) in returned:
+        return returned[id(result)]
     if isinstance(result, tuple):
-        items = [_redistributed(r, template) for r in result]
+        items = [_redistributed(r, template, returned) for r in result]
         return type(result)(*items) if hasattr(result, "_fields") else tuple(items)
     if isinstance(result, list):
-        return [_redistributed(r, template) for r in result]
+        return [_redistributed(r, template, returned) for r in result]
     if isinstance(result, np.ndarray) and result.ndim:
         layout = (
             template.layout
