@@ -77,6 +77,7 @@ from ._manipulation_functions import (
     unstack,
 )
 from ._modes import MAX, MIN, PROD, REPLICA, SUM, Mode, as_mode
+from ._numpy_functions import FUNCTIONS as _NUMPY_FUNCTIONS
 from ._rearranging_functions import repeat, roll, tile
 from ._searching_functions import (
     argmax,
@@ -212,13 +213,16 @@ __all__ = [
     "zeros_like",
 ]
 
-# The array API's elementwise functions (add, acos, pow, ...), generated from one table.
+# The array API's elementwise functions (add, acos, pow, ...), generated from one table,
+# and NumPy's names that array-agnostic code calls on a namespace (cumsum, nanmean, ...).
 globals().update(_ELEMENTWISE_FUNCTIONS)
+globals().update(_NUMPY_FUNCTIONS)
 __all__.extend(sorted(_ELEMENTWISE_FUNCTIONS))
+__all__.extend(sorted(_NUMPY_FUNCTIONS))
 
 if TYPE_CHECKING:
     # The same names for type checkers, which do not run the update above: each takes what
-    # its NumPy function takes (tests/test_registry.py keeps this list equal to the table).
+    # its NumPy function takes (tests/test_registry.py keeps this list equal to the tables).
     from collections.abc import Callable
     from typing import Any
 
@@ -226,11 +230,18 @@ if TYPE_CHECKING:
     acos: Callable[..., Any]
     acosh: Callable[..., Any]
     add: Callable[..., Any]
+    allclose: Callable[..., Any]
+    array_equal: Callable[..., Any]
+    array_split: Callable[..., Any]
     asin: Callable[..., Any]
     asinh: Callable[..., Any]
     atan: Callable[..., Any]
     atan2: Callable[..., Any]
     atanh: Callable[..., Any]
+    atleast_1d: Callable[..., Any]
+    atleast_2d: Callable[..., Any]
+    atleast_3d: Callable[..., Any]
+    average: Callable[..., Any]
     bitwise_and: Callable[..., Any]
     bitwise_invert: Callable[..., Any]
     bitwise_left_shift: Callable[..., Any]
@@ -239,11 +250,18 @@ if TYPE_CHECKING:
     bitwise_xor: Callable[..., Any]
     ceil: Callable[..., Any]
     clip: Callable[..., Any]
+    column_stack: Callable[..., Any]
     conj: Callable[..., Any]
     copysign: Callable[..., Any]
+    corrcoef: Callable[..., Any]
     cos: Callable[..., Any]
     cosh: Callable[..., Any]
+    cov: Callable[..., Any]
+    cumprod: Callable[..., Any]
+    cumsum: Callable[..., Any]
     divide: Callable[..., Any]
+    dot: Callable[..., Any]
+    einsum: Callable[..., Any]
     equal: Callable[..., Any]
     exp: Callable[..., Any]
     expm1: Callable[..., Any]
@@ -251,8 +269,10 @@ if TYPE_CHECKING:
     floor_divide: Callable[..., Any]
     greater: Callable[..., Any]
     greater_equal: Callable[..., Any]
+    hstack: Callable[..., Any]
     hypot: Callable[..., Any]
     imag: Callable[..., Any]
+    isclose: Callable[..., Any]
     isfinite: Callable[..., Any]
     isinf: Callable[..., Any]
     isnan: Callable[..., Any]
@@ -268,13 +288,33 @@ if TYPE_CHECKING:
     logical_or: Callable[..., Any]
     logical_xor: Callable[..., Any]
     maximum: Callable[..., Any]
+    median: Callable[..., Any]
     minimum: Callable[..., Any]
     multiply: Callable[..., Any]
+    nanargmax: Callable[..., Any]
+    nanargmin: Callable[..., Any]
+    nancumprod: Callable[..., Any]
+    nancumsum: Callable[..., Any]
+    nanmax: Callable[..., Any]
+    nanmean: Callable[..., Any]
+    nanmedian: Callable[..., Any]
+    nanmin: Callable[..., Any]
+    nanpercentile: Callable[..., Any]
+    nanprod: Callable[..., Any]
+    nanquantile: Callable[..., Any]
+    nanstd: Callable[..., Any]
+    nansum: Callable[..., Any]
+    nanvar: Callable[..., Any]
     negative: Callable[..., Any]
     nextafter: Callable[..., Any]
     not_equal: Callable[..., Any]
+    pad: Callable[..., Any]
+    percentile: Callable[..., Any]
     positive: Callable[..., Any]
     pow: Callable[..., Any]
+    ptp: Callable[..., Any]
+    quantile: Callable[..., Any]
+    ravel: Callable[..., Any]
     real: Callable[..., Any]
     reciprocal: Callable[..., Any]
     remainder: Callable[..., Any]
@@ -283,9 +323,12 @@ if TYPE_CHECKING:
     signbit: Callable[..., Any]
     sin: Callable[..., Any]
     sinh: Callable[..., Any]
+    split: Callable[..., Any]
     sqrt: Callable[..., Any]
     square: Callable[..., Any]
     subtract: Callable[..., Any]
     tan: Callable[..., Any]
     tanh: Callable[..., Any]
+    transpose: Callable[..., Any]
     trunc: Callable[..., Any]
+    vstack: Callable[..., Any]

@@ -56,7 +56,7 @@ def fallback(func, args, kwargs, name: str):
     own layout and mode, through its buffers (so its views see it), after `func` returned:
     a raise writes nothing. A written argument that `func` returns comes back as itself.
     """
-    arrays = _distarrays((args, kwargs))
+    arrays = distarrays_in((args, kwargs))
     check_fallback(name, sum(a.nbytes for a in arrays))
     template = arrays[0]
     hosts: dict[int, np.ndarray] = {}  # one host copy per DistArray, shared by its mentions
@@ -91,8 +91,14 @@ def fallback_arrays(func, args, kwargs, name: str):
     """`fallback` for functions that return arrays: a 0-d or scalar result comes back a
     0-d DistArray too (replicated on the operands' devices), named tuples keep their type
     (``unique_all``'s fields); writes into arguments are kept as `fallback` keeps them."""
-    template = _distarrays((args, kwargs))[0]
+    template = distarrays_in((args, kwargs))[0]
     return _distributed(fallback(func, args, kwargs, name), template)
+
+
+def as_distarrays(result, template: DistArray):
+    """`result` with 0-d and scalar arrays in it made 0-d DistArrays replicated on
+    `template`'s devices, and ndarrays made DistArrays (named tuples keep their type)."""
+    return _distributed(_redistributed(result, template), template)
 
 
 def _distributed(result, template: DistArray):
@@ -105,13 +111,14 @@ def _distributed(result, template: DistArray):
     return result
 
 
-def _distarrays(obj) -> list:
+def distarrays_in(obj) -> list:
+    """The DistArrays in `obj` (in lists, tuples and dict values), in order."""
     if isinstance(obj, DistArray):
         return [obj]
     if isinstance(obj, (list, tuple)):
-        return [a for item in obj for a in _distarrays(item)]
+        return [a for item in obj for a in distarrays_in(item)]
     if isinstance(obj, dict):
-        return [a for item in obj.values() for a in _distarrays(item)]
+        return [a for item in obj.values() for a in distarrays_in(item)]
     return []
 
 

@@ -479,29 +479,50 @@ def mean(x: DistArray, /, *, axis: Axes = None, keepdims: bool = False) -> DistA
 
 
 def var(
-    x: DistArray, /, *, axis: Axes = None, correction: float = 0.0, keepdims: bool = False
+    x: DistArray,
+    /,
+    *,
+    axis: Axes = None,
+    correction: float | None = None,
+    keepdims: bool = False,
+    ddof: float | None = None,
 ) -> DistArray:
-    """The variance over `axis` (array API), dividing by ``N - correction``.
+    """The variance over `axis` (array API), dividing by ``N - correction`` (NumPy's
+    ``ddof=`` is taken too, for code written against NumPy's namespace).
 
     >>> import mdarray, numpy as np
     >>> x = mdarray.distributed_array(np.arange(4.0), mdarray.Layout.block((4,), devices=[0, 1]))
     >>> float(mdarray.var(x, correction=1))
     1.6666666666666667
     """
-    return np.var(x, axis=axis, correction=correction, keepdims=keepdims)
+    return np.var(x, axis=axis, keepdims=keepdims, **_correction(correction, ddof))
+
+
+def _correction(correction, ddof) -> dict:
+    if correction is not None and ddof is not None:
+        raise ValueError("ddof and correction can't be provided simultaneously.")
+    value = ddof if correction is None else correction
+    return {"correction": 0.0 if value is None else value}
 
 
 def std(
-    x: DistArray, /, *, axis: Axes = None, correction: float = 0.0, keepdims: bool = False
+    x: DistArray,
+    /,
+    *,
+    axis: Axes = None,
+    correction: float | None = None,
+    keepdims: bool = False,
+    ddof: float | None = None,
 ) -> DistArray:
-    """The standard deviation over `axis` (array API), dividing by ``N - correction``.
+    """The standard deviation over `axis` (array API), dividing by ``N - correction``
+    (or NumPy's ``ddof=``).
 
     >>> import mdarray, numpy as np
     >>> x = mdarray.distributed_array(np.array([1.0, 3.0]), mdarray.Layout.block((2,), devices=[0, 1]))
     >>> float(mdarray.std(x))
     1.0
     """
-    return np.std(x, axis=axis, correction=correction, keepdims=keepdims)
+    return np.std(x, axis=axis, keepdims=keepdims, **_correction(correction, ddof))
 
 
 def all(x: DistArray, /, *, axis: Axes = None, keepdims: bool = False) -> DistArray:

@@ -48,6 +48,7 @@ LAYERS = (
         "op modules",
         {
             "_fallback",
+            "_numpy_functions",
             "_ufuncs",
             "_elementwise_functions",
             "_creation_functions",

@@ -1,0 +1,107 @@
+"""NumPy's names on the namespace (``xp.cumsum``, ``xp.nanmean`` ...) against NumPy."""
+
+import doctest
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import mdarray
+from mdarray._numpy_functions import FUNCTIONS, NAMES
+from mdarray.testing import strategies as mst
+
+# name -> call on (a, b): two arrays of shape (3, 4), `a` with a NaN where nan* care.
+CALLS = {
+    "allclose": lambda f, a, b: f(a, b),
+    "array_equal": lambda f, a, b: f(a, a),
+    "array_split": lambda f, a, b: f(a, 2, axis=1),
+    "atleast_1d": lambda f, a, b: f(a),
+    "atleast_2d": lambda f, a, b: f(a),
+    "atleast_3d": lambda f, a, b: f(a),
+    "average": lambda f, a, b: f(b, axis=0, weights=[1.0, 2.0, 3.0]),
+    "column_stack": lambda f, a, b: f((a, b)),
+    "corrcoef": lambda f, a, b: f(b + np.arange(12.0).reshape(3, 4)),
+    "cov": lambda f, a, b: f(b, ddof=1),
+    "cumprod": lambda f, a, b: f(b, axis=1),
+    "cumsum": lambda f, a, b: f(b),
+    "dot": lambda f, a, b: f(b, b.T),
+    "einsum": lambda f, a, b: f("ij,ij->j", b, b),
+    "hstack": lambda f, a, b: f((a, b)),
+    "isclose": lambda f, a, b: f(a, b, equal_nan=True),
+    "median": lambda f, a, b: f(b, axis=0),
+    "nanargmax": lambda f, a, b: f(a, axis=1),
+    "nanargmin": lambda f, a, b: f(a),
+    "nancumprod": lambda f, a, b: f(a, axis=0),
+    "nancumsum": lambda f, a, b: f(a),
+    "nanmax": lambda f, a, b: f(a, axis=0),
+    "nanmean": lambda f, a, b: f(a),
+    "nanmedian": lambda f, a, b: f(a, axis=1),
+    "nanmin": lambda f, a, b: f(a, keepdims=True),
+    "nanpercentile": lambda f, a, b: f(a, 30),
+    "nanprod": lambda f, a, b: f(a, axis=1),
+    "nanquantile": lambda f, a, b: f(a, [0.25, 0.5], axis=0),
+    "nanstd": lambda f, a, b: f(a, ddof=1),
+    "nansum": lambda f, a, b: f(a, axis=0),
+    "nanvar": lambda f, a, b: f(a, axis=1),
+    "pad": lambda f, a, b: f(b, ((1, 0), (2, 1)), mode="reflect"),
+    "percentile": lambda f, a, b: f(b, [10, 90], axis=1),
+    "ptp": lambda f, a, b: f(b, axis=0),
+    "quantile": lambda f, a, b: f(b, 0.5),
+    "ravel": lambda f, a, b: f(b),
+    "split": lambda f, a, b: f(b, [1], axis=0),
+    "transpose": lambda f, a, b: f(b, (1, 0)),
+    "vstack": lambda f, a, b: f((a, b)),
+}
+
+
+def test_every_name_has_a_call():
+    assert set(CALLS) == set(NAMES)
+
+
+def _same(got, want):
+    if isinstance(want, (list, tuple)):
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            _same(g, w)
+        return
+    if isinstance(want, (bool, np.bool_)) and not isinstance(want, np.ndarray):
+        assert type(got) is type(want)
+        assert got == want
+        return
+    assert isinstance(got, mdarray.DistArray), type(got)
+    want = np.asarray(want)
+    assert got.shape == want.shape
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got.get(), want, rtol=1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@settings(max_examples=10)
+@given(data=st.data())
+def test_numpy_names_match_numpy(name, data):
+    a, a_value = data.draw(mst.dist_arrays(shape=(3, 4), dtype=np.dtype("float64")))
+    b, b_value = data.draw(mst.dist_arrays(shape=(3, 4), dtype=np.dtype("float64")))
+    if name.startswith("nan") or name == "isclose":
+        a[1, 2] = np.nan
+        a_value = a_value.copy()
+        a_value[1, 2] = np.nan
+    with np.errstate(all="ignore"):
+        want = CALLS[name](getattr(np, name), a_value, b_value)
+        with mdarray.options(fallback="allow"):
+            got = CALLS[name](getattr(mdarray, name), a, b)
+    _same(got, want)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_numpy_names_have_numpys_signature_and_a_running_example(name):
+    import inspect  # noqa: PLC0415
+
+    func = FUNCTIONS[name]
+    assert inspect.signature(func) == inspect.signature(getattr(np, name))
+    finder = doctest.DocTestFinder()
+    runner = doctest.DocTestRunner()
+    with mdarray.options(fallback="allow"):
+        for test in finder.find(func, name, globs={}):
+            runner.run(test)
+    assert runner.summarize(verbose=False).failed == 0
