@@ -25,6 +25,7 @@ from ._config import check_fallback
 from ._debug import TransferCount
 from ._layout import Device, IndexMap, Layout, check_devices, layout_for_device
 from ._modes import REPLICA, Mode, as_mode
+from ._ndarray_methods import NDArrayMethods
 from ._registry import FUNCTIONS, UFUNC_METHODS, UFUNC_OVERRIDES, method
 from ._storage import Chunks, Stored
 
@@ -32,7 +33,7 @@ from ._storage import Chunks, Stored
 Axes = int | tuple[int, ...] | None
 
 
-class DistArray(Stored, NDArrayOperatorsMixin):
+class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
     """An N-D array whose chunks live on several devices.
 
     A DistArray has a `layout` (which device holds which part), a `mode` (how overlapping

@@ -43,7 +43,7 @@ LAYERS = (
     ("storage", {"_storage"}),
     ("movement", {"_redistribute"}),
     ("chunkwise execution", {"_chunkwise"}),
-    ("DistArray", {"_array"}),
+    ("DistArray", {"_array", "_ndarray_methods"}),
     (
         "op modules",
         {

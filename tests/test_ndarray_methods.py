@@ -1,0 +1,114 @@
+"""ndarray's methods on DistArrays against the same methods of ndarrays."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import mdarray
+from mdarray.testing import strategies as mst
+
+# name -> call of the method on `a` (shape (3, 4), float64 or complex128).
+CALLS = {
+    "argsort": lambda a: a.argsort(axis=1, stable=True),
+    "argpartition": lambda a: a.argpartition(0, axis=0),
+    "clip": lambda a: a.real.clip(-1.0, 2.0),
+    "compress": lambda a: a.compress([True, False, True], axis=0),
+    "conj": lambda a: a.conj(),
+    "conjugate": lambda a: a.conjugate(),
+    "real": lambda a: a.real,
+    "imag": lambda a: a.imag,
+    "diagonal": lambda a: a.diagonal(1),
+    "trace": lambda a: a.trace(),
+    "dot": lambda a: a.dot(np.ones(4)),
+    "flatten": lambda a: a.flatten(),
+    "ravel": lambda a: a.ravel(),
+    "nonzero": lambda a: a.nonzero(),
+    "repeat": lambda a: a.repeat(2, axis=1),
+    "round": lambda a: a.round(1),
+    "searchsorted": lambda a: a.real.ravel().searchsorted([0.0, 1.5]),
+    "squeeze": lambda a: a[:1].squeeze(),
+    "swapaxes": lambda a: a.swapaxes(0, 1),
+    "take": lambda a: a.take([0, 2], axis=1),
+}
+# name -> in-place call; the array itself is compared afterwards.
+IN_PLACE = {
+    "sort": lambda a: a.sort(axis=0),
+    "partition": lambda a: a.partition(1, axis=1),
+    "fill": lambda a: a.fill(3.5),
+    "put": lambda a: a.put([0, 5], [7.0, 8.0]),
+}
+
+
+def _pairs(data, dtype):
+    return data.draw(mst.dist_arrays(shape=(3, 4), dtype=np.dtype(dtype)))
+
+
+def _same(got, want):
+    if isinstance(want, tuple):
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            _same(g, w)
+        return
+    assert isinstance(got, mdarray.DistArray), type(got)
+    np.testing.assert_array_equal(got.get(), np.asarray(want))
+    assert got.dtype == np.asarray(want).dtype
+
+
+@pytest.mark.parametrize("name", sorted(CALLS))
+@settings(max_examples=10)
+@given(data=st.data())
+def test_methods_match_ndarrays(name, data):
+    dtype = "complex128" if name in ("conj", "conjugate", "real", "imag") else "float64"
+    x, value = _pairs(data, dtype)
+    if name == "argpartition":  # only the k-th position is defined; compare what it picks
+        with mdarray.options(fallback="allow"):
+            got = CALLS[name](x).get()
+        np.testing.assert_array_equal(np.take_along_axis(value, got, 0)[0], np.sort(value, 0)[0])
+        return
+    with mdarray.options(fallback="allow"):
+        got = CALLS[name](x)
+    _same(got, CALLS[name](value))
+
+
+@pytest.mark.parametrize("name", sorted(IN_PLACE))
+@settings(max_examples=10)
+@given(data=st.data())
+def test_in_place_methods_write_through(name, data):
+    x, value = _pairs(data, "float64")
+    view = x[1:]
+    want = value.copy()
+    IN_PLACE[name](want)
+    with mdarray.options(fallback="allow"):
+        assert IN_PLACE[name](x) is None
+    got = x.get()
+    if name == "partition":  # only the k-th column is defined
+        np.testing.assert_array_equal(got[:, 1], want[:, 1])
+        np.testing.assert_array_equal(np.sort(got, axis=1), np.sort(want, axis=1))
+        return
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(view.get(), want[1:])
+
+
+def test_every_ndarray_method_is_there_or_left_out_on_purpose():
+    left_out = {
+        "base",
+        "ctypes",
+        "data",
+        "flags",
+        "flat",
+        "strides",
+        "byteswap",
+        "getfield",
+        "setfield",
+        "setflags",
+        "view",
+        "resize",
+        "dump",
+        "dumps",
+        "tofile",
+        "tobytes",
+        "choose",
+    }
+    missing = {n for n in dir(np.ndarray) if not n.startswith("__")} - set(dir(mdarray.DistArray))
+    assert missing == left_out
