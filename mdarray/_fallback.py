@@ -55,6 +55,8 @@ def fallback(func, args, kwargs, name: str):
     ``ufunc.at`` and ``nan_to_num(copy=False)``) gets its host copy's new value, in its
     own layout and mode, through its buffers (so its views see it), after `func` returned:
     a raise writes nothing. A written argument that `func` returns comes back as itself.
+    Array results come back DistArrays, 0-d ones too (replicated on the first DistArray
+    operand's devices), and named tuples keep their type (``unique_all``'s fields).
     """
     arrays = distarrays_in((args, kwargs))
     check_fallback(name, sum(a.nbytes for a in arrays))
@@ -66,7 +68,7 @@ def fallback(func, args, kwargs, name: str):
         host = hosts[id(x)]
         write_out(x, wrap(Chunks.from_host(host, x.layout, x.storage.backend)), name=name)
     returned = {id(hosts[id(x)]): x for x in written}
-    return _redistributed(result, template, returned)
+    return _distributed(_redistributed(result, template, returned), template)
 
 
 def _written(func, args, kwargs) -> list[DistArray]:
@@ -85,14 +87,6 @@ def _written(func, args, kwargs) -> list[DistArray]:
         if isinstance(x, DistArray):
             found.setdefault(id(x), x)
     return list(found.values())
-
-
-def fallback_arrays(func, args, kwargs, name: str):
-    """`fallback` for functions that return arrays: a 0-d or scalar result comes back a
-    0-d DistArray too (replicated on the operands' devices), named tuples keep their type
-    (``unique_all``'s fields); writes into arguments are kept as `fallback` keeps them."""
-    template = distarrays_in((args, kwargs))[0]
-    return _distributed(fallback(func, args, kwargs, name), template)
 
 
 def as_distarrays(result, template: DistArray):

@@ -19,7 +19,7 @@ from numpy.typing import DTypeLike
 
 from ._array import DistArray
 from ._creation_functions import asarray
-from ._fallback import fallback_arrays
+from ._fallback import fallback
 from ._layout import Device
 from ._linalg import on_host
 from ._manipulation_functions import concat
@@ -47,7 +47,7 @@ Norm = Literal["backward", "ortho", "forward"]
 
 def _transform(func, x, **kwargs) -> DistArray:
     x = x if isinstance(x, DistArray) else asarray(x)
-    return fallback_arrays(func, (x,), kwargs, f"numpy.fft.{func.__name__}")
+    return fallback(func, (x,), kwargs, f"numpy.fft.{func.__name__}")
 
 
 def _axes_for(s, axes):
@@ -288,7 +288,7 @@ def _numpy_ifftshift(x, axes=None):
     return ifftshift(x, axes=axes)
 
 
-# NumPy's transforms (their ``out=`` is written back by `fallback_arrays`).
+# NumPy's transforms (their ``out=`` is written back by `fallback`).
 _HOST_FUNCTIONS = (
     "fft",
     "fft2",

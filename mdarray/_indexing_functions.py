@@ -16,7 +16,7 @@ from ._array import DistArray, wrap
 from ._chunkwise import write_out
 from ._config import check_fallback
 from ._creation_functions import asarray
-from ._fallback import fallback, fallback_arrays, gathered
+from ._fallback import fallback, gathered
 from ._registry import implements
 from ._storage import Chunks
 
@@ -25,7 +25,7 @@ from ._storage import Chunks
 def _take(a, indices, axis=None, out=None, mode="raise"):
     kwargs = {"axis": axis, "mode": mode}
     if out is None:
-        return fallback_arrays(np.take, (a, indices), kwargs, "numpy.take")
+        return fallback(np.take, (a, indices), kwargs, "numpy.take")
     if not isinstance(out, DistArray):
         fallback(np.take, (a, indices), {**kwargs, "out": out}, "numpy.take")
         return out
@@ -74,9 +74,7 @@ def take(x: DistArray, indices: Any, /, *, axis: int | None = None) -> DistArray
 
 @implements(np.take_along_axis)
 def _take_along_axis(arr, indices, axis=-1):
-    return fallback_arrays(
-        np.take_along_axis, (arr, indices), {"axis": axis}, "numpy.take_along_axis"
-    )
+    return fallback(np.take_along_axis, (arr, indices), {"axis": axis}, "numpy.take_along_axis")
 
 
 def take_along_axis(x: DistArray, indices: Any, /, *, axis: int = -1) -> DistArray:

@@ -22,7 +22,7 @@ from numpy.lib.array_utils import normalize_axis_tuple
 from ._array import DistArray
 from ._creation_functions import asarray
 from ._data_type_functions import astype
-from ._fallback import fallback_arrays
+from ._fallback import fallback
 from ._linear_algebra_functions import matmul, tensordot, vecdot
 from ._manipulation_functions import matrix_transpose
 from ._registry import implements
@@ -100,14 +100,14 @@ def _dist(x) -> DistArray:
 def _gathered(func, *args, **kwargs):
     """`func` of the array API extension, on DistArray operands, under the policy."""
     args = tuple(_dist(a) for a in args)
-    return fallback_arrays(func, args, kwargs, f"numpy.linalg.{func.__name__}")
+    return fallback(func, args, kwargs, f"numpy.linalg.{func.__name__}")
 
 
 def on_host(func, name: str):
     """A DistArray implementation of NumPy's `func` (called `name`) by gathering."""
 
     def impl(*args, **kwargs):
-        return fallback_arrays(func, args, kwargs, name)
+        return fallback(func, args, kwargs, name)
 
     return impl
 
@@ -254,7 +254,7 @@ def matrix_norm(
     if x.ndim >= 2 and isinstance(ord, str) and ord == "fro":
         return vector_norm(x, axis=(-2, -1), keepdims=keepdims)
     if x.ndim < 2 or isinstance(ord, str) or ord not in (1, -1, inf, -inf):
-        return fallback_arrays(
+        return fallback(
             np.linalg.matrix_norm,
             (x,),
             {"keepdims": keepdims, "ord": ord},
@@ -276,7 +276,7 @@ def _numpy_norm(x, ord=None, axis=None, keepdims=False):
     if ord is None and (axis is None or np.ndim(axis) == 0 or len(axis) <= 2):
         return vector_norm(x, axis=axis, keepdims=keepdims)
     kwargs = {"ord": ord, "axis": axis, "keepdims": keepdims}
-    return fallback_arrays(np.linalg.norm, (x,), kwargs, "numpy.linalg.norm")
+    return fallback(np.linalg.norm, (x,), kwargs, "numpy.linalg.norm")
 
 
 # Gathered: factorizations, solves and the rest --------------------------------------

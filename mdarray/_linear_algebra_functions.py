@@ -32,7 +32,7 @@ import numpy as np
 from . import _redistribute, _regions
 from ._array import DistArray, wrap
 from ._chunkwise import backend_of, write_out
-from ._fallback import fallback, fallback_arrays
+from ._fallback import fallback
 from ._layout import Layout
 from ._manipulation_functions import squeeze
 from ._modes import REPLICA, SUM
@@ -84,7 +84,7 @@ def matmul_call(ufunc, inputs, kwargs):
 
 @implements(np.tensordot)
 def _tensordot(a, b, axes=2):
-    return fallback_arrays(np.tensordot, (a, b), {"axes": axes}, "numpy.tensordot")
+    return fallback(np.tensordot, (a, b), {"axes": axes}, "numpy.tensordot")
 
 
 def tensordot(x1: Any, x2: Any, /, *, axes: int | tuple[Any, Any] = 2) -> DistArray:

@@ -13,13 +13,13 @@ import numpy as np
 
 from ._array import DistArray
 from ._creation_functions import asarray
-from ._fallback import fallback_arrays
+from ._fallback import fallback
 from ._registry import implements
 
 
 @implements(np.repeat)
 def _repeat(a, repeats, axis=None):
-    return fallback_arrays(np.repeat, (a, repeats), {"axis": axis}, "numpy.repeat")
+    return fallback(np.repeat, (a, repeats), {"axis": axis}, "numpy.repeat")
 
 
 def repeat(x: DistArray, repeats: Any, /, *, axis: int | None = None) -> DistArray:
@@ -56,7 +56,7 @@ def repeat(x: DistArray, repeats: Any, /, *, axis: int | None = None) -> DistArr
 
 @implements(np.tile)
 def _tile(A, reps):
-    return fallback_arrays(np.tile, (A, reps), {}, "numpy.tile")
+    return fallback(np.tile, (A, reps), {}, "numpy.tile")
 
 
 def tile(x: DistArray, repetitions: tuple[int, ...], /) -> DistArray:
@@ -89,7 +89,7 @@ def tile(x: DistArray, repetitions: tuple[int, ...], /) -> DistArray:
 
 @implements(np.roll)
 def _roll(a, shift, axis=None):
-    return fallback_arrays(np.roll, (a, shift), {"axis": axis}, "numpy.roll")
+    return fallback(np.roll, (a, shift), {"axis": axis}, "numpy.roll")
 
 
 def roll(

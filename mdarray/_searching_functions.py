@@ -18,7 +18,7 @@ from . import _redistribute, _reduction
 from ._array import DistArray, wrap
 from ._chunkwise import aligned, backend_of, result_layout, shape_of, write_out
 from ._creation_functions import asarray
-from ._fallback import fallback, fallback_arrays
+from ._fallback import fallback
 from ._modes import MAX, MIN, REPLICA
 from ._registry import implements
 from ._storage import Chunks
@@ -278,7 +278,7 @@ def count_nonzero(
 
 @implements(np.nonzero)
 def _nonzero(a):
-    return fallback_arrays(np.nonzero, (a,), {}, "numpy.nonzero")
+    return fallback(np.nonzero, (a,), {}, "numpy.nonzero")
 
 
 def nonzero(x: DistArray, /) -> tuple[DistArray, ...]:
@@ -312,9 +312,7 @@ def nonzero(x: DistArray, /) -> tuple[DistArray, ...]:
 
 @implements(np.searchsorted)
 def _searchsorted(a, v, side="left", sorter=None):
-    return fallback_arrays(
-        np.searchsorted, (a, v), {"side": side, "sorter": sorter}, "numpy.searchsorted"
-    )
+    return fallback(np.searchsorted, (a, v), {"side": side, "sorter": sorter}, "numpy.searchsorted")
 
 
 def searchsorted(

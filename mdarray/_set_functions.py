@@ -14,28 +14,28 @@ import numpy as np
 
 from ._array import DistArray
 from ._creation_functions import asarray
-from ._fallback import fallback_arrays
+from ._fallback import fallback
 from ._registry import implements
 
 
 @implements(np.unique_all)
 def _unique_all(x):
-    return fallback_arrays(np.unique_all, (x,), {}, "numpy.unique_all")
+    return fallback(np.unique_all, (x,), {}, "numpy.unique_all")
 
 
 @implements(np.unique_counts)
 def _unique_counts(x):
-    return fallback_arrays(np.unique_counts, (x,), {}, "numpy.unique_counts")
+    return fallback(np.unique_counts, (x,), {}, "numpy.unique_counts")
 
 
 @implements(np.unique_inverse)
 def _unique_inverse(x):
-    return fallback_arrays(np.unique_inverse, (x,), {}, "numpy.unique_inverse")
+    return fallback(np.unique_inverse, (x,), {}, "numpy.unique_inverse")
 
 
 @implements(np.unique_values)
 def _unique_values(x):
-    return fallback_arrays(np.unique_values, (x,), {}, "numpy.unique_values")
+    return fallback(np.unique_values, (x,), {}, "numpy.unique_values")
 
 
 def unique_all(x: DistArray, /) -> Any:

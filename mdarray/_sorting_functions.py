@@ -14,21 +14,21 @@ import numpy as np
 
 from ._array import DistArray
 from ._creation_functions import asarray
-from ._fallback import fallback_arrays
+from ._fallback import fallback
 from ._manipulation_functions import flip, reshape
 from ._registry import implements
 
 
 @implements(np.sort)
 def _sort(a, axis=-1, kind=None, order=None, *, stable=None):
-    return fallback_arrays(
+    return fallback(
         np.sort, (a,), {"axis": axis, "kind": kind, "order": order, "stable": stable}, "numpy.sort"
     )
 
 
 @implements(np.argsort)
 def _argsort(a, axis=-1, kind=None, order=None, *, stable=None):
-    return fallback_arrays(
+    return fallback(
         np.argsort,
         (a,),
         {"axis": axis, "kind": kind, "order": order, "stable": stable},

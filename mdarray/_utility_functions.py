@@ -13,7 +13,7 @@ import numpy as np
 
 from ._array import DistArray
 from ._creation_functions import asarray
-from ._fallback import fallback_arrays
+from ._fallback import fallback
 from ._registry import implements
 
 _NO_VALUE: Any = np._NoValue
@@ -26,7 +26,7 @@ def _diff(a, n=1, axis=-1, prepend=_NO_VALUE, append=_NO_VALUE):
         kwargs["prepend"] = prepend
     if append is not _NO_VALUE:
         kwargs["append"] = append
-    return fallback_arrays(np.diff, (a,), kwargs, "numpy.diff")
+    return fallback(np.diff, (a,), kwargs, "numpy.diff")
 
 
 def diff(

@@ -76,3 +76,17 @@ def test_a_failed_fallback_writes_nothing():
     with mdarray.options(fallback="allow"), pytest.raises(IndexError):
         np.put(x, [0, 100], [1.0, 2.0])  # NumPy checks every index first; so nothing moves
     np.testing.assert_array_equal(x.get(), value)
+
+
+def test_zero_d_results_of_a_fallback_are_zero_d_distarrays():
+    """np.median(x) gathers (no distributed median yet) and gives a 0-d DistArray, as the
+    native reductions do; a Python result (np.allclose's bool) stays Python."""
+    value = np.arange(6.0).reshape(3, 2)
+    x = mdarray.distributed_array(value, mdarray.Layout.block((3, 2), devices=mdarray.devices()))
+    with mdarray.options(fallback="allow"):
+        median = np.median(x)
+        close = np.allclose(x, x)
+    assert isinstance(median, mdarray.DistArray)
+    assert median.shape == ()
+    assert float(median) == np.median(value)
+    assert close is True
