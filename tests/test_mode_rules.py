@@ -332,6 +332,33 @@ def test_float_casts_of_partial_sums_are_not_in_the_rule():
             assert_dist_equal(x.astype(np.float32), np.array([0.0], np.float32))
 
 
+def partial_of(copies, mode, dtype):
+    """A DistArray of two chunks holding `copies` (two 1-D arrays) in `mode`."""
+    layout = Layout((len(copies[0]),), spread({0: (), 1: ()}))
+    backend = default_backend()
+    buffers = [
+        backend.from_host(np.array(c, dtype), d) for c, d in zip(copies, layout.chunk_devices)
+    ]
+    return wrap(Chunks.of(layout, buffers, backend, np.dtype(dtype)), mode)
+
+
+def apply_row(rule, data, dtype, partial):
+    """``(got, want)`` of `rule` on `partial(mode)` operands and a drawn REPLICA scalar
+    meeting the row's condition."""
+    operands = [
+        data.draw(scalar_values(dtype).filter(CONDITIONS[rule.condition]).map(dtype.type))
+        if mode is R
+        else partial(mode)
+        for mode in rule.operands
+    ]
+    with np.errstate(all="ignore"):
+        want = rule.ufunc(*map(value_of, operands))
+        with mdarray.options(fallback="raise"):
+            got = rule.ufunc(*operands)
+    assert got.mode is rule.result
+    return got, want
+
+
 @pytest.mark.parametrize(
     "rule",
     [r for r in RULES if "f" in r.kinds and any(m.is_partial for m in r.operands)],
@@ -348,8 +375,6 @@ def test_float_rows_hold_where_copies_are_huge(rule, data):
     give ``inf - inf``)."""
     dtype = np.dtype(data.draw(st.sampled_from(["float32", "float64"])))
     big = np.finfo(dtype).max / 2
-    layout = Layout((2,), spread({0: (), 1: ()}))
-    backend = default_backend()
 
     def partial(mode):
         copies = {
@@ -358,21 +383,9 @@ def test_float_rows_hold_where_copies_are_huge(rule, data):
             "max": (big, -big),
             "min": (-big, big),
         }[mode.name]
-        values = [np.array([c, c / 4], dtype) for c in copies]
-        buffers = [backend.from_host(v, d) for v, d in zip(values, layout.chunk_devices)]
-        return wrap(Chunks.of(layout, buffers, backend, dtype), mode)
+        return partial_of([[c, c / 4] for c in copies], mode, dtype)
 
-    operands = [
-        data.draw(scalar_values(dtype).filter(CONDITIONS[rule.condition]).map(dtype.type))
-        if mode is R
-        else partial(mode)
-        for mode in rule.operands
-    ]
-    with np.errstate(all="ignore"):
-        want = rule.ufunc(*map(value_of, operands))
-        with mdarray.options(fallback="raise"):
-            got = rule.ufunc(*operands)
-    assert got.mode is rule.result
+    got, want = apply_row(rule, data, dtype, partial)
     np.testing.assert_allclose(got.get(), want, rtol=1e-6, equal_nan=True)
 
 
@@ -398,30 +411,13 @@ def test_float_rows_keep_signed_zeros(rule, data):
     ``+0.0`` again) and a ``-0.0`` held beside identity copies. (Which zero a tie of
     ``-0.0`` and ``+0.0`` gives in MAX and MIN is unspecified, as in IEEE 754.)"""
     dtype = np.dtype(data.draw(st.sampled_from(["float32", "float64"])))
-    layout = Layout((3,), spread({0: (), 1: ()}))
-    backend = default_backend()
-
-    def partial(mode):
-        copies = {
-            "sum": ([1.0, -0.0, 0.0], [-1.0, -0.0, -0.0]),
-            "prod": ([1.0, -0.0, 0.0], [1.0, 1.0, -1.0]),
-        }[mode.name]
-        buffers = [
-            backend.from_host(np.array(c, dtype), d) for c, d in zip(copies, layout.chunk_devices)
-        ]
-        return wrap(Chunks.of(layout, buffers, backend, dtype), mode)
-
-    operands = [
-        data.draw(scalar_values(dtype).filter(CONDITIONS[rule.condition]).map(dtype.type))
-        if mode is R
-        else partial(mode)
-        for mode in rule.operands
-    ]
-    with np.errstate(all="ignore"):
-        want = rule.ufunc(*map(value_of, operands))
-        with mdarray.options(fallback="raise"):
-            got = rule.ufunc(*operands)
-    assert got.mode is rule.result
+    copies = {
+        "sum": ([1.0, -0.0, 0.0], [-1.0, -0.0, -0.0]),
+        "prod": ([1.0, -0.0, 0.0], [1.0, 1.0, -1.0]),
+    }
+    got, want = apply_row(
+        rule, data, dtype, lambda mode: partial_of(copies[mode.name], mode, dtype)
+    )
     value = got.get()
     np.testing.assert_array_equal(value, want)
     np.testing.assert_array_equal(np.signbit(value), np.signbit(want), "signs of zeros")
@@ -436,11 +432,8 @@ def test_float_rows_keep_signed_zeros(rule, data):
 def test_sign_flips_of_cancelling_copies_give_negative_zero(op, dtype):
     """Copies 1 and -1 hold +0.0; the value negated is -0.0, while the copies negated
     (-1 and 1) would sum to +0.0 again: the flip runs on the combined value."""
-    layout = Layout((1,), spread({0: (), 1: ()}))
-    backend = default_backend()
-    copies = [np.array([c * (1 + 1j) if dtype == "complex128" else c], dtype) for c in (1, -1)]
-    buffers = [backend.from_host(c, d) for c, d in zip(copies, layout.chunk_devices)]
-    x = wrap(Chunks.of(layout, buffers, backend, np.dtype(dtype)), mdarray.SUM)
+    copies = [[c * (1 + 1j) if dtype == "complex128" else c] for c in (1, -1)]
+    x = partial_of(copies, mdarray.SUM, dtype)
     want = op(x.get())
     with mdarray.options(fallback="raise"):
         got = op(x).get()
