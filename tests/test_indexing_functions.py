@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from _oracle import check_against_numpy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,19 +26,6 @@ def _indices(data, shape, length):
     return mdarray.distributed_array(value, data.draw(mst.layouts(shape))), value
 
 
-def _check(func, numpy_func, args, numpy_args, kwargs):
-    """`func` on DistArrays gives `numpy_func`'s value (or error) on the same data."""
-    try:
-        want = numpy_func(*numpy_args, **kwargs)
-    except Exception as error:
-        with pytest.raises(type(error)), mdarray.options(fallback="allow"):
-            func(*args, **kwargs)
-        return
-    with mdarray.options(fallback="allow"):
-        got = func(*args, **kwargs)
-    assert_dist_equal(got, np.asarray(want))
-
-
 def _axis_length(shape, axis):
     if axis is None:
         return math.prod(shape)
@@ -51,8 +39,8 @@ def test_take_matches_numpy(pair, data):
     axis = data.draw(st.none() | st.integers(-x.ndim - 1, x.ndim))
     k = data.draw(st.integers(0, 4))
     indices, index_value = _indices(data, (k,), _axis_length(value.shape, axis))
-    _check(np.take, np.take, (x, indices), (value, index_value), {"axis": axis})
-    _check(mdarray.take, np.take, (x, indices), (value, index_value), {"axis": axis})
+    check_against_numpy(np.take, np.take, (x, indices), (value, index_value), {"axis": axis})
+    check_against_numpy(mdarray.take, np.take, (x, indices), (value, index_value), {"axis": axis})
 
 
 def test_take_out_is_written_back_in_its_layout_and_mode():
@@ -86,7 +74,7 @@ def test_take_along_axis_matches_numpy(pair, data):
     length = value.shape[axis] if valid else 1
     indices, index_value = _indices(data, tuple(shape), length)
     args = (x, indices), (value, index_value), {"axis": axis}
-    _check(mdarray.take_along_axis, np.take_along_axis, *args)
+    check_against_numpy(mdarray.take_along_axis, np.take_along_axis, *args)
 
 
 def test_take_along_axis_with_argsort_and_the_warning():

@@ -3,26 +3,13 @@ NumPy's errors included."""
 
 import numpy as np
 import pytest
+from _oracle import check_against_numpy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import mdarray
 from mdarray.testing import assert_dist_equal
 from mdarray.testing import strategies as mst
-
-
-def _check(func, numpy_func, args, numpy_args, kwargs=None):
-    """`func` on DistArrays gives `numpy_func`'s value (or error) on the same data."""
-    kwargs = kwargs or {}
-    try:
-        want = numpy_func(*numpy_args, **kwargs)
-    except Exception as error:
-        with pytest.raises(type(error)), mdarray.options(fallback="allow"):
-            func(*args, **kwargs)
-        return
-    with mdarray.options(fallback="allow"):
-        got = func(*args, **kwargs)
-    assert_dist_equal(got, np.asarray(want))
 
 
 @settings(max_examples=30)
@@ -36,14 +23,16 @@ def test_repeat_matches_numpy(pair, data):
         n = value.size if axis is None else (value.shape[axis] if -x.ndim <= axis < x.ndim else 1)
         numpy_repeats = np.array(data.draw(st.lists(st.integers(0, 2), min_size=n, max_size=n)))
         repeats = mdarray.asarray(numpy_repeats, device=x.device)
-    _check(mdarray.repeat, np.repeat, (x, repeats), (value, numpy_repeats), {"axis": axis})
+    check_against_numpy(
+        mdarray.repeat, np.repeat, (x, repeats), (value, numpy_repeats), {"axis": axis}
+    )
 
 
 @settings(max_examples=30)
 @given(mst.dist_arrays(), st.lists(st.integers(0, 2), max_size=4).map(tuple))
 def test_tile_matches_numpy(pair, repetitions):
     x, value = pair
-    _check(mdarray.tile, np.tile, (x, repetitions), (value, repetitions))
+    check_against_numpy(mdarray.tile, np.tile, (x, repetitions), (value, repetitions))
 
 
 @settings(max_examples=30)
@@ -61,7 +50,7 @@ def test_roll_matches_numpy(pair, data):
         shift = tuple(
             data.draw(st.lists(st.integers(-9, 9), min_size=len(axis), max_size=len(axis)))
         )
-    _check(mdarray.roll, np.roll, (x, shift), (value, shift), {"axis": axis})
+    check_against_numpy(mdarray.roll, np.roll, (x, shift), (value, shift), {"axis": axis})
 
 
 def test_the_warning_and_numpy_entry_points():
