@@ -21,7 +21,6 @@ from ._array import DistArray
 from ._creation_functions import asarray
 from ._fallback import fallback
 from ._layout import Device
-from ._linalg import on_host
 from ._manipulation_functions import concat
 from ._registry import implements
 
@@ -288,22 +287,5 @@ def _numpy_ifftshift(x, axes=None):
     return ifftshift(x, axes=axes)
 
 
-# NumPy's transforms (their ``out=`` is written back by `fallback`).
-_HOST_FUNCTIONS = (
-    "fft",
-    "fft2",
-    "fftn",
-    "hfft",
-    "ifft",
-    "ifft2",
-    "ifftn",
-    "ihfft",
-    "irfft",
-    "irfft2",
-    "irfftn",
-    "rfft",
-    "rfft2",
-    "rfftn",
-)
-for _name in _HOST_FUNCTIONS:
-    implements(getattr(np.fft, _name))(on_host(getattr(np.fft, _name), f"numpy.fft.{_name}"))
+# NumPy's transforms need no registration: on DistArrays they take the fallback policy
+# (`_fallback.fallback_function`), whose gathered result and out= are those of `fallback`.

@@ -44,7 +44,6 @@ __all__ = [
     "matrix_power",
     "matrix_rank",
     "matrix_transpose",
-    "on_host",
     "outer",
     "pinv",
     "qr",
@@ -103,45 +102,8 @@ def _gathered(func, *args, **kwargs):
     return fallback(func, args, kwargs, f"numpy.linalg.{func.__name__}")
 
 
-def on_host(func, name: str):
-    """A DistArray implementation of NumPy's `func` (called `name`) by gathering."""
-
-    def impl(*args, **kwargs):
-        return fallback(func, args, kwargs, name)
-
-    return impl
-
-
-# NumPy's linalg functions that need whole matrices (or are not yet distributed).
-_HOST_FUNCTIONS = (
-    "cholesky",
-    "cond",
-    "cross",
-    "det",
-    "diagonal",
-    "eig",
-    "eigh",
-    "eigvals",
-    "eigvalsh",
-    "inv",
-    "lstsq",
-    "matrix_power",
-    "matrix_rank",
-    "multi_dot",
-    "pinv",
-    "qr",
-    "slogdet",
-    "solve",
-    "svd",
-    "svdvals",
-    "tensorinv",
-    "tensorsolve",
-    "trace",
-)
-for _name in _HOST_FUNCTIONS:
-    implements(getattr(np.linalg, _name))(
-        on_host(getattr(np.linalg, _name), f"numpy.linalg.{_name}")
-    )
+# NumPy's linalg functions that need whole matrices (or are not yet distributed) need no
+# registration: on DistArrays they take the fallback policy (`_fallback.fallback_function`).
 
 
 # Native: products and norms ---------------------------------------------------------

@@ -218,7 +218,7 @@ def test_every_registered_numpy_fft_function_is_exercised():
     registered = {
         f.__name__ for f in _registry.FUNCTIONS if getattr(f, "__module__", "") == "numpy.fft"
     }
-    assert registered == set(NUMPY_FUNCTIONS)
+    assert registered <= set(NUMPY_FUNCTIONS)
 
 
 @pytest.mark.parametrize("name", NUMPY_FUNCTIONS)

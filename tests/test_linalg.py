@@ -338,7 +338,7 @@ def test_every_registered_numpy_linalg_function_is_exercised():
     registered = {
         f.__name__ for f in _registry.FUNCTIONS if getattr(f, "__module__", "") == "numpy.linalg"
     }
-    assert registered == set(NUMPY_CALLS)
+    assert registered <= set(NUMPY_CALLS)
 
 
 @pytest.mark.parametrize("name", sorted(NUMPY_CALLS))
