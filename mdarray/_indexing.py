@@ -225,8 +225,7 @@ def _write(x: DistArray, writes) -> None:
     for k, chunk_index, piece, shadowed in writes:
         buffer = buffers[k]
         with backend.on(x.layout.chunk_devices[k]):
-            key = (*chunk_index, Ellipsis)
-            buffer[key] = piece
+            backend.assign(buffer, chunk_index, piece)  # bit for bit: -0.0 stays -0.0
             for index in shadowed:
                 backend.assign(buffer, index, identity)
 

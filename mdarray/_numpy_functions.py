@@ -11,6 +11,7 @@ NumPy gives them.
 from __future__ import annotations
 
 import functools
+import inspect
 
 import numpy as np
 
@@ -69,6 +70,10 @@ def _numpy_function(name: str):
         return as_distarrays(result, arrays[0]) if arrays else result
 
     function.__module__ = "mdarray"
+    # NumPy's signature without `__wrapped__`: some of NumPy's functions are builtins in
+    # newer releases (``np.dot``), and doctest's finder unwraps to read ``__code__``.
+    function.__signature__ = inspect.signature(func)  # type: ignore[attr-defined]
+    del function.__wrapped__  # type: ignore[attr-defined]
     check = {"allclose": "r", "array_equal": "r"}.get(
         name, "isinstance(r[0] if type(r) is list else r, mdarray.DistArray)"
     )

@@ -207,6 +207,8 @@ def _where(condition, x=_NOT_GIVEN, y=_NOT_GIVEN):
 
     def pick(k):
         c, a, b = (column[k] for column in columns)
+        if not backend.is_native(c):  # a scalar condition: CuPy's where takes arrays only
+            c = backend.xp.asarray(c)
         chunk = backend.xp.where(c, a, b)
         if chunk.shape != layout.chunk_shapes[k]:
             chunk = backend.xp.broadcast_to(chunk, layout.chunk_shapes[k]).copy()
