@@ -13,7 +13,7 @@ from types import ModuleType
 
 import numpy as np
 
-from . import _debug, _kernels
+from . import _debug, _kernels, _special_values
 from ._debug import HOST
 
 
@@ -98,8 +98,9 @@ class CpuBackend:
     # Kernels ------------------------------------------------------------------------
 
     def ufunc_kernel(self, ufunc):
-        """The kernel that runs `ufunc` on this backend's arrays: NumPy's own."""
-        return ufunc
+        """The kernel that runs `ufunc` on this backend's arrays: NumPy's own, with the
+        standard's special values where NumPy departs from them (`_special_values`)."""
+        return _STANDARD.get(ufunc, ufunc)
 
     def may_fail(self, ufunc) -> bool:
         """Whether a kernel may raise after writing part of its output: NumPy's integer
@@ -127,3 +128,7 @@ class CpuBackend:
     def assign(self, out, index: tuple, value) -> None:
         """``out[index] = value`` for an index of slices or int arrays per axis."""
         _kernels.assign(np, out, index, value)
+
+
+# NumPy's ufuncs that `_special_values` patches, wrapped once.
+_STANDARD = {ufunc: _special_values.standard(np, ufunc, ufunc) for ufunc in _special_values.FIXED}

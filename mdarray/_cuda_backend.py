@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _debug, _kernels, _regions
+from . import _debug, _kernels, _regions, _special_values
 from ._debug import HOST
 from ._staging import StagingRing, row_copies
 
@@ -308,6 +308,7 @@ class CudaBackend:
             adapter = _ADAPTERS.get(ufunc)
             own = getattr(self._cupy, ufunc.__name__, None)
             kernel = adapter(self._cupy, own) if adapter is not None else own
+            kernel = _special_values.standard(self._cupy, ufunc, kernel)
             self._kernels[ufunc] = kernel = kernel or False
         return kernel or None
 

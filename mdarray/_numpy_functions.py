@@ -73,7 +73,7 @@ def _numpy_function(name: str):
     # NumPy's signature without `__wrapped__`: some of NumPy's functions are builtins in
     # newer releases (``np.dot``), and doctest's finder unwraps to read ``__code__``.
     function.__signature__ = inspect.signature(func)  # type: ignore[attr-defined]
-    del function.__wrapped__  # type: ignore[attr-defined]
+    del function.__wrapped__
     check = {"allclose": "r", "array_equal": "r"}.get(
         name, "isinstance(r[0] if type(r) is list else r, mdarray.DistArray)"
     )

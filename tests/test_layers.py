@@ -32,6 +32,7 @@ LAYERS = (
             "_mode_rules",
             "_registry",
             "_kernels",
+            "_special_values",
             "_staging",
             "_cpu_backend",
             "_cuda_backend",
