@@ -3,6 +3,7 @@
 Importing mdarray imports every op module; importing a module registers its ops.
 """
 
+from types import FunctionType
 from typing import TYPE_CHECKING
 
 # Modules that only register implementations (ufunc calls, CuPy's hooks, the fallback).
@@ -57,6 +58,7 @@ from ._data_type_functions import (
 )
 from ._debug import TransferCount, count_transfers
 from ._elementwise_functions import ARRAY_API_FUNCTIONS as _ELEMENTWISE_FUNCTIONS
+from ._groups import keeping_groups
 from ._indexing_functions import take, take_along_axis
 from ._info import __array_namespace_info__
 from ._layout import Layout, make_2d_index_map
@@ -219,6 +221,15 @@ globals().update(_ELEMENTWISE_FUNCTIONS)
 globals().update(_NUMPY_FUNCTIONS)
 __all__.extend(sorted(_ELEMENTWISE_FUNCTIONS))
 __all__.extend(sorted(_NUMPY_FUNCTIONS))
+
+# Every function keeps its operands' device group (DESIGN: ``x[:5].device == x.device``).
+globals().update(
+    {
+        name: keeping_groups(value)
+        for name, value in globals().items()
+        if name in __all__ and isinstance(value, FunctionType)
+    }
+)
 
 if TYPE_CHECKING:
     # The same names for type checkers, which do not run the update above: each takes what

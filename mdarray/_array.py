@@ -48,8 +48,9 @@ class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
     ((6,), mdarray.REPLICA, (0, 1))
     """
 
-    __slots__ = ("__weakref__",)
+    __slots__ = ("__weakref__", "_group")
     __array_priority__ = 100
+    _group: DeviceSet | None  # the device group, made on first use (see `device`)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError("make a DistArray with mdarray.distributed_array or a creation function")
@@ -63,6 +64,7 @@ class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
         self = object.__new__(cls)
         self._storage = storage
         self._mode = mode
+        self._group = None
         return self
 
     # Attributes (shape, dtype, mode, layout, ... come from Stored) --------------------
@@ -78,8 +80,19 @@ class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
 
     @property
     def device(self) -> DeviceSet:
-        """The devices holding this array's chunks, usable as ``device=`` in creation."""
-        return DeviceSet(self.layout.devices, self._storage.backend.name)
+        """The array's device group: the devices it is distributed over (the devices of
+        its layout when it was made, empty chunks included), usable as ``device=`` in
+        creation. What is computed from arrays keeps their group, so ``x[:5].device ==
+        x.device`` though ``x[:5]`` may live on fewer devices (`devices` names those).
+
+        >>> import mdarray, numpy as np
+        >>> x = mdarray.distributed_array(np.arange(4.0), mdarray.Layout.block((4,), devices=[0, 1]))
+        >>> x[:2].devices, x[:2].device == x.device
+        ((0,), True)
+        """
+        if self._group is None:
+            self._group = DeviceSet(self.layout.devices, self._storage.backend.name)
+        return self._group
 
     @property
     def backend(self) -> str:
@@ -124,8 +137,9 @@ class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
         if mode is self._mode:
             # A new array all the same, sharing the buffers (copy on write): whether a
             # later write to one reaches the other must not depend on the mode.
-            return DistArray._new(self._storage.derive(), mode)
-        return DistArray._new(_redistribute.change_mode(self._storage, self._mode, mode), mode)
+            return in_group(DistArray._new(self._storage.derive(), mode), (self,))
+        result = DistArray._new(_redistribute.change_mode(self._storage, self._mode, mode), mode)
+        return in_group(result, (self,))
 
     def reshard(self, index_map: IndexMap | Layout) -> DistArray:
         """This array with a new layout (an index map or a Layout), in the same mode.
@@ -329,7 +343,7 @@ class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
     __hash__ = None  # type: ignore[assignment]  # mutable, as ndarray
 
     def __getitem__(self, key: Any) -> DistArray:
-        return method("getitem")(self, key)
+        return in_group(method("getitem")(self, key), (self,))
 
     def __setitem__(self, key: Any, value: Any) -> None:
         method("setitem")(self, key, value)
@@ -408,8 +422,8 @@ class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
     ) -> Any:
         impl = UFUNC_OVERRIDES.get((ufunc, method_name)) or UFUNC_METHODS.get(method_name)
         if impl is None:
-            return method("fallback_ufunc")(ufunc, method_name, inputs, kwargs)
-        return impl(ufunc, inputs, kwargs)
+            return in_group(method("fallback_ufunc")(ufunc, method_name, inputs, kwargs), inputs)
+        return in_group(impl(ufunc, inputs, kwargs), inputs)
 
     def __array_function__(
         self,
@@ -420,8 +434,8 @@ class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
     ) -> Any:
         impl = FUNCTIONS.get(func)
         if impl is not None:
-            return impl(*args, **kwargs)
-        return method("fallback_function")(func, types, args, kwargs)
+            return in_group(impl(*args, **kwargs), (*args, *kwargs.values()))
+        return in_group(method("fallback_function")(func, types, args, kwargs), args)
 
     def __array_namespace__(self, /, *, api_version: str | None = None) -> ModuleType:
         if api_version not in (None, "2022.12", "2023.12", "2024.12"):
@@ -489,6 +503,49 @@ class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
         """CuPy's hook for its reduction kernels (``cupy.sum(x, axis=0)``, ``cupy.amax``):
         the result is a DistArray, partial where the axes are split."""
         return method("cupy_reduction")(self, kernel, axis, dtype, out, keepdims)
+
+
+def in_group(result: Any, operands: Collection[Any]) -> Any:
+    """`result` with every new DistArray in it (itself, or the items of a tuple or list)
+    given the device group of the DistArray `operands` (their union, sequences of arrays
+    looked into), where its devices lie in that group: results keep their operands'
+    group. Operands returned as results (``out=``, in-place operators) keep their own."""
+    results = _arrays_in((result,))
+    arrays = _arrays_in(operands) if results else None
+    if not arrays:
+        return result
+    group = arrays[0].device
+    for x in arrays:
+        if x.device is not group and x.device != group:
+            group = DeviceSet(dict.fromkeys(d for x in arrays for d in x.device), group.backend)
+            break
+    first = arrays[0]
+    for r in results:
+        if r._group is group or any(r is x for x in arrays):
+            continue
+        if r._group is None and r.layout.devices == first.layout.devices:
+            r._group = group  # the common case: an operand's devices lie in its group
+            continue
+        # A group an inner step gave (from an intermediate on fewer devices) widens.
+        if (
+            r._group is not group
+            and r.backend == group.backend
+            and (r._group is None or set(r._group.device_ids) < set(group.device_ids))
+            and set(r.layout.devices) <= set(group.device_ids)
+        ):
+            r._group = group
+    return result
+
+
+def _arrays_in(values: Collection[Any]) -> list[DistArray]:
+    """The DistArrays among `values` and in their tuples and lists (one level)."""
+    found = []
+    for value in values:
+        if type(value) is DistArray:
+            found.append(value)
+        elif isinstance(value, (tuple, list)):
+            found.extend(v for v in value if type(v) is DistArray)
+    return found
 
 
 def wrap(storage: Chunks, mode: Mode = REPLICA) -> DistArray:

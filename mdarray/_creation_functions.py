@@ -208,7 +208,9 @@ def _distarray_as(x: DistArray, dtype, device, copy) -> DistArray:
         x, copied = x.astype(dtype), True
     if device is not None:
         layout = layout_for_device(x.shape, device, x.storage.backend)
-        if layout != x.layout:
+        if layout == x.layout and x.device != DeviceSet(layout.devices, x.backend):
+            x = x.reshard(layout)  # the same buffers in the group `device` names
+        elif layout != x.layout:
             if copy is False:
                 raise ValueError("asarray: copy=False, but moving to the requested device copies")
             x, copied = x.reshard(layout), True

@@ -4,6 +4,8 @@ The transforms gather their operand (fallbacks under the policy of `mdarray.opti
 return DistArrays; the shifts run on the chunks (see `mdarray._fft`).
 """
 
+from types import FunctionType
+
 from ._fft import (
     fft,
     fftfreq,
@@ -20,6 +22,7 @@ from ._fft import (
     rfftfreq,
     rfftn,
 )
+from ._groups import keeping_groups
 
 __all__ = [
     "fft",
@@ -37,3 +40,12 @@ __all__ = [
     "rfftfreq",
     "rfftn",
 ]
+
+# Every function keeps its operands' device group (DESIGN: ``x[:5].device == x.device``).
+globals().update(
+    {
+        name: keeping_groups(value)
+        for name, value in globals().items()
+        if name in __all__ and isinstance(value, FunctionType)
+    }
+)

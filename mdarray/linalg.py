@@ -6,6 +6,9 @@ solves and determinants gather whole matrices, as fallbacks under the policy of
 `mdarray.options` (see `mdarray._linalg`).
 """
 
+from types import FunctionType
+
+from ._groups import keeping_groups
 from ._linalg import (
     EighResult,
     QRResult,
@@ -65,3 +68,12 @@ __all__ = [
     "vecdot",
     "vector_norm",
 ]
+
+# Every function keeps its operands' device group (DESIGN: ``x[:5].device == x.device``).
+globals().update(
+    {
+        name: keeping_groups(value)
+        for name, value in globals().items()
+        if name in __all__ and isinstance(value, FunctionType)
+    }
+)

@@ -49,6 +49,7 @@ LAYERS = (
         "op modules",
         {
             "_fallback",
+            "_groups",
             "_numpy_functions",
             "_ufuncs",
             "_elementwise_functions",

@@ -298,6 +298,10 @@ class Lockstep(RuleBasedStateMachine):
             elif func is np.prod:
                 relative = np.where(terms > 0, bound / np.where(terms > 0, terms, 1), 0)
                 new = _finite_abs(want) * (np.sum(relative, axis=axis) + ROUNDING * model.size)
+                if x.dtype.kind == "c":
+                    # A zero part's sign depends on the grouping ((0+0j) * 1j * 1j is 0j
+                    # in order, -0+0j as 0 * (1j * 1j)): unspecified, like a max's tie.
+                    new = new + UNSIGNED * ((want.real == 0) | (want.imag == 0))
             else:
                 new = np.max(bound, axis=axis, initial=0) + UNSIGNED * (want == 0)
             same(got, want, new)
@@ -324,6 +328,8 @@ class Lockstep(RuleBasedStateMachine):
                 got = x @ y
             ax, ay = _finite_abs(mx), _finite_abs(my)
             bound = (ax + ex) @ ey + ex @ ay + ROUNDING * x.shape[1] * (ax @ ay)
+            if want.dtype.kind == "c":  # zero parts' signs depend on the grouping (see reduce)
+                bound = bound + UNSIGNED * ((want.real == 0) | (want.imag == 0))
             same(got, want, bound)
         return self._add(got, want, bound, "matmul")
 

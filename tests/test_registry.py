@@ -2,6 +2,7 @@
 NumPy, every public name exists."""
 
 import ast
+import inspect
 from pathlib import Path
 
 import numpy as np
@@ -42,7 +43,7 @@ def test_every_public_name_exists():
 def test_array_api_elementwise_names_are_public():
     for name, func in ARRAY_API_FUNCTIONS.items():
         assert name in mdarray.__all__
-        assert getattr(mdarray, name) is func
+        assert inspect.unwrap(getattr(mdarray, name)) is func  # wrapped by keeping_groups
         assert func.__doc__
         assert ">>>" in func.__doc__
 

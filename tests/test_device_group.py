@@ -1,0 +1,91 @@
+"""``x.device`` is the array's device group (DESIGN.md): results keep their operands' group
+though they may live on fewer devices (``x.devices``), and ``device=`` sets it."""
+
+import warnings
+
+import numpy as np
+import pytest
+from _layouts import distinct
+
+import mdarray
+
+GROUP = mdarray.DeviceSet(distinct(0, 1, 2, 3))
+
+
+def _few():
+    """Two rows of a 10 x 4 array in blocks over the group: held by the first device only
+    where there are several."""
+    x = mdarray.asarray(np.arange(40.0).reshape(10, 4), device=GROUP)
+    return x[:2]
+
+
+OPS = {
+    "slice": lambda x: x[:1],
+    "mask": lambda x: x[x > 3],
+    "int array": lambda x: x[np.array([0, 1])],
+    "ufunc": lambda x: np.sin(x) + 1,
+    "operator": lambda x: -x * 2,
+    "reduction": lambda x: np.sum(x, axis=0),
+    "partial to replica": lambda x: np.sum(x, axis=0).change_mode("replica"),
+    "namespace sum": mdarray.sum,
+    "astype": lambda x: mdarray.astype(x, mdarray.float32),
+    "method": lambda x: x.astype("f4").reshape(8).T,
+    "concat": lambda x: mdarray.concat([x, x]),
+    "stack": lambda x: mdarray.stack([x, x]),
+    "reshape": lambda x: mdarray.reshape(x, (8,)),
+    "permute_dims": lambda x: mdarray.permute_dims(x, (1, 0)),
+    "expand_dims": lambda x: mdarray.expand_dims(x, axis=0),
+    "flip": mdarray.flip,
+    "broadcast_to": lambda x: mdarray.broadcast_to(x[:1], (3, 4)),
+    "broadcast_arrays": lambda x: mdarray.broadcast_arrays(x, x[:1])[1],
+    "where": lambda x: mdarray.where(x > 3, x, 0.0),
+    "sort": mdarray.sort,
+    "unique": mdarray.unique_values,
+    "matmul": lambda x: x @ x.T,
+    "vecdot": lambda x: mdarray.vecdot(x, x),
+    "std": mdarray.std,
+    "zeros_like": mdarray.zeros_like,
+    "tril": mdarray.tril,
+    "meshgrid": lambda x: mdarray.meshgrid(x[0], x[1])[0],
+    "unstack": lambda x: mdarray.unstack(x)[0],
+    "linalg": lambda x: mdarray.linalg.svd(x).U,
+    "fft": mdarray.fft.fft,
+    "numpy's median": lambda x: np.median(x, axis=0),
+    "asarray": mdarray.asarray,
+}
+
+
+@pytest.mark.parametrize("op", OPS.values(), ids=OPS.keys())
+def test_results_keep_the_operands_group(op):
+    x = _few()
+    assert x.device == GROUP
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", mdarray.PerformanceWarning)
+        result = op(x)
+    assert result.device == GROUP
+    assert set(result.devices) <= set(GROUP)
+
+
+def test_device_places_and_names_the_group():
+    x = _few()
+    first = GROUP.device_ids[0]
+    assert mdarray.asarray(x, device=first).device == mdarray.DeviceSet([first])
+    assert x.to_device(first).device == mdarray.DeviceSet([first])
+    assert mdarray.zeros(3, device=x.device).device == GROUP
+    np.testing.assert_array_equal(mdarray.asarray(x, device=first).get(), x.get())
+
+
+def test_writes_keep_the_targets_own_group():
+    """``out=`` and in-place operators return their target, whose group stays its own."""
+    small = mdarray.asarray(np.ones(2), device=GROUP.device_ids[0])
+    wide = mdarray.asarray(np.ones(2), device=GROUP)
+    small += wide
+    np.add(small, wide, out=small)
+    assert small.device == mdarray.DeviceSet([GROUP.device_ids[0]])
+
+
+def test_operands_of_several_groups_give_their_union():
+    first, last = GROUP.device_ids[0], GROUP.device_ids[-1]
+    a = mdarray.asarray(np.ones(2), device=first)
+    b = mdarray.asarray(np.ones(2), device=last)
+    assert (a + b).device == mdarray.DeviceSet(dict.fromkeys([first, last]))
