@@ -9,8 +9,10 @@ from typing import TYPE_CHECKING
 # Modules that only register implementations (ufunc calls, CuPy's hooks, the fallback).
 from . import _cupy_hooks, _fallback, _indexing, _ufuncs  # noqa: F401
 
-# The array API's extensions, as submodules: mdarray.linalg and mdarray.fft.
+# The array API's extensions, as submodules: mdarray.linalg and mdarray.fft; and NumPy's
+# lib.stride_tricks, which array-agnostic code reaches through a namespace.
 from . import fft as fft
+from . import lib as lib
 from . import linalg as linalg
 from ._array import DistArray
 from ._backend import DeviceSet, default_backend, devices

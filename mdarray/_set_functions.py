@@ -35,7 +35,13 @@ def _unique_inverse(x):
 
 @implements(np.unique_values)
 def _unique_values(x):
-    return fallback(np.unique_values, (x,), {}, "numpy.unique_values")
+    # Sorted, as the other three and every array library's (NumPy's own is in hash order
+    # since 2.3; scikit-learn's labels rely on the sorted order of a non-NumPy namespace).
+    return fallback(_sorted_unique_values, (x,), {}, "numpy.unique_values")
+
+
+def _sorted_unique_values(x):
+    return np.unique(x.reshape(-1), equal_nan=False)
 
 
 def unique_all(x: DistArray, /) -> Any:

@@ -1,5 +1,9 @@
 import os
 
+# scipy reads this once, at its first import: its functions then take array API arrays
+# (tests/test_libraries.py).
+os.environ.setdefault("SCIPY_ARRAY_API", "1")
+
 import pytest
 from _pytest.doctest import DoctestItem
 from hypothesis import HealthCheck, settings

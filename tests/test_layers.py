@@ -74,7 +74,16 @@ LAYERS = (
     ),
     (
         "public namespace",
-        {"__init__", "__main__", "linalg", "fft", "testing", "testing.strategies"},
+        {
+            "__init__",
+            "__main__",
+            "linalg",
+            "fft",
+            "lib",
+            "lib.stride_tricks",
+            "testing",
+            "testing.strategies",
+        },
     ),
 )
 LAYER = {module: level for level, (_, modules) in enumerate(LAYERS) for module in modules}
