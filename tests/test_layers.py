@@ -59,6 +59,7 @@ LAYERS = (
             "_manipulation_functions",
             "_reduction",
             "_statistical_functions",
+            "_nan_reductions",
             "_searching_functions",
             "_sorting_functions",
             "_set_functions",
