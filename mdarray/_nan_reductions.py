@@ -25,9 +25,10 @@ What else each needs:
 
 from __future__ import annotations
 
-import os
 import sys
 import warnings
+from pathlib import Path
+from types import FrameType
 
 import numpy as np
 
@@ -157,13 +158,14 @@ def _front(func, a: DistArray, axis, out, kwargs: dict, stat):
     return result if out is None else write_out(out, result)
 
 
-_PACKAGE = os.path.dirname(__file__)
+_PACKAGE = str(Path(__file__).parent)
 
 
 def _warn(message: str) -> None:
     """NumPy's RuntimeWarning, attributed to the first caller outside mdarray (as
     NumPy's points at its caller's line)."""
-    frame, level = sys._getframe(1), 2
+    frame: FrameType | None = sys._getframe(1)
+    level = 2
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
         frame, level = frame.f_back, level + 1
     warnings.warn(message, RuntimeWarning, stacklevel=level)
@@ -193,12 +195,32 @@ _nanprod = _nan_reducer(np.nanprod, np.multiply, 1)
 @implements(np.nansum)
 def _np_nansum(a, axis=None, dtype=None, out=None, keepdims=NO_VALUE, initial=NO_VALUE,
                where=NO_VALUE):  # fmt: skip
+    """``numpy.nansum``: the sum with NaNs as 0; partial (SUM) along split axes.
+
+    Nothing moves until the partial sums are combined; combining moves one partial per
+    extra device.
+
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.distributed_array(np.array([1.0, np.nan, 2.0, 4.0]), mdarray.Layout.block((4,), devices=[0, 1]))
+    >>> s = np.nansum(x)
+    >>> s.mode, float(s)
+    (mdarray.SUM, 7.0)
+    """
     return _nansum(a, axis, dtype, out, keepdims, initial, where)
 
 
 @implements(np.nanprod)
 def _np_nanprod(a, axis=None, dtype=None, out=None, keepdims=NO_VALUE, initial=NO_VALUE,
                 where=NO_VALUE):  # fmt: skip
+    """``numpy.nanprod``: the product with NaNs as 1; partial (PROD) along split axes.
+
+    Nothing moves until the partial products are combined (one partial per extra device).
+
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.distributed_array(np.array([2.0, np.nan, 3.0, 4.0]), mdarray.Layout.block((4,), devices=[0, 1]))
+    >>> float(np.nanprod(x))
+    24.0
+    """
     return _nanprod(a, axis, dtype, out, keepdims, initial, where)
 
 
@@ -251,11 +273,32 @@ _nanmin = _nan_extreme(np.nanmin, np.minimum, np.fmin, np.inf)
 
 @implements(np.nanmax)
 def _np_nanmax(a, axis=None, out=None, keepdims=NO_VALUE, initial=NO_VALUE, where=NO_VALUE):
+    """``numpy.nanmax``: the maximum ignoring NaNs; partial (MAX) along split axes.
+
+    An all-NaN slice gives NaN and NumPy's RuntimeWarning. Nothing moves where no chunk
+    holds a slice that is NaN everywhere in it; else those per-chunk flags (bools) are
+    combined, one partial per extra device.
+
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.distributed_array(np.array([1.0, np.nan, 5.0, 2.0]), mdarray.Layout.block((4,), devices=[0, 1]))
+    >>> m = np.nanmax(x)
+    >>> m.mode, float(m)
+    (mdarray.MAX, 5.0)
+    """
     return _nanmax(a, axis, out, keepdims, initial, where)
 
 
 @implements(np.nanmin)
 def _np_nanmin(a, axis=None, out=None, keepdims=NO_VALUE, initial=NO_VALUE, where=NO_VALUE):
+    """``numpy.nanmin``: the minimum ignoring NaNs; partial (MIN) along split axes.
+
+    All-NaN slices and data movement as `numpy.nanmax`.
+
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.distributed_array(np.array([1.0, np.nan, 5.0, -2.0]), mdarray.Layout.block((4,), devices=[0, 1]))
+    >>> float(np.nanmin(x))
+    -2.0
+    """
     return _nanmin(a, axis, out, keepdims, initial, where)
 
 
@@ -272,7 +315,9 @@ def _nan_arg(func, plain, value):
         if not isinstance(a, DistArray):
             return fallback(func, (a,), dict(kwargs, axis=axis, out=out), name)
         if _has_nan(a.dtype):
-            _reduction.check_with_probe(func, a, _reduction.unwrap_out(out), dict(kwargs, axis=axis))
+            _reduction.check_with_probe(
+                func, a, _reduction.unwrap_out(out), dict(kwargs, axis=axis)
+            )
             if a.size:
                 x = in_mode(a, REPLICA)
                 axes = _reduction.normalize_axes(axis, a.ndim)
@@ -290,11 +335,30 @@ _nanargmin = _nan_arg(np.nanargmin, np.argmin, np.inf)
 
 @implements(np.nanargmax)
 def _np_nanargmax(a, axis=None, out=None, *, keepdims=NO_VALUE):
+    """``numpy.nanargmax``: the index of the maximum ignoring NaNs (ValueError on an
+    all-NaN slice, as NumPy).
+
+    The all-NaN check moves what `numpy.nanmax`'s does; the chunks' (value, index) pairs
+    are then combined, one result-sized pair per extra device.
+
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.distributed_array(np.array([1.0, np.nan, 5.0, 2.0]), mdarray.Layout.block((4,), devices=[0, 1]))
+    >>> int(np.nanargmax(x))
+    2
+    """
     return _nanargmax(a, axis, out, keepdims=keepdims)
 
 
 @implements(np.nanargmin)
 def _np_nanargmin(a, axis=None, out=None, *, keepdims=NO_VALUE):
+    """``numpy.nanargmin``: the index of the minimum ignoring NaNs (ValueError on an
+    all-NaN slice); data movement as `numpy.nanargmax`.
+
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.distributed_array(np.array([np.nan, 3.0, 5.0, 2.0]), mdarray.Layout.block((4,), devices=[0, 1]))
+    >>> int(np.nanargmin(x))
+    3
+    """
     return _nanargmin(a, axis, out, keepdims=keepdims)
 
 
@@ -315,10 +379,21 @@ def _nanmean(x, axes, keepdims, where, dtype) -> DistArray:
 
 @implements(np.nanmean)
 def _np_nanmean(a, axis=None, dtype=None, out=None, keepdims=NO_VALUE, *, where=NO_VALUE):
+    """``numpy.nanmean``: the mean of the non-NaN elements; partial (SUM) along split axes.
+
+    The counts of non-NaN elements are combined (one result-sized partial per extra
+    device); the sums stay partial. An empty slice gives NaN and NumPy's warning.
+
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.distributed_array(np.array([1.0, np.nan, 2.0, 6.0]), mdarray.Layout.block((4,), devices=[0, 1]))
+    >>> m = np.nanmean(x)
+    >>> m.mode, float(m)
+    (mdarray.SUM, 3.0)
+    """
     kwargs = {"dtype": dtype, "keepdims": keepdims, "where": where}
     if not isinstance(a, DistArray):
         return fallback(np.nanmean, (a,), _given(dict(kwargs, axis=axis, out=out)), "numpy.nanmean")
-    if not _has_nan(a.dtype):
+    if not _has_nan(a.dtype) and a.size:  # (an empty input: NumPy's warnings below)
         return np.mean(a, axis=axis, out=out, **_given(kwargs))
 
     def stat(x, axes, keep, where):
@@ -346,7 +421,9 @@ def _nanvar(x, axes, keepdims, where, dtype, ddof) -> DistArray:
     xp = x.storage.backend.xp
     count = _not_nan_count(x, axes, True, where)
     sum_dtype = x.dtype if dtype is None else np.dtype(dtype)
-    total = _reduction.reduce(_replaced(x, 0), np.add, axes, True, sum_dtype, dtype=dtype, where=where)
+    total = _reduction.reduce(
+        _replaced(x, 0), np.add, axes, True, sum_dtype, dtype=dtype, where=where
+    )
     mean = in_mode(_divide_by_count(total, count), REPLICA)
     squares = wrap(map_chunks(x, _squared_deviations(xp), mean))
     var_dtype = squares.dtype if dtype is None else np.dtype(dtype)
@@ -373,7 +450,7 @@ def _nan_variance(func, root: bool):
         if not isinstance(a, DistArray) or (mean is not NO_VALUE and _has_nan(a.dtype)):
             # A given mean is rare: NumPy computes with it.
             return fallback(func, (a,), _given(dict(kwargs, axis=axis, out=out)), name)
-        if not _has_nan(a.dtype):
+        if not _has_nan(a.dtype) and (a.size or mean is not NO_VALUE):
             plain = np.std if root else np.var
             return plain(a, axis=axis, out=out, **_given(kwargs))
         if correction is not NO_VALUE:
@@ -391,8 +468,42 @@ def _nan_variance(func, root: bool):
     return impl
 
 
-implements(np.nanvar)(_nan_variance(np.nanvar, root=False))
-implements(np.nanstd)(_nan_variance(np.nanstd, root=True))
+_nanvar_impl = _nan_variance(np.nanvar, root=False)
+_nanstd_impl = _nan_variance(np.nanstd, root=True)
+
+
+@implements(np.nanvar)
+def _np_nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=NO_VALUE, *, where=NO_VALUE,
+               mean=NO_VALUE, correction=NO_VALUE):  # fmt: skip
+    """``numpy.nanvar``: the variance of the non-NaN elements, dividing by
+    ``count - ddof`` (NaN and NumPy's warning where that is <= 0); partial (SUM) along
+    split axes.
+
+    The counts and sums for the mean are combined (result-sized, one partial per extra
+    device); the sums of squared deviations stay partial. ``mean=`` uses the fallback.
+
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.distributed_array(np.array([1.0, np.nan, 3.0, 5.0]), mdarray.Layout.block((4,), devices=[0, 1]))
+    >>> float(np.nanvar(x, ddof=1))
+    4.0
+    """
+    return _nanvar_impl(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
+                        correction=correction)  # fmt: skip
+
+
+@implements(np.nanstd)
+def _np_nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=NO_VALUE, *, where=NO_VALUE,
+               mean=NO_VALUE, correction=NO_VALUE):  # fmt: skip
+    """``numpy.nanstd``: the square root of `numpy.nanvar`, whose partial result is
+    combined first (one result-sized partial per extra device).
+
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.distributed_array(np.array([1.0, np.nan, 3.0, np.nan]), mdarray.Layout.block((4,), devices=[0, 1]))
+    >>> float(np.nanstd(x))
+    1.0
+    """
+    return _nanstd_impl(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
+                        correction=correction)  # fmt: skip
 
 
 # nancumsum, nancumprod ------------------------------------------------------------------
@@ -400,13 +511,33 @@ implements(np.nanstd)(_nan_variance(np.nanstd, root=True))
 
 @implements(np.nancumsum)
 def _np_nancumsum(a, axis=None, dtype=None, out=None):
+    """``numpy.nancumsum``: the cumulative sum with NaNs as 0, a scan with carries
+    between chunks (one result row per earlier chunk moves, never the input).
+
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.distributed_array(np.array([1.0, np.nan, 2.0, 4.0]), mdarray.Layout.block((4,), devices=[0, 1]))
+    >>> np.nancumsum(x).get()
+    array([1., 1., 3., 7.])
+    """
     if not isinstance(a, DistArray):
-        return fallback(np.nancumsum, (a,), {"axis": axis, "dtype": dtype, "out": out}, "numpy.nancumsum")
+        return fallback(
+            np.nancumsum, (a,), {"axis": axis, "dtype": dtype, "out": out}, "numpy.nancumsum"
+        )
     return np.cumsum(_replaced(a, 0), axis=axis, dtype=dtype, out=out)
 
 
 @implements(np.nancumprod)
 def _np_nancumprod(a, axis=None, dtype=None, out=None):
+    """``numpy.nancumprod``: the cumulative product with NaNs as 1 (a scan with carries,
+    as `numpy.nancumsum`).
+
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.distributed_array(np.array([2.0, np.nan, 3.0, 4.0]), mdarray.Layout.block((4,), devices=[0, 1]))
+    >>> np.nancumprod(x).get()
+    array([ 2.,  2.,  6., 24.])
+    """
     if not isinstance(a, DistArray):
-        return fallback(np.nancumprod, (a,), {"axis": axis, "dtype": dtype, "out": out}, "numpy.nancumprod")
+        return fallback(
+            np.nancumprod, (a,), {"axis": axis, "dtype": dtype, "out": out}, "numpy.nancumprod"
+        )
     return np.cumprod(_replaced(a, 1), axis=axis, dtype=dtype, out=out)

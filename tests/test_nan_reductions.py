@@ -15,7 +15,11 @@ from mdarray import MAX, MIN, PROD, REPLICA, SUM, Layout
 from mdarray.testing import strategies as mst
 
 DEVICES = mdarray.devices()
-NAN_WARNINGS = {"All-NaN slice encountered", "Mean of empty slice", "Degrees of freedom <= 0 for slice."}
+NAN_WARNINGS = {
+    "All-NaN slice encountered",
+    "Mean of empty slice",
+    "Degrees of freedom <= 0 for slice.",
+}
 
 
 def _elements(dtype, extremes: bool):
