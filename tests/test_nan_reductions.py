@@ -252,6 +252,17 @@ def test_input_in_a_partial_mode_is_combined_first():
             np.testing.assert_allclose(func(partial, axis=1).get(), func(values, axis=1))
 
 
+def test_empty_inputs_give_numpys_values_and_warnings():
+    # Found by hypothesis: an empty int16 input's nanmean warned nothing (np.mean of an
+    # empty DistArray does not warn).
+    for dtype in ("int16", "float64"):
+        values = np.empty((0, 3), dtype)
+        x = mdarray.distributed_array(values, Layout.block((0, 3), devices=DEVICES))
+        for func in (np.nanmean, np.nanvar, np.nansum, np.nanstd):
+            for axis in (None, 0, 1):
+                check(func, x, values, axis=axis)
+
+
 def test_out_and_namespace_names():
     x, values = row_split_with_nans()
     out = mdarray.zeros((6,))
