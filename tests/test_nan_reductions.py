@@ -284,3 +284,14 @@ def test_rare_keywords_still_work():
     np.testing.assert_allclose(got.get(), np.nanvar(values, axis=0, mean=mean))
     with pytest.raises(ValueError, match="ddof and correction"):
         np.nanvar(x, ddof=1, correction=1)
+
+
+@pytest.mark.parametrize("method", ["sum", "mean", "max", "min", "std", "var", "prod", "argmax"])
+def test_xarray_skipna_reductions_do_not_gather(method):
+    xr = pytest.importorskip("xarray")
+    x, values = row_split_with_nans()
+    with mdarray.options(fallback="raise"):
+        got = getattr(xr.DataArray(x, dims=("a", "b")), method)(dim="a").data
+    want = getattr(xr.DataArray(values, dims=("a", "b")), method)(dim="a").data
+    assert isinstance(got, mdarray.DistArray)
+    np.testing.assert_allclose(got.get(), want, rtol=1e-12)
