@@ -25,6 +25,7 @@ What else each needs:
 
 from __future__ import annotations
 
+import os
 import sys
 import warnings
 from pathlib import Path
@@ -158,7 +159,7 @@ def _front(func, a: DistArray, axis, out, kwargs: dict, stat):
     return result if out is None else write_out(out, result)
 
 
-_PACKAGE = str(Path(__file__).parent)
+_PACKAGE = f"{Path(__file__).parent}{os.sep}"
 
 
 def _warn(message: str) -> None:
@@ -229,8 +230,9 @@ def _np_nanprod(a, axis=None, dtype=None, out=None, keepdims=NO_VALUE, initial=N
 
 def _nan_extreme(func, ufunc, nan_ufunc, value):
     """NumPy's `func` (``np.nanmax``): `ufunc` (``maximum``) over `x` with NaNs as `value`
-    (-inf), NaN where a slice is NaN everywhere; complex by `nan_ufunc` (``fmax``), whose
-    partials have no mode and combine at once."""
+    (-inf), NaN where a slice is NaN everywhere. Complex inputs reduce by `nan_ufunc`
+    (``fmax``), which has neither a mode nor an identity there: the engine reshards them
+    so that the reduced axes are whole in each chunk (device to device, not to the host)."""
     name = f"numpy.{func.__name__}"
 
     def impl(a, axis=None, out=None, keepdims=NO_VALUE, initial=NO_VALUE, where=NO_VALUE):
@@ -318,11 +320,10 @@ def _nan_arg(func, plain, value):
             _reduction.check_with_probe(
                 func, a, _reduction.unwrap_out(out), dict(kwargs, axis=axis)
             )
-            if a.size:
-                x = in_mode(a, REPLICA)
-                axes = _reduction.normalize_axes(axis, a.ndim)
-                if _all_nan(x, axes, False, True) is not None:
-                    raise ValueError("All-NaN slice encountered")
+            a = in_mode(a, REPLICA)
+            axes = _reduction.normalize_axes(axis, a.ndim)
+            if a.size and _all_nan(a, axes, False, True) is not None:
+                raise ValueError("All-NaN slice encountered")
             a = _replaced(a, value)
         return plain(a, axis=axis, out=out, **kwargs)
 
