@@ -5,7 +5,7 @@ layouts and modes under ``fallback="raise"``, with what moves counted."""
 import numpy as np
 import pytest
 from _layouts import devices, spread
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import mdarray
@@ -37,7 +37,6 @@ def masked(draw, leading=False):
     return x, expected, mask, host
 
 
-@settings(max_examples=60)
 @given(masked())
 def test_mask_getitem_matches_numpy(case):
     x, expected, mask, host = case
@@ -115,7 +114,6 @@ def mask_assignments(draw):
     return x, expected, mask, host, value, host_value
 
 
-@settings(max_examples=80)
 @given(mask_assignments())
 def test_mask_setitem_matches_numpy_in_every_mode(case):
     x, expected, mask, host, value, host_value = case
@@ -185,7 +183,6 @@ def integer_keys(draw):
     return x, expected, axis, indices, key_indices
 
 
-@settings(max_examples=60)
 @given(integer_keys(), st.booleans())
 def test_integer_array_getitem_matches_numpy(case, ellipsis):
     x, expected, axis, indices, key_indices = case
@@ -202,7 +199,6 @@ def test_integer_array_getitem_matches_numpy(case, ellipsis):
     assert_chunks_hold(got, want)
 
 
-@settings(max_examples=40)
 @given(integer_keys())
 def test_take_matches_numpy(case):
     x, expected, axis, indices, key_indices = case
@@ -246,7 +242,6 @@ def test_integer_array_getitem_moves_only_the_requested_rows():
 # nonzero, argwhere, compress, extract -----------------------------------------------------
 
 
-@settings(max_examples=40)
 @given(st.data())
 def test_nonzero_and_argwhere_match_numpy(data):
     shape = data.draw(mst.shapes(min_dims=1))
@@ -274,7 +269,6 @@ def test_nonzero_of_row_blocks_moves_nothing():
     assert_chunks_hold(cols, np.nonzero(host)[1])
 
 
-@settings(max_examples=40)
 @given(st.data())
 def test_compress_and_extract_match_numpy(data):
     shape = data.draw(mst.shapes(min_dims=1))
