@@ -12,9 +12,10 @@ holding it) and the identity into the others. Everything that can fail (the key,
 value's shape, its cast, moving it to the devices) happens before the first write, so a
 failed assignment leaves every chunk as it was.
 
-Advanced indices (integer and boolean arrays) go through the gathered fallback path
-(`mdarray.options(fallback=...)`), except ``x[mask] = scalar`` with a boolean mask of x's
-shape, which runs per chunk.
+Advanced indices run natively (`_advanced_indexing`) for a boolean mask alone (of x's
+shape or of its leading axes: ``x[mask]``, ``x[mask] = value``) and for one 1-D integer
+array among full slices (``x[idx]``, ``x[:, idx]``, ``x[..., idx]``, not assignment);
+the others go through the gathered fallback path (`mdarray.options(fallback=...)`).
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ import numpy as np
 from ndindex import Integer, Newaxis, Slice, ndindex
 
 from . import _regions
+from ._advanced_indexing import host_indices, is_int_vector, mask_getitem, mask_setitem, take_rows
 from ._array import DistArray, wrap
-from ._chunkwise import aligned, write_out
+from ._chunkwise import write_out
 from ._config import check_fallback
 from ._fallback import fallback, gathered
 from ._layout import Layout
@@ -157,6 +159,14 @@ def getitem(x: DistArray, key) -> DistArray:
     """
     basic = _basic_key(key, x.shape)
     if basic is None:
+        mask = _mask_of(x, key)
+        if mask is not None:
+            return mask_getitem(x, mask)
+        axis = _integer_axis(x, key)
+        if axis is not None:
+            items = key if isinstance(key, tuple) else (key,)
+            indices = next(item for item in items if _is_advanced(item))
+            return take_rows(x, host_indices(indices, x.shape[axis], axis), axis)
         return fallback(operator.getitem, (x, key), {}, "DistArray.__getitem__ (advanced index)")
     result = basic_getitem(x, basic)
     if all(isinstance(item, int) for item in basic) and not _has_ellipsis(key):
@@ -185,8 +195,10 @@ def setitem(x: DistArray, key, value) -> None:
     """
     basic = _basic_key(key, x.shape)
     if basic is None:
-        if _is_full_mask(x, key) and np.ndim(value) == 0 and not isinstance(value, DistArray):
-            _mask_setitem(x, key, _scalar_value(x, value))
+        mask = _mask_of(x, key)
+        if mask is not None:
+            _check_writable(x)
+            mask_setitem(x, mask, value)
             return
         _gathered_setitem(x, key, value)
         return
@@ -310,31 +322,38 @@ def _check_writable(x: DistArray) -> None:
 # Boolean masks and the gathered path -----------------------------------------------
 
 
-def _is_full_mask(x: DistArray, key) -> bool:
+def _mask_of(x: DistArray, key):
+    """The boolean mask that `key` is alone (an array or list of bools of at least one
+    axis, indexing an x of at least one axis), else None."""
     if isinstance(key, tuple) and len(key) == 1:
         key = key[0]
+    if isinstance(key, list):
+        key = np.asarray(key)
+        if key.dtype.kind != "b":
+            return None
     dtype = getattr(key, "dtype", None)
-    return dtype is not None and dtype.kind == "b" and tuple(key.shape) == x.shape and x.ndim > 0
+    if dtype is None or dtype.kind != "b" or not key.ndim or not x.ndim:
+        return None
+    return key
 
 
-def _mask_setitem(x: DistArray, mask, scalar) -> None:
-    """``x[mask] = scalar`` per chunk: the mask is cut to x's layout, no data gathered."""
-    _check_writable(x)
-    backend = x.storage.backend
-    masks = aligned(mask, x.layout, backend)
-    identity = x.mode.identity(x.dtype) if x.mode.is_partial else None
-    buffers = x.storage.writable()
-    for k, device in enumerate(x.layout.chunk_devices):
-        chunk = buffers[k]
-        with backend.on(device):
-            chunk_mask = backend.xp.asarray(masks[k])
-            chunk[chunk_mask] = scalar
-            if identity is not None:
-                for index in x.layout.cover.shadowed[k]:
-                    view = _regions.apply_index(chunk, index, backend.xp)
-                    sub_mask = _regions.apply_index(chunk_mask, index, backend.xp)
-                    view[sub_mask] = identity
-                    backend.assign(chunk, index, view)
+def _integer_axis(x: DistArray, key) -> int | None:
+    """The axis that `key` indexes with one 1-D integer array, all its other items full
+    slices or one Ellipsis; else None."""
+    items = key if isinstance(key, tuple) else (key,)
+    advanced = [p for p, item in enumerate(items) if _is_advanced(item)]
+    ellipses = [p for p, item in enumerate(items) if item is Ellipsis]
+    others = [item for item in items if item is not Ellipsis and not _is_advanced(item)]
+    if len(advanced) != 1 or len(ellipses) > 1 or len(items) - len(ellipses) > x.ndim:
+        return None
+    if not is_int_vector(items[advanced[0]], "iuf"):
+        return None
+    if any(item != slice(None) for item in others):
+        return None
+    position = advanced[0]
+    if ellipses and ellipses[0] < position:
+        return x.ndim - (len(items) - position)
+    return position
 
 
 def _gathered_setitem(x: DistArray, key, value) -> None:

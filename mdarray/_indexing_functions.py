@@ -1,7 +1,8 @@
 """Indexing functions: take and take_along_axis.
 
-Which elements they pick depends on the values of the indices, so for now they gather
-the operands to the host, pick with NumPy and distribute the result again, under the
+``take`` with a 1-D integer index along one axis runs natively (only the requested rows
+move, see `_advanced_indexing`); the other forms and ``take_along_axis`` gather the
+operands to the host, pick with NumPy and distribute the result again, under the
 fallback policy (`mdarray.options`). ``numpy.take``'s ``out=`` is written back into the
 DistArray, in its layout and mode, as NumPy would have changed it.
 """
@@ -11,7 +12,9 @@ from __future__ import annotations
 from typing import Any, cast
 
 import numpy as np
+from numpy.lib.array_utils import normalize_axis_index
 
+from ._advanced_indexing import host_indices, is_int_vector, take_rows
 from ._array import DistArray, wrap
 from ._chunkwise import write_out
 from ._config import check_fallback
@@ -23,6 +26,20 @@ from ._storage import Chunks
 
 @implements(np.take)
 def _take(a, indices, axis=None, out=None, mode="raise"):
+    """``numpy.take``: a 1-D integer index along an axis (or of a 1-D array) without
+    ``out=`` runs natively (`_advanced_indexing.take_rows`: only the requested rows
+    move); the rest through the fallback policy."""
+    native = (
+        out is None
+        and mode == "raise"
+        and isinstance(a, DistArray)
+        and a.ndim > 0
+        and is_int_vector(indices)
+        and (axis is not None or a.ndim == 1)
+    )
+    if native:
+        axis = normalize_axis_index(0 if axis is None else axis, a.ndim)
+        return take_rows(a, host_indices(indices, a.shape[axis], axis), axis)
     kwargs = {"axis": axis, "mode": mode}
     if out is None:
         return fallback(np.take, (a, indices), kwargs, "numpy.take")
@@ -62,7 +79,7 @@ def take(x: DistArray, indices: Any, /, *, axis: int | None = None) -> DistArray
     --------
     >>> import mdarray, numpy as np
     >>> x = mdarray.asarray(np.arange(10, 16).reshape(2, 3))
-    >>> with mdarray.options(fallback="allow"):
+    >>> with mdarray.options(fallback="raise"):  # only the requested columns move
     ...     mdarray.take(x, mdarray.asarray(np.array([2, -3])), axis=1).get()
     array([[12, 10],
            [15, 13]])

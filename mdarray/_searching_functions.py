@@ -15,6 +15,7 @@ from typing import cast
 import numpy as np
 
 from . import _redistribute, _reduction
+from ._advanced_indexing import nonzero as native_nonzero
 from ._array import DistArray, wrap
 from ._chunkwise import aligned, backend_of, result_layout, shape_of, write_out
 from ._creation_functions import asarray
@@ -280,6 +281,8 @@ def count_nonzero(
 
 @implements(np.nonzero)
 def _nonzero(a):
+    if isinstance(a, DistArray) and a.ndim:
+        return native_nonzero(a)
     return fallback(np.nonzero, (a,), {}, "numpy.nonzero")
 
 
@@ -287,8 +290,9 @@ def nonzero(x: DistArray, /) -> tuple[DistArray, ...]:
     """The indices of the non-zero elements of `x`, one 1-D DistArray per axis, in C
     order (array API). A 0-d `x` raises ValueError, as in NumPy.
 
-    Its output's length depends on the values, so for now `x` is gathered to the host
-    (under the fallback policy, see `mdarray.options`).
+    Each chunk of x in row blocks finds its own non-zero elements (x is resharded to
+    blocks along axis 0 first where it is laid out otherwise); the host reads one count
+    per chunk.
 
     Parameters
     ----------
@@ -304,7 +308,7 @@ def nonzero(x: DistArray, /) -> tuple[DistArray, ...]:
     --------
     >>> import mdarray, numpy as np
     >>> x = mdarray.asarray(np.array([[0, 1], [2, 0]]))
-    >>> with mdarray.options(fallback="allow"):
+    >>> with mdarray.options(fallback="raise"):
     ...     rows, cols = mdarray.nonzero(x)
     >>> rows.get(), cols.get()
     (array([0, 1]), array([1, 0]))

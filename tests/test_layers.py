@@ -56,6 +56,7 @@ LAYERS = (
             "_creation_functions",
             "_data_type_functions",
             "_indexing",
+            "_advanced_indexing",
             "_manipulation_functions",
             "_reduction",
             "_statistical_functions",

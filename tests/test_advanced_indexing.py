@@ -1,0 +1,294 @@
+"""Advanced indexing without gathering, against NumPy: boolean masks (get and set),
+integer arrays along one axis, take, nonzero, argwhere, compress and extract, over drawn
+layouts and modes under ``fallback="raise"``, with what moves counted."""
+
+import numpy as np
+import pytest
+from _layouts import devices, spread
+from hypothesis import given
+from hypothesis import strategies as st
+
+import mdarray
+from mdarray.testing import assert_chunks_hold, assert_dist_equal
+from mdarray.testing import strategies as mst
+
+
+def _chunks_on_host(x):
+    return [np.array(c.get() if hasattr(c, "get") else c) for c in x.storage.buffers]
+
+
+def _assert_same_chunks(before, x):
+    after = _chunks_on_host(x)
+    assert len(before) == len(after)
+    for k, (a, b) in enumerate(zip(before, after)):
+        np.testing.assert_array_equal(b, a, err_msg=f"chunk {k} changed", strict=True)
+
+
+@st.composite
+def masked(draw, leading=False):
+    """``(x, expected, mask, host mask)``: a mask of x's shape or, with `leading`, of a
+    leading part of it; a DistArray (any layout and mode) or a NumPy array."""
+    shape = draw(mst.shapes(min_dims=1))
+    x, expected = draw(mst.dist_arrays(shape=shape))
+    ndim = draw(st.integers(1, len(shape))) if leading else len(shape)
+    mask, host = draw(mst.dist_arrays(shape=shape[:ndim], dtype=np.bool_))
+    if draw(st.booleans()):
+        mask = host
+    return x, expected, mask, host
+
+
+@given(masked())
+def test_mask_getitem_matches_numpy(case):
+    x, expected, mask, host = case
+    want = expected[host]
+    with mdarray.options(fallback="raise"):
+        got = x[mask]
+    assert got.dtype == want.dtype
+    assert_dist_equal(got, want)
+    assert_chunks_hold(got, want)
+
+
+@given(masked(leading=True))
+def test_mask_getitem_leading_axes_matches_numpy(case):
+    x, expected, mask, host = case
+    with mdarray.options(fallback="raise"):
+        got = x[mask]
+    assert_chunks_hold(got, expected[host])
+
+
+def test_mask_getitem_of_row_blocks_moves_nothing():
+    host = np.arange(24.0).reshape(6, 4)
+    layout = mdarray.Layout.block((6, 4), devices=devices(0, 1, 2))
+    x = mdarray.distributed_array(host, layout)
+    mask = x > 6
+    with mdarray.count_transfers() as moved, mdarray.options(fallback="raise"):
+        got = x[mask]
+    assert moved.total == 0
+    assert_chunks_hold(got, host[host > 6])
+
+
+def test_mask_getitem_of_column_blocks_moves_the_reshard_only():
+    host = np.arange(24.0).reshape(6, 4)
+    x = mdarray.distributed_array(host, mdarray.Layout.block((6, 4), axis=1, devices=devices(0, 1)))
+    with mdarray.options(fallback="raise"):
+        assert_dist_equal(x[host % 5 == 1], host[host % 5 == 1])
+
+
+@pytest.mark.parametrize(
+    ("shape", "mask_shape"), [((5,), (4,)), ((3, 2), (3, 3)), ((3, 2), (2,)), ((3,), (3, 1))]
+)
+def test_mask_shape_errors_match_numpy(shape, mask_shape):
+    host = np.zeros(shape)
+    mask = np.ones(mask_shape, bool)
+    x = mdarray.distributed_array(host, mdarray.Layout.block(shape, devices=devices(0, 1)))
+    with pytest.raises(IndexError) as numpy_error:
+        host[mask]
+    for key in (mask, mdarray.asarray(mask)):
+        with mdarray.options(fallback="raise"), pytest.raises(IndexError) as ours:
+            x[key]
+        assert str(ours.value) == str(numpy_error.value)
+        with mdarray.options(fallback="raise"), pytest.raises(IndexError):
+            x[key] = 1.0
+
+
+# Assignment ---------------------------------------------------------------------------
+
+
+@st.composite
+def mask_assignments(draw):
+    x, expected, mask, host = draw(masked(leading=True))
+    selected = expected[host].shape
+    kind = draw(st.sampled_from(["full", "broadcast", "scalar"]))
+    if kind == "scalar":
+        value = draw(mst.dist_arrays(shape=(), dtype=expected.dtype))[1][()].item()
+        return x, expected, mask, host, value, value
+    shape = selected if kind == "full" else tuple(draw(st.sampled_from([1, n])) for n in selected)
+    if kind == "broadcast":
+        shape = shape[draw(st.integers(0, len(shape))) :]
+    value, host_value = draw(mst.dist_arrays(shape=shape, dtype=expected.dtype))
+    form = draw(st.sampled_from(["distarray", "numpy", "list"]))
+    if form == "numpy":
+        value = host_value
+    elif form == "list" and host_value.size:
+        value = host_value.tolist()
+    return x, expected, mask, host, value, host_value
+
+
+@given(mask_assignments())
+def test_mask_setitem_matches_numpy_in_every_mode(case):
+    x, expected, mask, host, value, host_value = case
+    want = expected.copy()
+    want[host] = host_value
+    with mdarray.options(fallback="raise"):
+        x[mask] = value
+    assert_chunks_hold(x, want)
+    assert_dist_equal(x, want)
+
+
+def test_mask_setitem_writes_every_replica():
+    x = mdarray.zeros((4, 3), device=mdarray.Layout((4, 3), spread({0: (), 1: (), 2: (1,)})))
+    host = np.zeros((4, 3))
+    mask = np.zeros((4, 3), bool)
+    mask[1, ::2] = mask[3, 1] = True
+    with mdarray.options(fallback="raise"):
+        x[mask] = np.array([1.0, 2.0, 3.0])
+    host[mask] = [1.0, 2.0, 3.0]
+    assert_chunks_hold(x, host)
+    for chunk in _chunks_on_host(x)[:2]:
+        np.testing.assert_array_equal(chunk, host)
+
+
+@pytest.mark.parametrize(
+    ("value", "error"),
+    [
+        (np.zeros(2), ValueError),
+        (np.zeros((3, 1)), TypeError),
+        (np.zeros(4), ValueError),
+        ("abc", ValueError),
+        (300, OverflowError),
+    ],
+)
+@pytest.mark.parametrize("mode", ["replica", "sum", "max"])
+def test_failed_mask_setitem_leaves_every_chunk_unchanged(value, error, mode):
+    layout = mdarray.Layout((4, 3), spread({0: (slice(0, 3),), 1: (slice(1, 4),), 2: [(), (0,)]}))
+    host = np.arange(12, dtype=np.int8).reshape(4, 3)
+    x = mdarray.distributed_array(host, layout, mode)
+    mask = host % 4 == 1
+    before = _chunks_on_host(x)
+    with pytest.raises(error):
+        host.copy()[mask] = value
+    for key in (mask, mdarray.asarray(mask)):
+        with mdarray.options(fallback="raise"), pytest.raises(error):
+            x[key] = value
+        _assert_same_chunks(before, x)
+
+
+# Integer arrays -----------------------------------------------------------------------
+
+
+@st.composite
+def integer_keys(draw):
+    shape = draw(mst.shapes(min_dims=1))
+    x, expected = draw(mst.dist_arrays(shape=shape))
+    axis = draw(st.integers(0, len(shape) - 1))
+    n = shape[axis]
+    positions = st.integers(-n, n - 1) if n else st.nothing()
+    indices = np.array(draw(st.lists(positions, max_size=6 if n else 0)), dtype=np.intp)
+    form = draw(st.sampled_from(["numpy", "list", "distarray"]))
+    key_indices = {
+        "numpy": indices,
+        "list": indices.tolist(),
+        "distarray": mdarray.asarray(indices),
+    }[form]
+    return x, expected, axis, indices, key_indices
+
+
+@given(integer_keys(), st.booleans())
+def test_integer_array_getitem_matches_numpy(case, ellipsis):
+    x, expected, axis, indices, key_indices = case
+    if ellipsis:
+        key = (Ellipsis, key_indices, *[slice(None)] * (x.ndim - axis - 1))
+        host_key = (Ellipsis, indices, *[slice(None)] * (x.ndim - axis - 1))
+    else:
+        key = (*[slice(None)] * axis, key_indices)
+        host_key = (*[slice(None)] * axis, indices)
+    want = expected[host_key]
+    with mdarray.options(fallback="raise"):
+        got = x[key if len(key) > 1 else key[0]]
+    assert got.dtype == want.dtype
+    assert_chunks_hold(got, want)
+
+
+@given(integer_keys())
+def test_take_matches_numpy(case):
+    x, expected, axis, indices, key_indices = case
+    want = np.take(expected, indices, axis=axis)
+    with mdarray.options(fallback="raise"):
+        got = np.take(x, key_indices, axis=axis)
+        also = mdarray.take(x, mdarray.asarray(indices), axis=axis)
+    assert_chunks_hold(got, want)
+    assert_chunks_hold(also, want)
+
+
+@pytest.mark.parametrize("indices", [[5], [-6], np.array([0, 9]), np.array([1.0])])
+def test_integer_array_errors_match_numpy(indices):
+    host = np.arange(10.0).reshape(5, 2)
+    x = mdarray.distributed_array(host, mdarray.Layout.block((5, 2), devices=devices(0, 1)))
+    with pytest.raises(IndexError) as numpy_error:
+        host[indices]
+    with mdarray.options(fallback="raise"), pytest.raises(IndexError) as ours:
+        x[indices]
+    assert str(ours.value) == str(numpy_error.value)
+
+
+def test_integer_array_getitem_moves_only_the_requested_rows():
+    host = np.arange(32.0).reshape(8, 4)
+    layout = mdarray.Layout.block((8, 4), devices=devices(0, 1))
+    x = mdarray.distributed_array(host, layout)
+    indices = np.array([7, 0, 7, 5])
+    # The result's first half (rows 7 and 0) is on device 0, which lacks row 7; its
+    # second half (rows 7 and 5) is on device 1, which holds both.
+    with mdarray.count_transfers() as moved, mdarray.options(fallback="raise"):
+        got = x[indices]
+    assert_chunks_hold(got, host[indices])
+    first, last = layout.devices[0], layout.devices[-1]
+    between_devices = sum(n for pair, n in moved.bytes.items() if "host" not in pair)
+    assert between_devices == (4 * host.itemsize if first != last else 0)
+    assert moved[(first, last)] == 0
+    # The host sends each chunk its positions into the rows it fetched.
+    assert moved.total - between_devices == indices.size * np.dtype(np.intp).itemsize
+
+
+# nonzero, argwhere, compress, extract -----------------------------------------------------
+
+
+@given(st.data())
+def test_nonzero_and_argwhere_match_numpy(data):
+    shape = data.draw(mst.shapes(min_dims=1))
+    x, expected = data.draw(mst.dist_arrays(shape=shape))
+    with mdarray.options(fallback="raise"):
+        got = np.nonzero(x)
+        api = mdarray.nonzero(x)
+        where = np.argwhere(x)
+    want = np.nonzero(expected)
+    assert len(got) == len(want) == len(api)
+    for g, a, w in zip(got, api, want):
+        assert g.dtype == w.dtype
+        assert_chunks_hold(g, w)
+        assert_chunks_hold(a, w)
+    assert_chunks_hold(where, np.argwhere(expected))
+
+
+def test_nonzero_of_row_blocks_moves_nothing():
+    host = np.array([[0, 1, 0], [2, 0, 3], [0, 0, 4], [5, 0, 0]])
+    x = mdarray.distributed_array(host, mdarray.Layout.block((4, 3), devices=devices(0, 1)))
+    with mdarray.count_transfers() as moved, mdarray.options(fallback="raise"):
+        rows, cols = np.nonzero(x)
+    assert moved.total == 0
+    assert_chunks_hold(rows, np.nonzero(host)[0])
+    assert_chunks_hold(cols, np.nonzero(host)[1])
+
+
+@given(st.data())
+def test_compress_and_extract_match_numpy(data):
+    shape = data.draw(mst.shapes(min_dims=1))
+    x, expected = data.draw(mst.dist_arrays(shape=shape))
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1))
+    condition = np.array(data.draw(st.lists(st.booleans(), max_size=shape[axis])), dtype=bool)
+    selector, host_selector = data.draw(mst.dist_arrays(shape=shape, dtype=np.int8))
+    with mdarray.options(fallback="raise"):
+        compressed = np.compress(condition, x, axis=axis)
+        extracted = np.extract(selector, x)
+    assert_chunks_hold(compressed, np.compress(condition, expected, axis=axis))
+    assert_chunks_hold(extracted, np.extract(host_selector, expected))
+
+
+def test_compress_errors_match_numpy():
+    host = np.arange(5)
+    x = mdarray.asarray(host)
+    for condition, error in (([0, 0, 0, 0, 0, 1], IndexError), ([[1]], ValueError)):
+        with pytest.raises(error) as numpy_error:
+            np.compress(condition, host)
+        with mdarray.options(fallback="raise"), pytest.raises(error) as ours:
+            np.compress(condition, x)
+        assert str(ours.value) == str(numpy_error.value)
