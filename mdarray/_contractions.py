@@ -143,15 +143,23 @@ def inner(a, b, /):
 
 @implements(np.vdot)
 def vdot(a, b, /):
-    """``np.vdot(a, b)``: both flattened, `a` conjugated, a 1-D `matmul` (a 0-d result;
-    a partial sum where the vectors are split, combined when read)."""
+    """``np.vdot(a, b)``: `a` conjugated, the flattened operands' dot product, a 0-d
+    DistArray. Operands of one shape multiply elementwise and sum natively in the
+    result's dtype (nothing moves for one layout; one partial per chunk); otherwise both
+    are flattened (`reshape`, a reshard where the chunks are not runs of C order) for a
+    1-D `matmul`."""
     a, b = _operand(a), _operand(b)
     if a.size != b.size:
         raise ValueError("vectors have different lengths")
-    a, b = np.reshape(a, (-1,)), np.reshape(b, (-1,))
     if a.dtype.kind == "c":
         a = np.conjugate(a)
-    return np.matmul(a, b)
+    if a.shape != b.shape:
+        return np.matmul(np.reshape(a, (-1,)), np.reshape(b, (-1,)))
+    dtype = np.result_type(a.dtype, b.dtype)
+    products = np.multiply(a, b)
+    if dtype.kind == "b":
+        return np.any(products)
+    return np.sum(products, dtype=dtype)
 
 
 @implements(np.outer)
