@@ -81,8 +81,10 @@ def array_equal(a1, a2, equal_nan=False):
         return False
     if a1.shape != a2.shape:
         return False
+    if equal_nan and a1 is a2:
+        return True  # NumPy's shortcut: an array equals itself, NaNs and all
     equal = np.equal(a1, a2)
-    if equal_nan and a1 is not a2 and _can_hold_nan(a1.dtype) and _can_hold_nan(a2.dtype):
+    if equal_nan and _can_hold_nan(a1.dtype) and _can_hold_nan(a2.dtype):
         equal = equal | (np.isnan(a1) & np.isnan(a2))
     return builtins.bool(np.all(equal))
 
