@@ -28,7 +28,14 @@ __all__: list[str] = []
 def isclose(a, b, rtol=1.0e-5, atol=1.0e-8, equal_nan=False):
     """``np.isclose``: ``|a - b| <= atol + rtol * |b|`` where `b` is finite, or ``a == b``
     (or both NaN with `equal_nan`), elementwise with NumPy's casts (`b` in at least
-    float64's kind)."""
+    float64's kind). Elementwise: nothing moves for operands of one layout.
+
+    Examples
+    --------
+    >>> import mdarray, numpy as np
+    >>> np.isclose(mdarray.asarray(np.array([1.0, np.nan])), 1.0 + 1e-9).get()
+    array([ True, False])
+    """
     x, y, atol, rtol = (
         v if isinstance(v, (int, float, complex)) else _operand(v) for v in (a, b, atol, rtol)
     )
@@ -67,14 +74,30 @@ def _report_invalid(message: str) -> None:
 
 @implements(np.allclose)
 def allclose(a, b, rtol=1.0e-5, atol=1.0e-8, equal_nan=False):
-    """``np.allclose``: ``all(isclose(...))`` by the native reduction, a Python bool."""
+    """``np.allclose``: ``all(isclose(...))`` by the native reduction, a Python bool (one
+    bool partial per device is combined).
+
+    Examples
+    --------
+    >>> import mdarray, numpy as np
+    >>> np.allclose(mdarray.asarray(np.ones(3)), 1.0 + 1e-9)
+    True
+    """
     return builtins.bool(np.all(isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)))
 
 
 @implements(np.array_equal)
 def array_equal(a1, a2, equal_nan=False):
     """``np.array_equal``: equal shapes and every element equal (NaNs at the same places
-    equal with `equal_nan`), by the native ``all``; a Python bool."""
+    equal with `equal_nan`), by the native ``all``; a Python bool.
+
+    Examples
+    --------
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.asarray(np.array([1.0, np.nan]))
+    >>> np.array_equal(x, x.copy()), np.array_equal(x, x.copy(), equal_nan=True)
+    (False, True)
+    """
     try:
         a1, a2 = _operand(a1), _operand(a2)
     except Exception:
@@ -96,7 +119,14 @@ def _can_hold_nan(dtype) -> bool:
 @implements(np.array_equiv)
 def array_equiv(a1, a2):
     """``np.array_equiv``: shapes that broadcast and every element equal, by the native
-    ``all``; a Python bool."""
+    ``all``; a Python bool.
+
+    Examples
+    --------
+    >>> import mdarray, numpy as np
+    >>> np.array_equiv(mdarray.asarray(np.ones((2, 3))), np.ones(3))
+    True
+    """
     try:
         a1, a2 = _operand(a1), _operand(a2)
         np.broadcast_shapes(a1.shape, a2.shape)
@@ -109,7 +139,14 @@ def array_equiv(a1, a2):
 def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
     """``np.isin``: `test_elements` gathered (they are usually few), a copy sent to each
     device of `element`, and the backend's ``isin`` run per chunk of `element` (in
-    REPLICA mode), so `element`'s chunks stay where they are."""
+    REPLICA mode), so `element`'s chunks stay where they are.
+
+    Examples
+    --------
+    >>> import mdarray, numpy as np
+    >>> np.isin(mdarray.asarray(np.arange(5)), [1, 3]).get()
+    array([False,  True, False,  True, False])
+    """
     template = test_elements
     if isinstance(test_elements, DistArray):
         test_elements = test_elements.get()

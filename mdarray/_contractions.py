@@ -52,7 +52,16 @@ def tensordot(a, b, axes=2):
     """``np.tensordot(a, b, axes)``: the contracted axes of `a` permuted last and merged,
     those of `b` first, one `matmul` and the free axes split again. Moves what the
     `matmul` moves (nothing for blocks that line up; a SUM result where the contracted
-    axes are split)."""
+    axes are split).
+
+    Examples
+    --------
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.distributed_array(np.ones((2, 4)), mdarray.Layout.block((2, 4), axis=1))
+    >>> np.tensordot(x, x, axes=([1], [1])).get()
+    array([[4., 4.],
+           [4., 4.]])
+    """
     a, b = _operand(a), _operand(b)
     axes_a, axes_b = _tensordot_axes(axes)
     shape_a, shape_b = a.shape, b.shape
@@ -95,7 +104,15 @@ def _axis_list(axes) -> list:
 def dot(a, b, out=None):
     """``np.dot(a, b, out=None)`` by NumPy's rules: a scalar operand multiplies; 1-D by
     1-D, 2-D by 2-D and N-D by 1-D are `matmul`; N-D by M-D contracts `a`'s last axis with
-    `b`'s second-to-last (`tensordot`). Moves what the `matmul` moves."""
+    `b`'s second-to-last (`tensordot`). Moves what the `matmul` moves.
+
+    Examples
+    --------
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.asarray(np.arange(6.0).reshape(2, 3))
+    >>> np.dot(x, np.ones(3)).get()
+    array([ 3., 12.])
+    """
     if out is not None and not isinstance(out, DistArray):
         return fallback(np.dot, (a, b), {"out": out}, "numpy.dot")
     a, b = _operand(a), _operand(b)
@@ -129,7 +146,14 @@ def _shape_str(shape: tuple) -> str:
 @implements(np.inner)
 def inner(a, b, /):
     """``np.inner(a, b)``: the last axes contracted (`tensordot`), a scalar operand
-    multiplies. Moves what the `matmul` moves."""
+    multiplies. Moves what the `matmul` moves.
+
+    Examples
+    --------
+    >>> import mdarray, numpy as np
+    >>> np.inner(mdarray.asarray(np.arange(3.0)), np.ones(3)).get()
+    array(3.)
+    """
     a, b = _operand(a), _operand(b)
     if a.ndim == 0 or b.ndim == 0:
         return np.multiply(a, b)
@@ -147,7 +171,15 @@ def vdot(a, b, /):
     DistArray. Operands of one shape multiply elementwise and sum natively in the
     result's dtype (nothing moves for one layout; one partial per chunk); otherwise both
     are flattened (`reshape`, a reshard where the chunks are not runs of C order) for a
-    1-D `matmul`."""
+    1-D `matmul`.
+
+    Examples
+    --------
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.asarray(np.array([1j, 2.0]))
+    >>> np.vdot(x, x).get()
+    array(5.+0.j)
+    """
     a, b = _operand(a), _operand(b)
     if a.size != b.size:
         raise ValueError("vectors have different lengths")
@@ -165,7 +197,15 @@ def vdot(a, b, /):
 @implements(np.outer)
 def outer(a, b, out=None):
     """``np.outer(a, b, out=None)``: both flattened, a column times a row, elementwise (the
-    row travels to the column's chunks)."""
+    row travels to the column's chunks).
+
+    Examples
+    --------
+    >>> import mdarray, numpy as np
+    >>> np.outer(mdarray.asarray(np.arange(2)), np.arange(3)).get()
+    array([[0, 0, 0],
+           [0, 1, 2]])
+    """
     a, b = _operand(a), _operand(b)
     column = np.reshape(a, (-1, 1))
     row = np.reshape(b, (1, -1))
@@ -182,7 +222,16 @@ def einsum(*operands, out=None, **kwargs):
     """``np.einsum(subscripts, *operands, out=None, optimize=...)``: a transpose and sum of
     one operand, or for two a (batched) `matmul`: indices in both operands and the output
     are batch axes, in both only are contracted, in one and the output are free. Other
-    subscripts take the fallback policy."""
+    subscripts take the fallback policy. As `matmul`: the blocks pair up per device and
+    a split contracted index gives a partial sum, combined only when needed.
+
+    Examples
+    --------
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.asarray(np.arange(6.0).reshape(2, 3))
+    >>> np.einsum("ij,ij->i", x, x).get(), np.einsum("ij->j", x).get()
+    (array([ 5., 50.]), array([3., 5., 7.]))
+    """
     subscripts, arrays = operands[0], operands[1:]
     parsed = _parse(subscripts, arrays) if not set(kwargs) - _EINSUM_KWARGS else None
     if parsed is None or (out is not None and not isinstance(out, DistArray)):

@@ -35,7 +35,16 @@ def _keepdims(keepdims) -> dict:
 @implements(np.average)
 def average(a, axis=None, weights=None, returned=False, *, keepdims=_NO_VALUE):
     """``np.average``: ``sum(a * w) / sum(w)`` over `axis` (the mean without weights),
-    NumPy's dtypes and errors; the sums are native reductions."""
+    NumPy's dtypes and errors; the sums are native reductions (one partial per chunk,
+    combined into the small result).
+
+    Examples
+    --------
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.asarray(np.arange(6.0).reshape(2, 3))
+    >>> np.average(x, axis=1, weights=[1.0, 0.0, 1.0]).get()
+    array([1., 4.])
+    """
     a = _operand(a)
     if axis is not None:
         axis = normalize_axis_tuple(axis, a.ndim, argname="axis")
@@ -78,7 +87,14 @@ def _weights(wgt, a, axis):
 @implements(np.ptp)
 def ptp(a, axis=None, out=None, keepdims=_NO_VALUE):
     """``np.ptp``: the native ``max`` minus the native ``min`` (one partial each per
-    chunk, combined into the small result)."""
+    chunk, combined into the small result).
+
+    Examples
+    --------
+    >>> import mdarray, numpy as np
+    >>> np.ptp(mdarray.asarray(np.array([[1, 5], [4, 2]])), axis=0).get()
+    array([3, 3])
+    """
     kw = _keepdims(keepdims)
     a = _operand(a)
     high, low = np.max(a, axis=axis, **kw), np.min(a, axis=axis, **kw)
@@ -88,7 +104,17 @@ def ptp(a, axis=None, out=None, keepdims=_NO_VALUE):
 @implements(np.cov)
 def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *, dtype=None):
     """``np.cov`` of 1-D or 2-D variables: mean-centred, then ``X @ X.conj().T`` by the
-    native `matmul` and scaled by ``1 / (N - ddof)``."""
+    native `matmul` and scaled by ``1 / (N - ddof)``. Where the observations are split
+    over the devices, each multiplies its own columns: only the small
+    variables-by-variables partial results are combined.
+
+    Examples
+    --------
+    >>> import mdarray, numpy as np
+    >>> np.cov(mdarray.asarray(np.array([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]]))).get()
+    array([[ 1., -1.],
+           [-1.,  1.]])
+    """
     if fweights is not None or aweights is not None:
         kwargs = {"y": y, "rowvar": rowvar, "bias": bias, "ddof": ddof, "dtype": dtype}
         kwargs |= {"fweights": fweights, "aweights": aweights}
@@ -146,7 +172,15 @@ def _empty(shape, dtype, template: DistArray) -> DistArray:
 @implements(np.corrcoef)
 def corrcoef(x, y=None, rowvar=True, *, dtype=None):
     """``np.corrcoef``: `cov`, scaled by the square roots of its diagonal on both sides
-    and clipped to [-1, 1] (the small result only)."""
+    and clipped to [-1, 1] (the small result only).
+
+    Examples
+    --------
+    >>> import mdarray, numpy as np
+    >>> np.corrcoef(mdarray.asarray(np.array([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]]))).get()
+    array([[ 1., -1.],
+           [-1.,  1.]])
+    """
     c = cov(x, y, rowvar, dtype=dtype)
     if c.ndim != 2:
         return c / c
