@@ -30,6 +30,11 @@ def _operand(x):
     return x if isinstance(x, DistArray) or _is_array(x) else np.asarray(x)
 
 
+def _any_distarray(arrays) -> bool:
+    """Whether an operand is a DistArray (else only ``out=`` is, and NumPy computes)."""
+    return any(isinstance(x, DistArray) for x in arrays)
+
+
 def _prod(shape) -> int:
     return int(np.prod(shape, dtype=np.int64))
 
@@ -113,7 +118,7 @@ def dot(a, b, out=None):
     >>> np.dot(x, np.ones(3)).get()
     array([ 3., 12.])
     """
-    if out is not None and not isinstance(out, DistArray):
+    if not isinstance(out, DistArray | None) or not _any_distarray((a, b)):
         return fallback(np.dot, (a, b), {"out": out}, "numpy.dot")
     a, b = _operand(a), _operand(b)
     if a.ndim == 0 or b.ndim == 0:
@@ -234,7 +239,7 @@ def einsum(*operands, out=None, **kwargs):
     """
     subscripts, arrays = operands[0], operands[1:]
     parsed = _parse(subscripts, arrays) if not set(kwargs) - _EINSUM_KWARGS else None
-    if parsed is None or (out is not None and not isinstance(out, DistArray)):
+    if parsed is None or not isinstance(out, DistArray | None) or not _any_distarray(arrays):
         call_kwargs = dict(kwargs, **({} if out is None else {"out": out}))
         return fallback(np.einsum, operands, call_kwargs, "numpy.einsum")
     inputs, output = parsed
