@@ -5,9 +5,9 @@ axes merged or split (`reshape`, a view where the chunks allow, else a reshard),
 `matmul`. What moves is what `matmul` moves: the blocks of the two operands are paired
 per device, blocks that line up multiply where they are, and where the contracted axis is
 split the result is a partial sum (SUM mode), combined only when a later op needs it. An
-`einsum` whose subscripts are not a (batched) matrix product, a sum or a transpose (a
-repeated index within an operand, an ellipsis, three or more operands, ``dtype=``) takes
-the fallback policy, so it stays correct.
+`einsum` is a chain of such products (a pair of operands at a time), with sums and
+transposes; subscripts beyond them (a repeated index within an operand, an ellipsis,
+``dtype=``) take the fallback policy, so they stay correct.
 """
 
 from __future__ import annotations
@@ -226,7 +226,8 @@ _EINSUM_KWARGS = frozenset({"out", "optimize"})
 def einsum(*operands, out=None, **kwargs):
     """``np.einsum(subscripts, *operands, out=None, optimize=...)``: a transpose and sum of
     one operand, or for two a (batched) `matmul`: indices in both operands and the output
-    are batch axes, in both only are contracted, in one and the output are free. Other
+    are batch axes, in both only are contracted, in one and the output are free; more
+    operands contract a pair at a time, left to right. Other
     subscripts take the fallback policy. As `matmul`: the blocks pair up per device and
     a split contracted index gives a partial sum, combined only when needed.
 
@@ -244,17 +245,22 @@ def einsum(*operands, out=None, **kwargs):
         return fallback(np.einsum, operands, call_kwargs, "numpy.einsum")
     inputs, output = parsed
     arrays = tuple(_operand(x) for x in arrays)
-    if len(arrays) == 1:
-        result = _einsum_one(arrays[0], inputs[0], output)
-    else:
-        result = _einsum_two(arrays, inputs, output)
+    result, index = arrays[0], inputs[0]
+    for n in range(1, len(arrays)):
+        # Left to right, a pair at a time, keeping the indices later operands or the
+        # output still need.
+        needed = set(output).union(*inputs[n + 1 :])
+        joined = "".join(dict.fromkeys(index + inputs[n]))
+        kept = "".join(c for c in joined if c in needed)
+        result, index = _einsum_two((result, arrays[n]), (index, inputs[n]), kept), kept
+    result = _einsum_one(result, index, output)
     return result if out is None else write_out(out, result, casting="safe", name="einsum")
 
 
 def _parse(subscripts, arrays):
     """``(input index strings, output index string)`` for subscripts the native path
     takes, else None."""
-    if not isinstance(subscripts, str) or len(arrays) not in (1, 2) or "." in subscripts:
+    if not isinstance(subscripts, str) or not arrays or "." in subscripts:
         return None
     subscripts = subscripts.replace(" ", "")
     if "->" in subscripts:

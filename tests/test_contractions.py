@@ -126,6 +126,9 @@ EINSUMS = {
     "ij,jk": lambda i, j, k, b: ((i, j), (j, k)),
     "ijk,jb->bki": lambda i, j, k, b: ((i, j, k), (j, b)),
     "i,j->ij": lambda i, j, k, b: ((i,), (j,)),
+    "ij,jk,kb->ib": lambda i, j, k, b: ((i, j), (j, k), (k, b)),
+    "i,ij,j->": lambda i, j, k, b: ((i,), (i, j), (j,)),
+    "bi,bj,bk->kjb": lambda i, j, k, b: ((b, i), (b, j), (b, k)),
 }
 
 
