@@ -197,3 +197,19 @@ def test_elementwise_then_sum_moves_nothing(axis):
     assert_dist_equal(rows, np.einsum("ij,ij->i", value, value))
     assert_dist_equal(columns, value.sum(axis=0))
     assert float(total) == np.vdot(value, value)
+
+
+def test_tensordot_of_higher_rank_moves_nothing_for_lined_up_blocks():
+    """The merged free axes are whole in every chunk, so the reshapes are views of the
+    chunks and the matmul's blocks line up: nothing moves, and the result is SUM."""
+    ea = np.arange(48.0).reshape(2, 3, 8)
+    eb = np.arange(40.0).reshape(8, 5)
+    a = mdarray.distributed_array(ea, Layout.block(ea.shape, axis=2, devices=DEVICES))
+    b = mdarray.distributed_array(eb, Layout.block(eb.shape, axis=0, devices=DEVICES))
+    with mdarray.options(fallback="raise"), mdarray.count_transfers() as moved:
+        result = np.tensordot(a, b, axes=1)
+        via_einsum = np.einsum("ijk,kl->ijl", a, b)
+    assert moved.total == 0
+    assert result.mode is (SUM if len(DEVICES) > 1 else mdarray.REPLICA)
+    assert_dist_equal(result, np.tensordot(ea, eb, axes=1))
+    assert_dist_equal(via_einsum, np.tensordot(ea, eb, axes=1))
