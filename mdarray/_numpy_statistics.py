@@ -17,9 +17,11 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
 from ._array import DistArray, wrap
+from ._chunkwise import map_chunks
 from ._contractions import _operand
 from ._fallback import as_distarrays, fallback
 from ._layout import Layout
+from ._modes import REPLICA
 from ._registry import implements
 from ._storage import Chunks
 
@@ -191,4 +193,18 @@ def corrcoef(x, y=None, rowvar=True, *, dtype=None):
     c = c / np.expand_dims(stddev, 0)
     if c.dtype.kind != "c":
         return np.clip(c, -1, 1)
-    return np.clip(np.real(c), -1, 1) + 1j * np.clip(np.imag(c), -1, 1)
+    return _complex(np.clip(np.real(c), -1, 1), np.clip(np.imag(c), -1, 1), c.dtype)
+
+
+def _complex(real: DistArray, imag: DistArray, dtype) -> DistArray:
+    """The complex array of these parts, each written as it is (``real + 1j * imag``
+    would turn a NaN imaginary part into a NaN real part)."""
+    real, imag = (x.change_mode(REPLICA) if x.mode.is_partial else x for x in (real, imag))
+
+    def assemble(r, i):
+        out = real.storage.backend.xp.empty(r.shape, dtype)
+        out.real[...] = r
+        out.imag[...] = i
+        return out
+
+    return wrap(map_chunks(real, assemble, imag, dtype=np.dtype(dtype)))

@@ -154,3 +154,16 @@ def test_cov_moves_only_the_small_result():
     # partial results (one per device) to the host: bounded by a few small results.
     assert moved.total <= 4 * len(set(DEVICES)) * 3 * 3 * 8
     np.testing.assert_allclose(result, np.cov(value))
+
+
+def test_corrcoef_clips_complex_parts_apart():
+    """NumPy clips the real and imaginary parts in place: a NaN imaginary part leaves the
+    real part as it is (``real + 1j * imag`` would not)."""
+    value = np.array([[1 + 2j, 3 - 1j, 0.5j], [2, 1j, -1 + 1j], [1 + 1j, 1 + 1j, 1 + 1j]])
+    x = mdarray.distributed_array(value, Layout.block(value.shape, axis=1, devices=DEVICES))
+    with np.errstate(all="ignore"):
+        want = np.corrcoef(value)
+        with mdarray.options(fallback="raise"):
+            got = np.corrcoef(x)
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got.get(), want, rtol=1e-12, equal_nan=True)
