@@ -6,13 +6,14 @@ axes merged or split (`reshape`, a view where the chunks allow, else a reshard),
 per device, blocks that line up multiply where they are, and where the contracted axis is
 split the result is a partial sum (SUM mode), combined only when a later op needs it. An
 `einsum` is a chain of such products (a pair of operands at a time), with sums and
-transposes; subscripts beyond them (a repeated index within an operand, an ellipsis,
-``dtype=``) take the fallback policy, so they stay correct.
+transposes; subscripts beyond them (a repeated index within an operand, an index of length one
+broadcast, ``dtype=``) take the fallback policy, so they stay correct.
 """
 
 from __future__ import annotations
 
 import operator
+import string
 
 import numpy as np
 
@@ -259,17 +260,28 @@ def einsum(*operands, out=None, **kwargs):
 
 def _parse(subscripts, arrays):
     """``(input index strings, output index string)`` for subscripts the native path
-    takes, else None."""
-    if not isinstance(subscripts, str) or not arrays or "." in subscripts:
+    takes, else None. An ellipsis becomes indices of unused letters (right-aligned, as
+    NumPy broadcasts it; in implicit mode they lead the output)."""
+    if not isinstance(subscripts, str) or not arrays:
         return None
     subscripts = subscripts.replace(" ", "")
-    if "->" in subscripts:
-        lhs, output = subscripts.split("->", 1)
-    else:
-        lhs = subscripts
-        output = "".join(sorted(c for c in set(lhs) if c.isalpha() and lhs.count(c) == 1))
+    lhs, arrow, output = subscripts.partition("->")
     inputs = lhs.split(",")
-    if len(inputs) != len(arrays) or not all(c.isalpha() for c in "".join(inputs) + output):
+    if len(inputs) != len(arrays):
+        return None
+    ellipsis = ""
+    if "." in subscripts:
+        inputs, ellipsis = _expand_ellipsis(inputs, arrays, subscripts)
+        if inputs is None or output.count(".") != 3 * ("..." in output):
+            return None
+        if arrow and ellipsis and "..." not in output:
+            return None  # NumPy's own path decides what a dropped ellipsis means
+        output = output.replace("...", ellipsis)
+    if not arrow:
+        joined = "".join(inputs)
+        singles = (c for c in set(joined) if c not in ellipsis and joined.count(c) == 1)
+        output = ellipsis + "".join(sorted(singles))
+    if not all(c in string.ascii_letters for c in "".join(inputs) + output):
         return None
     sizes: dict = {}
     for index, x in zip(inputs, arrays):
@@ -281,6 +293,26 @@ def _parse(subscripts, arrays):
     if len(set(output)) != len(output) or not set(output) <= set(sizes):
         return None
     return inputs, output
+
+
+def _expand_ellipsis(inputs, arrays, subscripts):
+    """The input terms with ``...`` spelled as unused letters, and the letters of the
+    longest ellipsis; ``(None, "")`` where a term cannot take it."""
+    unused = [c for c in string.ascii_letters if c not in subscripts]
+    counts = []
+    for term, x in zip(inputs, arrays):
+        if term.count(".") not in (0, 3) or (term.count(".") and "..." not in term):
+            return None, ""
+        count = np.ndim(x) - (len(term) - 3) if "..." in term else 0
+        if count < 0:
+            return None, ""
+        counts.append(count)
+    ellipsis = "".join(unused[: max(counts)])
+    terms = [
+        term.replace("...", ellipsis[len(ellipsis) - n :] if n else "")
+        for term, n in zip(inputs, counts)
+    ]
+    return terms, ellipsis
 
 
 def _einsum_one(x, index: str, output: str):

@@ -129,6 +129,11 @@ EINSUMS = {
     "ij,jk,kb->ib": lambda i, j, k, b: ((i, j), (j, k), (k, b)),
     "i,ij,j->": lambda i, j, k, b: ((i,), (i, j), (j,)),
     "bi,bj,bk->kjb": lambda i, j, k, b: ((b, i), (b, j), (b, k)),
+    "...ij,...jk->...ik": lambda i, j, k, b: ((b, i, j), (b, j, k)),
+    "...i,...i->...": lambda i, j, k, b: ((b, i), (b, i)),
+    "ij...,jk->ik...": lambda i, j, k, b: ((i, j, b), (j, k)),
+    "...ij,jk": lambda i, j, k, b: ((b, i, j), (j, k)),
+    "i...->...": lambda i, j, k, b: ((i, j, b),),
 }
 
 
