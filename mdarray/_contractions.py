@@ -255,6 +255,8 @@ def einsum(*operands, out=None, **kwargs):
         kept = "".join(c for c in joined if c in needed)
         result, index = _einsum_two((result, arrays[n]), (index, inputs[n]), kept), kept
     result = _einsum_one(result, index, output)
+    if result is arrays[0]:
+        result = np.transpose(result, tuple(range(result.ndim)))  # a view, as NumPy's
     return result if out is None else write_out(out, result, casting="safe", name="einsum")
 
 

@@ -158,6 +158,11 @@ def test_einsum_out_and_other_subscripts():
     with mdarray.options(fallback="raise"):
         assert np.einsum("ij->j", x, out=out) is out
         assert_dist_equal(out, value.sum(axis=0))
+        same = np.einsum("ij", x)  # a view of x, as NumPy's
+        assert same is not x
+        same[0, 0] = -1.0
+        assert float(x[0, 0]) == -1.0
+        x[0, 0] = value[0, 0]
         with pytest.raises(TypeError, match=r"numpy\.einsum"):
             np.einsum("ii->i", x[:, :3])  # a diagonal: explicitly the fallback
     with pytest.warns(mdarray.PerformanceWarning, match=r"numpy\.einsum"):
