@@ -7,7 +7,16 @@ from types import FunctionType
 from typing import TYPE_CHECKING
 
 # Modules that only register implementations (ufunc calls, CuPy's hooks, the fallback).
-from . import _cupy_hooks, _fallback, _indexing, _nan_reductions, _ufuncs  # noqa: F401
+from . import (  # noqa: F401
+    _comparisons,
+    _contractions,
+    _cupy_hooks,
+    _fallback,
+    _indexing,
+    _nan_reductions,
+    _numpy_statistics,
+    _ufuncs,
+)
 
 # The array API's extensions, as submodules: mdarray.linalg and mdarray.fft; and NumPy's
 # lib.stride_tricks, which array-agnostic code reaches through a namespace.

@@ -37,7 +37,7 @@ from ._layout import Layout
 from ._manipulation_functions import squeeze
 from ._modes import REPLICA, SUM
 from ._plan_cache import plan_cache
-from ._registry import implements, implements_ufunc_method
+from ._registry import implements_ufunc_method
 from ._storage import Chunks
 
 __all__ = ["matmul", "tensordot", "vecdot"]
@@ -82,18 +82,15 @@ def matmul_call(ufunc, inputs, kwargs):
     return write_out(out, result, casting=kwargs.get("casting", "same_kind"), name="matmul")
 
 
-@implements(np.tensordot)
-def _tensordot(a, b, axes=2):
-    return fallback(np.tensordot, (a, b), {"axes": axes}, "numpy.tensordot")
-
-
 def tensordot(x1: Any, x2: Any, /, *, axes: int | tuple[Any, Any] = 2) -> DistArray:
     """The tensor contraction of `x1` and `x2` over `axes` (array API, as
     `numpy.tensordot`): the last `axes` axes of `x1` with the first of `x2`, or the two
     sequences of axes ``(x1_axes, x2_axes)`` pairwise.
 
-    For now the operands are gathered to the host (under the fallback policy, see
-    `mdarray.options`).
+    Native (`mdarray._contractions`): the contracted axes are permuted together and
+    merged, and one `matmul` multiplies the blocks pairwise on their devices; where the
+    contracted axes are split the result is a partial sum (SUM mode), combined only
+    when needed.
 
     Parameters
     ----------
@@ -111,8 +108,7 @@ def tensordot(x1: Any, x2: Any, /, *, axes: int | tuple[Any, Any] = 2) -> DistAr
     --------
     >>> import mdarray, numpy as np
     >>> a = mdarray.asarray(np.arange(6.0).reshape(2, 3))
-    >>> with mdarray.options(fallback="allow"):
-    ...     mdarray.tensordot(a, a, axes=([1], [1])).get()
+    >>> mdarray.tensordot(a, a, axes=([1], [1])).get()
     array([[ 5., 14.],
            [14., 50.]])
     """

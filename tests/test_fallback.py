@@ -24,13 +24,15 @@ WRITERS = [
     ("nan_to_num copy=False", lambda a, b: np.nan_to_num(a, copy=False)),
     ("add.at", lambda a, b: np.add.at(a, [0, 0, -1], 1.0)),
     ("multiply.at", lambda a, b: np.multiply.at(a, ([0, 0],), 3.0)),
+    # dot and einsum are native on DistArray operands; these calls still take the
+    # fallback: only out= is a DistArray, or einsum is given dtype=.
     (
         "dot out",
         lambda a, b: np.dot(
-            np.eye(a.shape[0]), np.asarray(b) if isinstance(a, np.ndarray) else b, out=a
+            np.eye(a.shape[0]), np.asarray(b) if isinstance(a, np.ndarray) else b.get(), out=a
         ),
     ),
-    ("einsum out", lambda a, b: np.einsum("ij->ij", b, out=a)),
+    ("einsum out", lambda a, b: np.einsum("ij->ij", b, out=a, dtype=np.float64)),
 ]
 
 

@@ -105,3 +105,30 @@ def test_numpy_names_have_numpys_signature_and_a_running_example(name):
         for test in finder.find(func, name, globs={}):
             runner.run(test)
     assert runner.summarize(verbose=False).failed == 0
+
+
+# Names with a distributed implementation: they run with no gather.
+NATIVE = (
+    "allclose",
+    "array_equal",
+    "average",
+    "corrcoef",
+    "cov",
+    "dot",
+    "einsum",
+    "isclose",
+    "ptp",
+)
+
+
+@pytest.mark.parametrize("name", NATIVE)
+@settings(max_examples=10)
+@given(data=st.data())
+def test_native_names_do_not_gather(name, data):
+    a, a_value = data.draw(mst.dist_arrays(shape=(3, 4), dtype=np.dtype("float64")))
+    b, b_value = data.draw(mst.dist_arrays(shape=(3, 4), dtype=np.dtype("float64")))
+    with np.errstate(all="ignore"):
+        want = CALLS[name](getattr(np, name), a_value, b_value)
+        with mdarray.options(fallback="raise"):
+            got = CALLS[name](getattr(mdarray, name), a, b)
+    _same(got, want)
