@@ -64,6 +64,7 @@ LAYERS = (
             "_set_functions",
             "_indexing_functions",
             "_rearranging_functions",
+            "_stacking",
             "_utility_functions",
             "_linear_algebra_functions",
             "_linalg",
