@@ -87,8 +87,8 @@ def array_split(ary: DistArray, indices_or_sections: Any, axis: int = 0) -> list
         sizes = [0] + extras * [each + 1] + (sections - extras) * [each]
         points = np.cumsum(sizes).tolist()
     axis = operator.index(axis) % ary.ndim
-    lead = (slice(None),) * axis
-    return [ary[(*lead, slice(points[i], points[i + 1]))] for i in range(sections)]
+    keys = [(*(slice(None),) * axis, slice(points[i], points[i + 1])) for i in range(sections)]
+    return [ary[key] for key in keys]
 
 
 @implements(np.split)

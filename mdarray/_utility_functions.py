@@ -86,18 +86,16 @@ def _diff(a, n=1, axis=-1, prepend=_NO_VALUE, append=_NO_VALUE):
     if a.ndim == 0:
         raise ValueError("diff requires input that is at least one dimensional")
     axis = _normalize_axis(axis, a.ndim)
-    joined = []
-    for given in (prepend, append):
+    parts: list[DistArray] = []
+    for given in (prepend, a, append):
         if given is _NO_VALUE:
-            joined.append(None)
             continue
         side = _as_dist(given if isinstance(given, DistArray) else np.asanyarray(given), a)
         if side.ndim == 0:
             side = broadcast_to(side, (*a.shape[:axis], 1, *a.shape[axis + 1 :]))
-        joined.append(side)
-    if joined[0] is not None or joined[1] is not None:
-        parts = [joined[0], a, joined[1]]
-        a = concat([p for p in parts if p is not None], axis=axis)
+        parts.append(side)
+    if len(parts) > 1:
+        a = concat(parts, axis=axis)
     return wrap(_diff_chunks(a, n, axis), REPLICA)
 
 
