@@ -65,6 +65,7 @@ LAYERS = (
             "_indexing_functions",
             "_rearranging_functions",
             "_stacking",
+            "_diagonals",
             "_utility_functions",
             "_linear_algebra_functions",
             "_linalg",
