@@ -14,7 +14,7 @@ so ``np.linalg.norm(x)`` is a DistArray.
 
 from __future__ import annotations
 
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, cast
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
@@ -287,7 +287,7 @@ def diagonal(x: Any, /, *, offset: int = 0) -> DistArray:
     >>> mdarray.linalg.diagonal(mdarray.asarray(np.arange(9).reshape(3, 3)), offset=1).get()
     array([1, 5])
     """
-    return np.linalg.diagonal(_dist(x), offset=offset)
+    return cast(DistArray, np.linalg.diagonal(_dist(x), offset=offset))
 
 
 def eigh(x: Any, /) -> EighResult:
