@@ -7,7 +7,7 @@ from types import FunctionType
 from typing import TYPE_CHECKING
 
 # Modules that only register implementations (ufunc calls, CuPy's hooks, the fallback).
-from . import _cupy_hooks, _diagonals, _fallback, _indexing, _stacking, _ufuncs  # noqa: F401
+from . import _cupy_hooks, _diagonals, _fallback, _indexing, _padding, _stacking, _ufuncs  # noqa: F401
 
 # The array API's extensions, as submodules: mdarray.linalg and mdarray.fft; and NumPy's
 # lib.stride_tricks, which array-agnostic code reaches through a namespace.

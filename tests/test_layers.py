@@ -66,6 +66,7 @@ LAYERS = (
             "_rearranging_functions",
             "_stacking",
             "_diagonals",
+            "_padding",
             "_utility_functions",
             "_linear_algebra_functions",
             "_linalg",
