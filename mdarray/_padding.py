@@ -151,10 +151,13 @@ def pad(array: DistArray, pad_width: Any, mode: Any = "constant", **kwargs: Any)
         for axis, (runs, r) in enumerate(zip(per_axis, box)):
             lead = (slice(None),) * axis
             for begin, count, first, _ in runs:
-                if first < 0:
-                    side = 0 if r[begin] < widths[axis][0] else 1
-                    key = (*lead, slice(begin, begin + count))
-                    out[key] = constants[axis][side]
+                if first < 0:  # before the input, then after it (both for an empty axis)
+                    held = r[begin : begin + count]
+                    low = len(range(held.start, min(held.stop, widths[axis][0]), held.step))
+                    before_key = (*lead, slice(begin, begin + low))
+                    after_key = (*lead, slice(begin + low, begin + count))
+                    out[before_key] = constants[axis][0]
+                    out[after_key] = constants[axis][1]
         # The input's part: one ascending run per axis, where the chunk meets it.
         inner = tuple([run for run in runs if run[2] >= 0] for runs in per_axis)
         if all(inner):

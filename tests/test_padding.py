@@ -68,3 +68,11 @@ def test_other_modes_take_the_fallback():
     x = mdarray.asarray(np.arange(4.0))
     with pytest.warns(mdarray.PerformanceWarning, match="numpy.pad"):
         assert_dist_equal(np.pad(x, 2, mode="mean"), np.pad(np.arange(4.0), 2, mode="mean"))
+
+
+def test_constant_pad_of_an_empty_axis_takes_both_sides_constants():
+    """Found by hypothesis: one run of constants spans the before and after sides."""
+    x = mdarray.asarray(np.zeros((2, 0), np.int16))
+    want = np.pad(np.zeros((2, 0), np.int16), 1, constant_values=(0, 1))
+    with mdarray.options(fallback="raise"):
+        assert_dist_equal(np.pad(x, 1, constant_values=(0, 1)), want)
