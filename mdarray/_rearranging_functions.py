@@ -1,11 +1,12 @@
 """Manipulations that copy elements to new positions: repeat, tile and roll.
 
-`repeat` (by one count) and `tile` copy each chunk on its own device into the chunks of a
-layout made from x's (boundaries scaled by the count; copies of x's layout side by side),
-so nothing moves between devices. `roll` keeps x's layout; each chunk fetches the shifted
+`repeat` and `tile` copy each chunk on its own device into the chunks of a layout made
+from x's (boundaries scaled by the count or shifted by the counts before them; copies of
+x's layout side by side), so nothing moves between devices. `roll` keeps x's layout; each chunk fetches the shifted
 region of x it holds (at most two pieces per rolled axis) through
 `_redistribute.region_value`, so only what crosses chunk boundaries moves. Repeating by
-one count per element stays on the fallback policy (`mdarray.options`).
+one count per element over chunks strided along the axis takes the fallback policy
+(`mdarray.options`).
 """
 
 from __future__ import annotations
@@ -45,21 +46,15 @@ def _empty_like_layout(x: DistArray, shape: tuple) -> DistArray:
     return wrap(Chunks.empty(layout, x.dtype, x.storage.backend), x.mode)
 
 
-def _scalar_count(repeats) -> int | None:
-    """`repeats` as one int count where it is one (an int, or a NumPy array of one
-    integer), else None."""
+def _host_counts(repeats) -> np.ndarray | None:
+    """`repeats` as integer counts on the host (a DistArray of counts is read there: the
+    counts move, not the array), or None where NumPy's own checks must speak."""
     if isinstance(repeats, (bool, np.bool_)):
         return None
-    if isinstance(repeats, (int, np.integer)):
-        return int(repeats)
-    if (
-        isinstance(repeats, np.ndarray)
-        and repeats.size == 1
-        and repeats.ndim <= 1
-        and repeats.dtype.kind in "iu"
-    ):
-        return int(repeats.reshape(-1)[0])
-    return None
+    counts = repeats.get() if isinstance(repeats, DistArray) else np.asarray(repeats)
+    if counts.dtype.kind not in "iu" or counts.ndim > 1:
+        return None
+    return counts
 
 
 def _repeated_pieces(r: range, count: int) -> list[range]:
@@ -74,18 +69,32 @@ def _repeated_pieces(r: range, count: int) -> list[range]:
 
 @implements(np.repeat)
 def _repeat(a, repeats, axis=None):
-    """``numpy.repeat``: by one count, per chunk on its own device (nothing moves); the
-    result's chunks are x's with their positions along `axis` scaled by the count (a
-    strided chunk becomes `count` strided chunks). The mode is kept: each element is a
-    copy of one element of `a`. By one count per element, the fallback policy."""
-    count = _scalar_count(repeats)
-    if count is None or not isinstance(a, DistArray):
+    """``numpy.repeat``, per chunk on its own device (nothing moves but the counts); the
+    mode is kept, each element being a copy of one element of `a`. By one count, the
+    result's chunks are a's with their positions along `axis` scaled by it (a strided
+    chunk becomes `count` strided chunks); by one count per element, each chunk's
+    positions start at the sum of the counts before it (strided chunks along `axis`: the
+    fallback policy)."""
+    if not isinstance(a, DistArray):
         return fallback(np.repeat, (a, repeats), {"axis": axis}, "numpy.repeat")
-    if count < 0:
-        raise ValueError("negative dimensions are not allowed")
+    given = (a, axis)
     if axis is None or a.ndim == 0:  # NumPy takes a 0-d array as 1-D here
         a, axis = ravel(a), 0 if axis is None else axis
     axis = _normalize_axis(axis, a.ndim)
+    counts = _host_counts(repeats)
+    if counts is not None and counts.size == 1:
+        return _repeat_by(a, int(counts.reshape(-1)[0]), axis)
+    strided = any(len(box[axis]) > 1 and box[axis].step > 1 for box in a.layout.boxes)
+    if counts is None or counts.shape != (a.shape[axis],) or strided:
+        return fallback(np.repeat, (given[0], repeats), {"axis": given[1]}, "numpy.repeat")
+    if (counts < 0).any():
+        raise ValueError("repeats may not contain negative values.")
+    return _repeat_each(a, counts, axis)
+
+
+def _repeat_by(a: DistArray, count: int, axis: int) -> DistArray:
+    if count < 0:
+        raise ValueError("negative dimensions are not allowed")
     shape = (*a.shape[:axis], a.shape[axis] * count, *a.shape[axis + 1 :])
     entries = []
     for k, ((device, index), box) in enumerate(zip(a.layout.chunks, a.layout.boxes)):
@@ -105,6 +114,30 @@ def _repeat(a, repeats, axis=None):
     return wrap(Chunks.generate(layout, a.storage.backend, make, a.dtype), a.mode)
 
 
+def _repeat_each(a: DistArray, counts: np.ndarray, axis: int) -> DistArray:
+    """`a` (no strided chunk along `axis`) with element i along `axis` repeated
+    ``counts[i]`` times: each chunk starts at the sum of the counts before it."""
+    offsets = np.concatenate(([0], np.cumsum(counts, dtype=np.intp))).tolist()
+    shape = (*a.shape[:axis], offsets[-1], *a.shape[axis + 1 :])
+    entries = []
+    for k, ((device, index), box) in enumerate(zip(a.layout.chunks, a.layout.boxes)):
+        r = box[axis]
+        held = range(offsets[r.start], offsets[r[-1] + 1]) if len(r) else range(0)
+        new = (*index[:axis], _regions.to_slice(held), *index[axis + 1 :])
+        entries.append((device, new, (k, r)))
+    layout, sources = _grouped(shape, entries)
+    buffers = a.storage.buffers
+    xp = a.storage.backend.xp
+
+    def make(t: int):
+        k, r = sources[t]
+        if not len(r):
+            return buffers[k].copy()
+        return xp.repeat(buffers[k], counts[r.start : r[-1] + 1].tolist(), axis=axis)
+
+    return wrap(Chunks.generate(layout, a.storage.backend, make, a.dtype), a.mode)
+
+
 def repeat(x: DistArray, repeats: Any, /, *, axis: int | None = None) -> DistArray:
     """Each element of `x` repeated `repeats` times (an int, or one count per element
     along `axis`) along `axis`; `x` is flattened first without `axis` (array API).
@@ -115,8 +148,8 @@ def repeat(x: DistArray, repeats: Any, /, *, axis: int | None = None) -> DistArr
         The input array.
     repeats : int or DistArray
         The number of repetitions: one for all, or a 1-D integer array with one per
-        element along `axis`. With one count nothing moves between devices (each chunk
-        is repeated where it lies); with one per element, the fallback policy applies.
+        element along `axis` (read on the host). Each chunk is repeated where it lies:
+        nothing else moves between devices.
     axis : int, optional
         The axis to repeat along; None flattens `x` first.
 

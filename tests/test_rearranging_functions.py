@@ -36,18 +36,21 @@ def test_repeat_by_one_count_matches_numpy(pair, data):
     check_natively(np.repeat, np.repeat, (x, repeats), (value, repeats), {"axis": axis})
 
 
-@settings(max_examples=30)
+@settings(max_examples=60)
 @given(mst.dist_arrays(), st.data())
 def test_repeat_per_element_matches_numpy(pair, data):
-    """One count per element: the fallback policy."""
+    """One count per element: natively, except over chunks strided along the axis."""
     x, value = pair
     axis = data.draw(st.none() | st.integers(-x.ndim - 1, x.ndim))
     n = value.size if axis is None else (value.shape[axis] if -x.ndim <= axis < x.ndim else 1)
     numpy_repeats = np.array(data.draw(st.lists(st.integers(0, 2), min_size=n, max_size=n)))
     repeats = mdarray.asarray(numpy_repeats, device=x.device)
-    check_against_numpy(
-        mdarray.repeat, np.repeat, (x, repeats), (value, numpy_repeats), {"axis": axis}
+    strided = any(
+        s.step > 1 and s.stop - s.start > 1 for _, index in x.layout.chunks for s in index
     )
+    check = check_against_numpy if strided else check_natively
+    check(mdarray.repeat, np.repeat, (x, repeats), (value, numpy_repeats), {"axis": axis})
+    check(np.repeat, np.repeat, (x, numpy_repeats), (value, numpy_repeats), {"axis": axis})
 
 
 @settings(max_examples=60)
@@ -111,7 +114,21 @@ def test_tile_and_repeat_move_nothing():
     assert repeated[0].layout == mdarray.Layout.block((36, 4), devices=[0, 1, 2])
 
 
-def test_repeat_per_element_still_warns():
-    x = mdarray.asarray(np.arange(3))
+def test_repeat_per_element_moves_only_the_counts():
+    x, value = _row_blocks()
+    counts = np.arange(12) % 3
+    with mdarray.options(fallback="raise"), mdarray.count_transfers() as moved:
+        got = np.repeat(x, counts, axis=0)
+    assert moved.total == 0
+    assert_dist_equal(got, np.repeat(value, counts, axis=0))
+    distributed_counts = mdarray.asarray(counts)
+    with mdarray.options(fallback="raise"), mdarray.count_transfers() as moved:
+        np.repeat(x, distributed_counts, axis=0)
+    assert moved.total <= counts.nbytes  # the counts, read on the host
+
+
+def test_repeat_per_element_over_strided_chunks_warns():
+    layout = mdarray.Layout((6,), {0: slice(0, 6, 2), 1: slice(1, 6, 2)})
+    x = mdarray.distributed_array(np.arange(6), layout)
     with pytest.warns(mdarray.PerformanceWarning, match="numpy.repeat"):
-        assert_dist_equal(np.repeat(x, [1, 0, 2]), np.repeat(np.arange(3), [1, 0, 2]))
+        assert_dist_equal(np.repeat(x, [1, 0, 2] * 2), np.repeat(np.arange(6), [1, 0, 2] * 2))
