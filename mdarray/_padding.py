@@ -156,8 +156,9 @@ def pad(array: DistArray, pad_width: Any, mode: Any = "constant", **kwargs: Any)
                     low = len(range(held.start, min(held.stop, widths[axis][0]), held.step))
                     before_key = (*lead, slice(begin, begin + low))
                     after_key = (*lead, slice(begin + low, begin + count))
-                    out[before_key] = constants[axis][0]
-                    out[after_key] = constants[axis][1]
+                    # Through the backend: a signed zero is written bit for bit on CuPy.
+                    storage.backend.assign(out, before_key, constants[axis][0])
+                    storage.backend.assign(out, after_key, constants[axis][1])
         # The input's part: one ascending run per axis, where the chunk meets it.
         inner = tuple([run for run in runs if run[2] >= 0] for runs in per_axis)
         if all(inner):
