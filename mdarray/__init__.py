@@ -11,10 +11,13 @@ from . import (  # noqa: F401
     _comparisons,
     _contractions,
     _cupy_hooks,
+    _diagonals,
     _fallback,
     _indexing,
     _nan_reductions,
     _numpy_statistics,
+    _padding,
+    _stacking,
     _ufuncs,
 )
 

@@ -1,32 +1,109 @@
 """Utility functions of the array API not among the reductions: diff.
 
 ``all`` and ``any`` are reductions and live with the other statistical functions.
-`diff` gathers its operands to the host for now and distributes NumPy's result again,
-under the fallback policy (`mdarray.options`).
+`diff` runs per chunk: each chunk fetches the `n` elements past its end along the axis
+from the chunks that hold them (a halo, through `_redistribute.region_value`), so only
+those edge elements move between devices.
 """
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
 
-from ._array import DistArray
-from ._creation_functions import asarray
-from ._fallback import fallback
+from . import _redistribute, _regions
+from ._array import DistArray, wrap
+from ._layout import Layout, _normalize_axis
+from ._manipulation_functions import broadcast_to, concat
+from ._modes import REPLICA
+from ._plan_cache import plan_cache
 from ._registry import implements
+from ._storage import Chunks
 
 _NO_VALUE: Any = np._NoValue
 
 
+@plan_cache
+def diff_layout(layout: Layout, axis: int, n: int) -> Layout:
+    """The layout of ``diff(x, n=n, axis=axis)`` for x of `layout`: each chunk keeps its
+    device and its positions along `axis` that are below the new length (``length - n``,
+    at least 0), since result element ``i`` is computed from x's ``i .. i + n``."""
+    length = max(layout.shape[axis] - n, 0)
+    shape = (*layout.shape[:axis], length, *layout.shape[axis + 1 :])
+    index_map: dict = {}
+    for device, index in layout.chunks:
+        s = index[axis]
+        kept = range(min(s.start, length), min(s.stop, length), s.step)
+        shifted = (*index[:axis], _regions.to_slice(kept), *index[axis + 1 :])
+        index_map.setdefault(device, []).append(shifted)
+    return Layout(shape, index_map)
+
+
+def _diff_chunks(x: DistArray, n: int, axis: int) -> Chunks:
+    """The chunks of ``numpy.diff(x, n, axis)`` in `diff_layout`, each from a halo of x."""
+    storage = x.storage
+    backend = storage.backend
+    xp = backend.xp
+    layout = diff_layout(x.layout, axis, n)
+    dtype = np.diff(np.zeros(n + 1, x.dtype), n=n).dtype
+    source = x.layout.boxes
+
+    def make(k: int):
+        box = layout.boxes[k]
+        kept = box[axis]
+        if not len(kept):
+            return xp.empty(layout.chunk_shapes[k], dtype)
+        # The chunk's positions from its first to n past its last: its halo included.
+        region = (*box[:axis], range(kept.start, kept[-1] + n + 1), *box[axis + 1 :])
+        device = layout.chunk_devices[k]
+        if region == source[k] and x.mode is REPLICA:
+            piece = storage.buffers[k]
+        else:
+            piece = _redistribute.region_value(storage, x.mode, region, device)
+        out = xp.diff(piece, n=n, axis=axis)
+        step = (slice(None),) * axis + (slice(None, None, kept.step),)
+        return out[step]
+
+    return Chunks.generate(layout, backend, make, dtype)
+
+
 @implements(np.diff)
 def _diff(a, n=1, axis=-1, prepend=_NO_VALUE, append=_NO_VALUE):
-    kwargs = {"n": n, "axis": axis}
-    if prepend is not _NO_VALUE:
-        kwargs["prepend"] = prepend
-    if append is not _NO_VALUE:
-        kwargs["append"] = append
-    return fallback(np.diff, (a,), kwargs, "numpy.diff")
+    """``numpy.diff`` over DistArrays: per chunk, from the chunk's data and the `n`
+    elements past its end along `axis` (fetched from the next chunk: only those move).
+    The result is laid out as `a` shrunk by `n` along `axis` (`diff_layout`), in REPLICA
+    mode (differences do not commute with combining partial copies)."""
+    n = operator.index(n)
+    if n == 0:
+        return a
+    if n < 0:
+        raise ValueError("order must be non-negative but got " + repr(n))
+    if not isinstance(a, DistArray):
+        template = next(s for s in (prepend, append) if isinstance(s, DistArray))
+        a = _as_dist(np.asanyarray(a), template)
+    if a.ndim == 0:
+        raise ValueError("diff requires input that is at least one dimensional")
+    axis = _normalize_axis(axis, a.ndim)
+    parts: list[DistArray] = []
+    for given in (prepend, a, append):
+        if given is _NO_VALUE:
+            continue
+        side = _as_dist(given if isinstance(given, DistArray) else np.asanyarray(given), a)
+        if side.ndim == 0:
+            side = broadcast_to(side, (*a.shape[:axis], 1, *a.shape[axis + 1 :]))
+        parts.append(side)
+    if len(parts) > 1:
+        a = concat(parts, axis=axis)
+    return wrap(_diff_chunks(a, n, axis), REPLICA)
+
+
+def _as_dist(value, template: DistArray) -> DistArray:
+    if isinstance(value, DistArray):
+        return value
+    layout = Layout.block(value.shape, devices=template.devices)
+    return wrap(Chunks.from_host(np.asarray(value), layout, template.storage.backend))
 
 
 def diff(
@@ -61,8 +138,7 @@ def diff(
     --------
     >>> import mdarray, numpy as np
     >>> x = mdarray.asarray(np.array([1, 4, 9, 16]))
-    >>> with mdarray.options(fallback="allow"):
-    ...     mdarray.diff(x).get(), mdarray.diff(x, n=2).get()
+    >>> mdarray.diff(x).get(), mdarray.diff(x, n=2).get()
     (array([3, 5, 7]), array([2, 2]))
     """
     kwargs: dict[str, Any] = {"n": n, "axis": axis}
@@ -70,4 +146,4 @@ def diff(
         kwargs["prepend"] = prepend
     if append is not None:
         kwargs["append"] = append
-    return np.diff(asarray(x), **kwargs)
+    return np.diff(x, **kwargs)

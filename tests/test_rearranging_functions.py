@@ -1,5 +1,5 @@
 """repeat/tile/roll against NumPy over drawn layouts and modes, 0-d and empty arrays and
-NumPy's errors included."""
+NumPy's errors included, natively (``fallback="raise"``); what each moves."""
 
 import numpy as np
 import pytest
@@ -12,30 +12,59 @@ from mdarray.testing import assert_dist_equal
 from mdarray.testing import strategies as mst
 
 
-@settings(max_examples=30)
+def check_natively(func, numpy_func, args, numpy_args, kwargs=None):
+    """`func` gives `numpy_func`'s value (or error) under ``fallback="raise"``."""
+    kwargs = kwargs or {}
+    try:
+        want = numpy_func(*numpy_args, **kwargs)
+    except Exception as error:
+        with pytest.raises(type(error)), mdarray.options(fallback="raise"):
+            func(*args, **kwargs)
+        return
+    with mdarray.options(fallback="raise"):
+        got = func(*args, **kwargs)
+    assert_dist_equal(got, np.asarray(want))
+
+
+@settings(max_examples=60)
 @given(mst.dist_arrays(), st.data())
-def test_repeat_matches_numpy(pair, data):
+def test_repeat_by_one_count_matches_numpy(pair, data):
     x, value = pair
     axis = data.draw(st.none() | st.integers(-x.ndim - 1, x.ndim))
-    if data.draw(st.booleans()):
-        repeats = numpy_repeats = data.draw(st.integers(-1, 3))
-    else:
-        n = value.size if axis is None else (value.shape[axis] if -x.ndim <= axis < x.ndim else 1)
-        numpy_repeats = np.array(data.draw(st.lists(st.integers(0, 2), min_size=n, max_size=n)))
-        repeats = mdarray.asarray(numpy_repeats, device=x.device)
-    check_against_numpy(
-        mdarray.repeat, np.repeat, (x, repeats), (value, numpy_repeats), {"axis": axis}
+    repeats = data.draw(st.integers(-1, 3) | st.integers(0, 3).map(lambda n: np.array([n])))
+    check_natively(mdarray.repeat, np.repeat, (x, repeats), (value, repeats), {"axis": axis})
+    check_natively(np.repeat, np.repeat, (x, repeats), (value, repeats), {"axis": axis})
+
+
+@settings(max_examples=60)
+@given(mst.dist_arrays(), st.data())
+def test_repeat_per_element_matches_numpy(pair, data):
+    """One count per element: natively, except over chunks strided along the axis."""
+    x, value = pair
+    axis = data.draw(st.none() | st.integers(-x.ndim - 1, x.ndim))
+    n = value.size if axis is None else (value.shape[axis] if -x.ndim <= axis < x.ndim else 1)
+    numpy_repeats = np.array(data.draw(st.lists(st.integers(0, 2), min_size=n, max_size=n)))
+    repeats = mdarray.asarray(numpy_repeats, device=x.device)
+    strided = any(
+        s.step > 1 and s.stop - s.start > 1 for _, index in x.layout.chunks for s in index
     )
+    check = check_against_numpy if strided else check_natively
+    check(mdarray.repeat, np.repeat, (x, repeats), (value, numpy_repeats), {"axis": axis})
+    check(np.repeat, np.repeat, (x, numpy_repeats), (value, numpy_repeats), {"axis": axis})
 
 
-@settings(max_examples=30)
-@given(mst.dist_arrays(), st.lists(st.integers(0, 2), max_size=4).map(tuple))
+@settings(max_examples=60)
+@given(
+    mst.dist_arrays(),
+    st.lists(st.integers(0, 2), max_size=4).map(tuple) | st.integers(-1, 3),
+)
 def test_tile_matches_numpy(pair, repetitions):
     x, value = pair
-    check_against_numpy(mdarray.tile, np.tile, (x, repetitions), (value, repetitions))
+    check_natively(mdarray.tile, np.tile, (x, repetitions), (value, repetitions))
+    check_natively(np.tile, np.tile, (x, repetitions), (value, repetitions))
 
 
-@settings(max_examples=30)
+@settings(max_examples=60)
 @given(mst.dist_arrays(), st.data())
 def test_roll_matches_numpy(pair, data):
     x, value = pair
@@ -50,14 +79,56 @@ def test_roll_matches_numpy(pair, data):
         shift = tuple(
             data.draw(st.lists(st.integers(-9, 9), min_size=len(axis), max_size=len(axis)))
         )
-    check_against_numpy(mdarray.roll, np.roll, (x, shift), (value, shift), {"axis": axis})
+    check_natively(mdarray.roll, np.roll, (x, shift), (value, shift), {"axis": axis})
+    check_natively(np.roll, np.roll, (x, shift), (value, shift), {"axis": axis})
 
 
-def test_the_warning_and_numpy_entry_points():
-    x = mdarray.asarray(np.arange(3))
-    with pytest.warns(mdarray.PerformanceWarning, match="numpy.roll"):
-        assert_dist_equal(np.roll(x, 1), np.roll(np.arange(3), 1))
-    with pytest.warns(mdarray.PerformanceWarning, match="numpy.tile"):
-        assert_dist_equal(np.tile(x, 2), np.tile(np.arange(3), 2))
+def _row_blocks():
+    value = np.arange(48.0).reshape(12, 4)
+    return mdarray.distributed_array(value, mdarray.Layout.block((12, 4), devices=[0, 1, 2])), value
+
+
+@pytest.mark.parametrize("shift", [1, -2, 5])
+def test_roll_moves_only_what_crosses_chunk_boundaries(shift):
+    """Row blocks of 4 rows: each chunk fetches |shift| rows (up to 4) from a neighbour."""
+    x, value = _row_blocks()
+    with mdarray.options(fallback="raise"), mdarray.count_transfers() as moved:
+        got = np.roll(x, shift, axis=0)
+    assert moved.total == 3 * min(abs(shift), 4) * 4 * value.itemsize
+    assert got.layout == x.layout
+    assert_dist_equal(got, np.roll(value, shift, axis=0))
+    with mdarray.count_transfers() as moved:
+        np.roll(x, shift, axis=1)  # within each chunk
+    assert moved.total == 0
+
+
+def test_tile_and_repeat_move_nothing():
+    x, value = _row_blocks()
+    with mdarray.options(fallback="raise"), mdarray.count_transfers() as moved:
+        tiled = np.tile(x, (2, 3))
+        repeated = [np.repeat(x, 3, axis=a) for a in (0, 1)]
+    assert moved.total == 0
+    assert_dist_equal(tiled, np.tile(value, (2, 3)))
+    for a, got in enumerate(repeated):
+        assert_dist_equal(got, np.repeat(value, 3, axis=a))
+    assert repeated[0].layout == mdarray.Layout.block((36, 4), devices=[0, 1, 2])
+
+
+def test_repeat_per_element_moves_only_the_counts():
+    x, value = _row_blocks()
+    counts = np.arange(12) % 3
+    with mdarray.options(fallback="raise"), mdarray.count_transfers() as moved:
+        got = np.repeat(x, counts, axis=0)
+    assert moved.total == 0
+    assert_dist_equal(got, np.repeat(value, counts, axis=0))
+    distributed_counts = mdarray.asarray(counts)
+    with mdarray.options(fallback="raise"), mdarray.count_transfers() as moved:
+        np.repeat(x, distributed_counts, axis=0)
+    assert moved.total <= counts.nbytes  # the counts, read on the host
+
+
+def test_repeat_per_element_over_strided_chunks_warns():
+    layout = mdarray.Layout((6,), {0: slice(0, 6, 2), 1: slice(1, 6, 2)})
+    x = mdarray.distributed_array(np.arange(6), layout)
     with pytest.warns(mdarray.PerformanceWarning, match="numpy.repeat"):
-        assert_dist_equal(np.repeat(x, 2), np.repeat(np.arange(3), 2))
+        assert_dist_equal(np.repeat(x, [1, 0, 2] * 2), np.repeat(np.arange(6), [1, 0, 2] * 2))

@@ -1,4 +1,5 @@
-"""diff against NumPy over drawn layouts and modes: n, axis, prepend and append."""
+"""diff against NumPy over drawn layouts and modes (n, axis, prepend and append), natively:
+under ``fallback="raise"``, and moving only the halo rows."""
 
 import numpy as np
 import pytest
@@ -30,22 +31,38 @@ def test_diff_matches_numpy(pair, data):
             shape[axis] = data.draw(st.integers(0, 2))
             extra, extra_value = data.draw(mst.dist_arrays(shape=tuple(shape), dtype=value.dtype))
             kwargs[side], numpy_kwargs[side] = extra, extra_value
+    if data.draw(st.booleans()) and -x.ndim <= axis < x.ndim:
+        kwargs["append"] = numpy_kwargs["append"] = 7  # a scalar, broadcast along axis
     try:
         want = np.diff(value, **numpy_kwargs)
     except Exception as error:
-        with pytest.raises(type(error)), mdarray.options(fallback="allow"):
+        with pytest.raises(type(error)), mdarray.options(fallback="raise"):
             mdarray.diff(x, **kwargs)
         return
-    with mdarray.options(fallback="allow"):
+    with mdarray.options(fallback="raise"):
         assert_dist_equal(mdarray.diff(x, **kwargs), want)
         assert_dist_equal(np.diff(x, **kwargs), want)
 
 
-def test_diff_errors_and_warning():
-    with pytest.warns(mdarray.PerformanceWarning, match="numpy.diff"):
-        got = mdarray.diff(mdarray.asarray(np.array([1, 4, 9])))
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_diff_moves_only_the_halo(n):
+    """Row blocks along axis 0: each chunk boundary moves n rows, nothing else."""
+    value = np.arange(60.0).reshape(12, 5) ** 2
+    x = mdarray.distributed_array(value, mdarray.Layout.block(value.shape, devices=[0, 1, 2]))
+    with mdarray.options(fallback="raise"), mdarray.count_transfers() as moved:
+        got = np.diff(x, n=n, axis=0)
+    assert moved.total == 2 * n * 5 * value.itemsize
+    assert_dist_equal(got, np.diff(value, n=n, axis=0))
+    assert got.devices == x.devices
+    with mdarray.count_transfers() as moved:
+        np.diff(x, n=n, axis=1)
+    assert moved.total == 0
+
+
+def test_diff_errors():
+    got = mdarray.diff(mdarray.asarray(np.array([1, 4, 9])))
     assert_dist_equal(got, np.array([3, 5]))
-    with mdarray.options(fallback="allow"):
+    with mdarray.options(fallback="raise"):
         with pytest.raises(ValueError, match="at least one dimensional"):
             mdarray.diff(mdarray.asarray(np.float64(1.0)))
         with pytest.raises(np.exceptions.AxisError):

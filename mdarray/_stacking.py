@@ -1,0 +1,109 @@
+"""NumPy's stacking and splitting shorthands over DistArrays: vstack, hstack, column_stack,
+split and array_split.
+
+The stacks are `concat` after giving each operand enough axes, so each chunk is copied on
+its own device and no data moves between devices. The splits are basic slices of the
+input: views of its chunks, nothing copied or moved.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ._array import DistArray
+from ._manipulation_functions import _as_distarrays, concat, reshape
+from ._registry import implements
+
+
+def _atleast(x: DistArray, ndim: int) -> DistArray:
+    """`x` with leading axes of length one up to `ndim` (views, as ``numpy.atleast_2d``)."""
+    if x.ndim >= ndim:
+        return x
+    return reshape(x, (1,) * (ndim - x.ndim) + x.shape)
+
+
+@implements(np.vstack)
+def vstack(tup: Sequence[Any], *, dtype=None, casting="same_kind") -> DistArray:
+    """``numpy.vstack``: the arrays (1-D ones as rows) joined along the first axis, by
+    `concat` (each chunk copied on its own device; nothing moves between devices).
+
+    >>> import mdarray, numpy as np
+    >>> np.vstack([mdarray.zeros(3), mdarray.ones(3)]).shape
+    (2, 3)
+    """
+    arrays = [_atleast(a, 2) for a in _as_distarrays(tup)]
+    return concat(arrays, axis=0, dtype=dtype, casting=casting)
+
+
+@implements(np.hstack)
+def hstack(tup: Sequence[Any], *, dtype=None, casting="same_kind") -> DistArray:
+    """``numpy.hstack``: the arrays joined along the second axis (the first for 1-D
+    arrays), by `concat` (nothing moves between devices).
+
+    >>> import mdarray, numpy as np
+    >>> np.hstack([mdarray.zeros(3), mdarray.ones(2)]).shape
+    (5,)
+    """
+    arrays = [_atleast(a, 1) for a in _as_distarrays(tup)]
+    axis = 0 if arrays and arrays[0].ndim == 1 else 1
+    return concat(arrays, axis=axis, dtype=dtype, casting=casting)
+
+
+@implements(np.column_stack)
+def column_stack(tup: Sequence[Any]) -> DistArray:
+    """``numpy.column_stack``: 1-D (and 0-d) arrays as columns, joined along the second
+    axis with the 2-D ones, by `concat` (nothing moves between devices).
+
+    >>> import mdarray, numpy as np
+    >>> np.column_stack([mdarray.zeros(3), mdarray.ones((3, 2))]).shape
+    (3, 3)
+    """
+    arrays = [reshape(_atleast(a, 1), (-1, 1)) if a.ndim < 2 else a for a in _as_distarrays(tup)]
+    return concat(arrays, axis=1)
+
+
+@implements(np.array_split)
+def array_split(ary: DistArray, indices_or_sections: Any, axis: int = 0) -> list[DistArray]:
+    """``numpy.array_split``: `ary` cut along `axis` into sections (as equal as possible)
+    or at the given indices, as basic slices: views of its chunks, nothing moves.
+
+    >>> import mdarray, numpy as np
+    >>> [a.shape for a in np.array_split(mdarray.arange(5), 2)]
+    [(3,), (2,)]
+    """
+    total = ary.shape[axis]  # IndexError for a missing axis, as NumPy
+    try:
+        sections = len(indices_or_sections) + 1
+        points = [0, *(operator.index(i) for i in indices_or_sections), total]
+    except TypeError:
+        sections = int(indices_or_sections)
+        if sections <= 0:
+            raise ValueError("number sections must be larger than 0.") from None
+        each, extras = divmod(total, sections)
+        sizes = [0] + extras * [each + 1] + (sections - extras) * [each]
+        points = np.cumsum(sizes).tolist()
+    axis = operator.index(axis) % ary.ndim
+    keys = [(*(slice(None),) * axis, slice(points[i], points[i + 1])) for i in range(sections)]
+    return [ary[key] for key in keys]
+
+
+@implements(np.split)
+def split(ary: DistArray, indices_or_sections: Any, axis: int = 0) -> list[DistArray]:
+    """``numpy.split``: as `array_split`, but a number of sections must divide the axis
+    (views of the chunks, nothing moves).
+
+    >>> import mdarray, numpy as np
+    >>> [a.shape for a in np.split(mdarray.arange(6), [1, 4])]
+    [(1,), (3,), (2,)]
+    """
+    try:
+        len(indices_or_sections)
+    except TypeError:
+        sections = indices_or_sections
+        if ary.shape[axis] % sections:
+            raise ValueError("array split does not result in an equal division") from None
+    return array_split(ary, indices_or_sections, axis)

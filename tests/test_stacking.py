@@ -1,0 +1,68 @@
+"""vstack, hstack, column_stack, split and array_split against NumPy over drawn layouts and
+modes, natively (``fallback="raise"``); the splits move nothing."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import mdarray
+from mdarray.testing import assert_dist_equal
+from mdarray.testing import strategies as mst
+
+
+def _check(func, args, numpy_args, kwargs=None):
+    kwargs = kwargs or {}
+    try:
+        want = func(*numpy_args, **kwargs)
+    except Exception as error:
+        with pytest.raises(type(error)), mdarray.options(fallback="raise"):
+            func(*args, **kwargs)
+        return None
+    with mdarray.options(fallback="raise"):
+        got = func(*args, **kwargs)
+    if isinstance(want, list):
+        assert isinstance(got, list)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            assert_dist_equal(g, w)
+    else:
+        assert_dist_equal(got, want)
+    return got
+
+
+@settings(max_examples=40)
+@given(
+    st.sampled_from([np.vstack, np.hstack, np.column_stack]),
+    mst.shapes(max_dims=3),
+    st.integers(1, 3),
+    st.data(),
+)
+def test_stacks_match_numpy(func, shape, count, data):
+    pairs = [data.draw(mst.dist_arrays(shape=shape, dtype="float64")) for _ in range(count)]
+    _check(func, ([x for x, _ in pairs],), ([v for _, v in pairs],))
+
+
+@settings(max_examples=40)
+@given(mst.dist_arrays(), st.data())
+def test_splits_match_numpy_and_move_nothing(pair, data):
+    x, value = pair
+    func = data.draw(st.sampled_from([np.split, np.array_split]))
+    axis = data.draw(st.integers(-x.ndim - 1, x.ndim))
+    if data.draw(st.booleans()):
+        sections = data.draw(st.integers(-1, 4))
+    else:
+        sections = data.draw(st.lists(st.integers(-4, 6), max_size=3))
+    if _check(func, (x, sections), (value, sections), {"axis": axis}) is not None:
+        with mdarray.options(fallback="raise"), mdarray.count_transfers() as moved:
+            func(x, sections, axis=axis)
+        assert moved.total == 0
+
+
+def test_stacks_mix_numpy_operands():
+    x = mdarray.asarray(np.arange(3.0))
+    with mdarray.options(fallback="raise"):
+        assert_dist_equal(mdarray.vstack([x, np.ones(3)]), np.vstack([np.arange(3.0), np.ones(3)]))
+        assert_dist_equal(
+            mdarray.column_stack([x, x]), np.column_stack([np.arange(3.0), np.arange(3.0)])
+        )
