@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from _backend_facts import ON_CUDA
 from _layouts import spread, two_chunks
-from hypothesis import example, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 from numpy.lib.array_utils import normalize_axis_tuple
 
@@ -92,6 +92,11 @@ REDUCTIONS = [np.sum, np.prod, np.max, np.min, np.all, np.any, np.amax, np.amin]
 def test_reductions_match_numpy(pair, func, data, keepdims):
     x, expected = pair
     axis = data.draw(axes(x.ndim)) if isinstance(data, st.DataObject) else data
+    if func is np.prod and expected.dtype.kind in "fc" and np.isfinite(expected).all():
+        # A product that overflows depends on its grouping where it meets a zero (inf * 0
+        # is NaN in NumPy's order, 0 * finite first is 0 in a chunked one), as NumPy's own
+        # result depends on its loop order.
+        assume(np.isfinite(quiet(np.prod, expected, axis=axis)).all())
     check(func, x, expected, axis=axis, keepdims=keepdims)
 
 
