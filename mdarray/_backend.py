@@ -139,6 +139,8 @@ class DeviceSet:
     >>> ds = mdarray.DeviceSet([0, 1])
     >>> list(ds), ds.backend in ("cpu", "cuda")
     ([0, 1], True)
+    >>> mdarray.DeviceSet([1]) == 1
+    True
     """
 
     __slots__ = ("backend", "device_ids")
@@ -159,11 +161,17 @@ class DeviceSet:
         return device in self.device_ids
 
     def __eq__(self, other: object) -> bool:
+        # A device id names the set of that one device (``device=0`` gives arrays whose
+        # ``.device == 0``, as the array API's clients check).
+        if isinstance(other, int) and not isinstance(other, bool):
+            return self.device_ids == (other,)
         if not isinstance(other, DeviceSet):
             return NotImplemented
         return (self.device_ids, self.backend) == (other.device_ids, other.backend)
 
     def __hash__(self) -> int:
+        if len(self.device_ids) == 1:  # equal to its device id, so hashed as it
+            return hash(self.device_ids[0])
         return hash((self.device_ids, self.backend))
 
     def __repr__(self) -> str:

@@ -214,6 +214,13 @@ def test_device_set_is_hashable_and_iterable():
     assert hash(ds) == hash(mdarray.DeviceSet((0, 1), backend="cpu"))
     assert ds != mdarray.DeviceSet([0, 1], backend="cuda")
     assert eval(repr(ds), {"DeviceSet": mdarray.DeviceSet}) == ds
+    # A device id is the set of that one device: equal, and hashed alike.
+    one = mdarray.DeviceSet([1], backend="cpu")
+    assert one == 1
+    assert one != 0
+    assert ds != 0
+    assert one != True  # noqa: E712 (a bool is not a device id)
+    assert {one: "x"}[1] == "x"
     with pytest.raises(ValueError, match="at least one device"):
         mdarray.DeviceSet([])
 
