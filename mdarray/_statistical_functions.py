@@ -168,9 +168,9 @@ def _moment(func, stat, a, axis, dtype, out, keepdims, where, **extra):
     checked = _reduction.check_with_probe(func, a, out, kwargs)
     axes = _reduction.normalize_axes(axis, a.ndim)
     keep = bool(kwargs.get("keepdims", False))
-    if a.size == 0:
-        shape = _reduction.reduced_shape(a.shape, axes, keep)
-        result = _reduction.filled(a, shape, checked, checked.dtype)
+    if a.size == 0:  # NumPy on an empty host array of the shape: its values and warnings
+        value = np.asarray(func(np.empty(a.shape, a.dtype), **kwargs))
+        result = _reduction.filled(a, value.shape, value, value.dtype)
     else:
         where = kwargs.get("where", True)
         result = stat(a, axes, keep, _compute_dtype(a.dtype, dtype), where)

@@ -397,3 +397,19 @@ def test_complex_var_with_too_large_ddof_divides_like_numpy():
         with mdarray.options(fallback="raise"):
             got = np.var(x, ddof=2, dtype=np.complex128).get()
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("func", [np.mean, np.var, np.std])
+@pytest.mark.parametrize(("shape", "axis"), [((0,), None), ((0, 5), 0), ((0, 5), 1), ((3, 0), 0)])
+def test_moments_of_empty_arrays_warn_as_numpy(func, shape, axis):
+    """NumPy's values and its warnings ("Mean of empty slice", "Degrees of freedom <= 0")
+    where a slice is empty; none where the result is empty."""
+    value = np.zeros(shape)
+    with warnings.catch_warnings(record=True) as theirs:
+        warnings.simplefilter("always")
+        want = func(value, axis=axis)
+    with warnings.catch_warnings(record=True) as ours:
+        warnings.simplefilter("always")
+        got = func(mdarray.asarray(value), axis=axis)
+    assert_matches(got, want)
+    assert [str(w.message) for w in ours] == [str(w.message) for w in theirs]
