@@ -101,7 +101,23 @@ def _is_run(index, n: int) -> bool:
     return bool(np.all(np.diff(index) == 1))
 
 
-def _to_host(backend, arrays: list, devices: list) -> list:
+def runs(x: DistArray) -> list:
+    """The pieces ``(device, array)`` of 1-D REPLICA `x`, runs of consecutive elements
+    in order, each element once (local views where `x`'s layout allows; else `x` is
+    resharded into blocks first), empty ones left out."""
+    layout, (n,) = x.layout, x.shape
+    plan = _redistribute.replica_plan(layout, _regions.full_box(x.shape), layout.chunk_devices[0])
+    if not all(_is_run(piece[1][0], n) for piece in plan):
+        return runs(x.reshard(Layout.block(x.shape, devices=layout.devices)))
+    buffers, xp = x.storage.buffers, x.storage.backend.xp
+    return [
+        (layout.chunk_devices[k], _regions.apply_index(buffers[k], chunk_index, xp))
+        for k, region_index, chunk_index in sorted(plan, key=lambda piece: _first(piece[1][0], n))
+        if _first(region_index[0], n) < n
+    ]
+
+
+def to_host(backend, arrays: list, devices: list) -> list:
     """Small arrays read to the host (samples, cut points)."""
     out = []
     for array, device in zip(arrays, devices):
@@ -151,7 +167,7 @@ def sample_sort(x: DistArray, with_indices: bool) -> tuple[DistArray, DistArray 
         step = max(1, values.shape[0] // len(targets))
         samples.append(values[step // 2 :: step][: len(targets)])
     pool = np.sort(
-        np.concatenate([np.empty(0, dtype), *_to_host(backend, samples, [p[0] for p in pieces])])
+        np.concatenate([np.empty(0, dtype), *to_host(backend, samples, [p[0] for p in pieces])])
     )
     splitters = pool[(np.arange(1, len(targets)) * len(pool)) // len(targets)]
     cuts_on_device = []
@@ -162,7 +178,7 @@ def sample_sort(x: DistArray, with_indices: bool) -> tuple[DistArray, DistArray 
             )
     cuts = [
         np.concatenate([[0], c.astype(np.intp), [p[1].shape[0]]])
-        for c, p in zip(_to_host(backend, cuts_on_device, [p[0] for p in pieces]), pieces)
+        for c, p in zip(to_host(backend, cuts_on_device, [p[0] for p in pieces]), pieces)
     ]
     sizes = [sum(int(c[t + 1] - c[t]) for c in cuts) for t in range(len(targets))]
     starts = np.cumsum([0, *sizes])
