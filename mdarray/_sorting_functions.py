@@ -35,7 +35,7 @@ from ._registry import implements
 from ._storage import Chunks
 
 
-def _splits(layout: Layout, axis: int) -> bool:
+def splits(layout: Layout, axis: int) -> bool:
     """Whether some chunk of `layout` holds only part of `axis`."""
     whole = range(layout.shape[axis])
     return any(box[axis] != whole for box in layout.boxes)
@@ -68,7 +68,7 @@ def sorted_along(x: DistArray, axis: int | None, arg: bool) -> DistArray:
             return sorted_along(reshape(x, (1,)), axis, True)
         raise np.exceptions.AxisError(axis, 0)
     axis = normalize_axis_index(operator.index(axis), x.ndim)
-    if x.size == 0 or not _splits(x.layout, axis):
+    if x.size == 0 or not splits(x.layout, axis):
         return _per_chunk(x, axis, arg)
     if x.ndim > 1:
         return _per_chunk(x.reshard(_whole_axis_layout(x, axis)), axis, arg)
