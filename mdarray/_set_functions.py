@@ -219,6 +219,10 @@ def unique_all(x: DistArray, /) -> Any:
     """The unique elements of `x` (flattened), with the index of each one's first
     occurrence, the indices that rebuild `x` from them, and their counts (array API).
 
+    Moves what the distributed argsort of `x` moves, one element per chunk boundary,
+    and for the inverse each element to the device of the unique values it lands in
+    and its index back (see the module docstring).
+
     Parameters
     ----------
     x : DistArray
@@ -244,6 +248,8 @@ def unique_all(x: DistArray, /) -> Any:
 
 def unique_counts(x: DistArray, /) -> Any:
     """The unique elements of `x` (flattened) and how often each occurs (array API).
+
+    Moves what the distributed sort of `x` moves and one element per chunk boundary.
 
     Parameters
     ----------
@@ -271,6 +277,8 @@ def unique_inverse(x: DistArray, /) -> Any:
     """The unique elements of `x` (flattened) and the indices into them that rebuild `x`
     (array API).
 
+    Moves as `unique_all` does.
+
     Parameters
     ----------
     x : DistArray
@@ -296,6 +304,8 @@ def unique_inverse(x: DistArray, /) -> Any:
 
 def unique_values(x: DistArray, /) -> DistArray:
     """The unique elements of `x` (flattened), sorted (array API); each NaN is its own.
+
+    Moves what the distributed sort of `x` moves and one element per chunk boundary.
 
     Parameters
     ----------

@@ -243,6 +243,10 @@ def sort(
     """A sorted copy of `x` along `axis` (array API); NaNs sort last, as in NumPy
     (first when `descending`).
 
+    Along an axis no chunk splits nothing moves; a split 1-D array is sample sorted
+    (each element moves once) and an N-D one resharded so the axis is whole (see the
+    module docstring).
+
     Parameters
     ----------
     x : DistArray
@@ -278,6 +282,8 @@ def argsort(
 ) -> DistArray:
     """The indices that sort `x` along `axis` (array API); equal elements keep their
     order when `stable`, descending included.
+
+    Moves as `sort` does, each element with its global index where the sample sort runs.
 
     Parameters
     ----------
