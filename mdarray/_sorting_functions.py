@@ -128,6 +128,52 @@ def to_host(backend, arrays: list, devices: list) -> list:
     return out
 
 
+def _cuts(backend, pieces: list, parts: int, dtype, in_order: bool) -> list:
+    """Per piece (sorted), where it is cut for the `parts` result chunks: host arrays
+    of ``parts + 1`` positions.
+
+    Regular samples of each piece, read by the host, give the splitters. Where the
+    pieces are runs in order, an element's key is (value, piece, position in the
+    piece): the order of (value, global index), so ties are cut too and a value held by
+    many elements spreads over several result chunks. Otherwise the key is the value
+    (equal elements land in one chunk; the merge orders them by index).
+    """
+    xp = backend.xp
+    devices = [device for device, _, _ in pieces]
+    steps = [max(1, values.shape[0] // parts) for _, values, _ in pieces]
+    samples = to_host(
+        backend, [v[step // 2 :: step][:parts] for (_, v, _), step in zip(pieces, steps)], devices
+    )
+    # Samples listed by (piece, position): a stable sort by value orders them by key.
+    values = np.concatenate([np.empty(0, dtype), *samples])
+    piece_of = np.concatenate(
+        [np.empty(0, np.intp), *(np.full(len(h), p, np.intp) for p, h in enumerate(samples))]
+    )
+    position = np.concatenate(
+        [np.empty(0, np.intp), *(s // 2 + s * np.arange(len(h)) for s, h in zip(steps, samples))]
+    )
+    order = np.argsort(values, kind="stable")
+    chosen = order[(np.arange(1, parts) * len(order)) // parts]
+    splitters = values[chosen]
+    bounds = []
+    for device, values_p, _ in pieces:
+        with backend.on(device):
+            on_device = backend.from_host(splitters, device)
+            bounds.append(xp.searchsorted(values_p, on_device, side="left"))
+            bounds.append(xp.searchsorted(values_p, on_device, side="right"))
+    bounds = to_host(backend, bounds, [d for d in devices for _ in range(2)])
+    out = []
+    for p, (_, values_p, _) in enumerate(pieces):
+        cut = bounds[2 * p].astype(np.intp)
+        if in_order:
+            before = piece_of[chosen] > p  # the splitter's piece comes later: ties go left
+            cut = np.where(before, bounds[2 * p + 1], cut)
+            here = piece_of[chosen] == p
+            cut = np.where(here, position[chosen], cut)
+        out.append(np.concatenate([[0], cut, [values_p.shape[0]]]).astype(np.intp))
+    return out
+
+
 def sample_sort(x: DistArray, with_indices: bool) -> tuple[DistArray, DistArray | None]:
     """1-D REPLICA `x` sorted by a sample sort (see the module docstring), and with
     `with_indices` the stable order of its elements (global indices, intp).
@@ -160,26 +206,8 @@ def sample_sort(x: DistArray, with_indices: bool) -> tuple[DistArray, DistArray 
                 pieces.append((device, values[order], index[order]))
             else:
                 pieces.append((device, xp.sort(values, kind="stable"), None))
-    # Regular samples of each sorted piece give the splitters: result chunk t holds the
-    # values in [splitter t-1, splitter t).
-    samples = []
-    for _, values, _ in pieces:
-        step = max(1, values.shape[0] // len(targets))
-        samples.append(values[step // 2 :: step][: len(targets)])
-    pool = np.sort(
-        np.concatenate([np.empty(0, dtype), *to_host(backend, samples, [p[0] for p in pieces])])
-    )
-    splitters = pool[(np.arange(1, len(targets)) * len(pool)) // len(targets)]
-    cuts_on_device = []
-    for device, values, _ in pieces:
-        with backend.on(device):
-            cuts_on_device.append(
-                xp.searchsorted(values, backend.from_host(splitters, device), side="left")
-            )
-    cuts = [
-        np.concatenate([[0], c.astype(np.intp), [p[1].shape[0]]])
-        for c, p in zip(to_host(backend, cuts_on_device, [p[0] for p in pieces]), pieces)
-    ]
+    in_order = all(_is_run(piece[1][0], n) for piece in runs)
+    cuts = _cuts(backend, pieces, len(targets), dtype, in_order)
     sizes = [sum(int(c[t + 1] - c[t]) for c in cuts) for t in range(len(targets))]
     starts = np.cumsum([0, *sizes])
     result_layout = Layout(

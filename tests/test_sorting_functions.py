@@ -162,3 +162,18 @@ def test_errors_and_edge_shapes():
             mdarray.argsort(mdarray.asarray(np.zeros((2, 3))), axis=2, descending=True)
         empty = mdarray.argsort(mdarray.asarray(np.zeros((0, 3))), axis=0, descending=True)
     assert_dist_equal(empty, np.zeros((0, 3), np.intp))
+
+
+def test_1d_sample_sort_spreads_ties():
+    """Splitters cut ties too (by original position): a two-valued array spreads over
+    every device, and argsort stays stable."""
+    n, devices = 20_000, [0, 1, 2, 3]
+    value = np.random.default_rng(4).integers(0, 2, size=n).astype(bool)
+    x = mdarray.distributed_array(value, mdarray.Layout.block((n,), devices=devices))
+    with mdarray.options(fallback="raise"):
+        order = np.argsort(x)
+        values = np.sort(x)
+    assert_dist_equal(order, np.argsort(value, stable=True))
+    assert_dist_equal(values, np.sort(value))
+    for result in (order, values):
+        assert max(len(box[0]) for box in result.layout.boxes) < 1.5 * n / len(devices)
