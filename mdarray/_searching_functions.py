@@ -22,6 +22,7 @@ from ._creation_functions import asarray
 from ._fallback import fallback
 from ._modes import MAX, MIN, REPLICA
 from ._registry import implements
+from ._sorting_functions import runs, to_host
 from ._storage import Chunks
 
 
@@ -318,7 +319,51 @@ def nonzero(x: DistArray, /) -> tuple[DistArray, ...]:
 
 @implements(np.searchsorted)
 def _searchsorted(a, v, side="left", sorter=None):
-    return fallback(np.searchsorted, (a, v), {"side": side, "sorter": sorter}, "numpy.searchsorted")
+    """``numpy.searchsorted`` of a 1-D DistArray `a`: the first value of each piece of
+    `a` (read by the host: one per chunk) routes each query to the one piece it lands
+    in; that piece's device answers it with ``searchsorted`` plus the piece's offset.
+    Only the queries (there) and their answers (back) move; `sorter` reads its indices
+    to the host (``take``)."""
+    if not isinstance(a, DistArray) or (sorter is not None and not isinstance(sorter, DistArray)):
+        return fallback(
+            np.searchsorted, (a, v), {"side": side, "sorter": sorter}, "numpy.searchsorted"
+        )
+    v = v if isinstance(v, DistArray) else asarray(v)
+    # NumPy's errors (an `a` of another rank, a bad `side`) from empty stand-ins.
+    dtype = np.result_type(a.dtype, v.dtype)
+    np.searchsorted(np.empty((0,) * a.ndim, a.dtype), np.empty(0, v.dtype), side=side)
+    if sorter is not None:
+        a = np.take(a, sorter)
+    if a.mode.is_partial:
+        a = a.change_mode(REPLICA)
+    if v.mode.is_partial:
+        v = v.change_mode(REPLICA)
+    backend = v.storage.backend
+    xp = backend.xp
+    pieces = runs(a)
+    starts = np.cumsum([0, *(piece.shape[0] for _, piece in pieces)])
+    firsts = to_host(backend, [piece[:1] for _, piece in pieces], [d for d, _ in pieces])
+    firsts_host = np.concatenate([np.empty(0, dtype), *firsts]).astype(dtype)
+
+    def answer(chunk, device):
+        queries = chunk.reshape(-1).astype(dtype, copy=False)
+        route = xp.searchsorted(backend.from_host(firsts_host, device), queries, side=side) - 1
+        out = xp.zeros(queries.shape, np.intp)
+        (counts,) = to_host(backend, [xp.bincount(route + 1, minlength=len(pieces) + 1)], [device])
+        for p in np.flatnonzero(counts[1:]):
+            here = route == p
+            target, piece = pieces[p]
+            moved = backend.move(queries[here], device, target)
+            with backend.on(target):
+                found = xp.searchsorted(piece.astype(dtype, copy=False), moved, side=side)
+            out[here] = backend.move(found.astype(np.intp), target, device) + int(starts[p])
+        return out.reshape(chunk.shape)
+
+    devices = v.layout.chunk_devices
+    buffers = v.storage.buffers
+    return wrap(
+        Chunks.generate(v.layout, backend, lambda k: answer(buffers[k], devices[k]), np.intp)
+    )
 
 
 def searchsorted(
@@ -327,8 +372,9 @@ def searchsorted(
     """Where the elements of `x2` would be inserted into the sorted 1-D `x1` to keep it
     sorted (array API); `sorter` holds the indices that sort `x1`, if it is not sorted.
 
-    For now the operands are gathered to the host (under the fallback policy, see
-    `mdarray.options`).
+    The first value of each chunk of `x1` goes to the host and routes each element of
+    `x2` to the chunk it lands in; that chunk's device answers it. Only the elements of
+    `x2` and their answers move (`sorter`'s indices are read by the host).
 
     Parameters
     ----------
@@ -350,7 +396,7 @@ def searchsorted(
     --------
     >>> import mdarray, numpy as np
     >>> x1 = mdarray.asarray(np.array([1.0, 2.0, 2.0, 5.0]))
-    >>> with mdarray.options(fallback="allow"):
+    >>> with mdarray.options(fallback="raise"):
     ...     mdarray.searchsorted(x1, mdarray.asarray(np.array([2.0, 6.0])), side="right").get()
     array([3, 4])
     """

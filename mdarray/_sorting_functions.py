@@ -1,39 +1,268 @@
-"""Sorting functions: sort and argsort.
+"""Sorting functions: sort and argsort, without gathering.
 
-For now both gather the array to the host, sort with NumPy and distribute the result
-again, under the fallback policy (`mdarray.options`). A descending sort is an ascending
-stable sort of the reversed axis, reversed back (reversing is a relabeling of the chunks,
-no data moves): equal elements then keep their original order, as the array API asks.
+Along an axis that no chunk splits each chunk sorts its own lanes: nothing moves. A 1-D
+array split in chunks is sorted by a *sample sort*: each piece of it (each element once,
+local chunks first) sorts itself; regular samples of the sorted pieces go to the host
+(a few per piece) and give one splitter per boundary of the result; each piece cuts
+itself at the splitters (``searchsorted``) and sends each part to the result chunk of
+its value range, once; each result chunk merges what it received. The result is in
+blocks along the axis, on the array's devices, their sizes following the splitters. An
+N-D array split along the sort axis is first resharded into blocks along another axis
+(one movement), then sorted per chunk.
+
+argsort carries each element's global index along; ties are broken by that index, so
+the order is stable. A descending sort is an ascending stable sort of the reversed axis,
+reversed back (reversing is a relabeling of the chunks, no data moves): equal elements
+then keep their original order, as the array API asks. NaNs sort last, as in NumPy.
 """
 
 from __future__ import annotations
 
+import operator
 from typing import cast
 
 import numpy as np
+from numpy.lib.array_utils import normalize_axis_index
 
-from ._array import DistArray
+from . import _redistribute, _regions
+from ._array import DistArray, wrap
 from ._creation_functions import asarray
 from ._fallback import fallback
+from ._layout import Layout
 from ._manipulation_functions import flip, reshape
+from ._modes import REPLICA
 from ._registry import implements
+from ._storage import Chunks
+
+
+def splits(layout: Layout, axis: int) -> bool:
+    """Whether some chunk of `layout` holds only part of `axis`."""
+    whole = range(layout.shape[axis])
+    return any(box[axis] != whole for box in layout.boxes)
+
+
+def _per_chunk(x: DistArray, axis: int, arg: bool) -> DistArray:
+    """Each chunk sorts its own lanes along `axis` (a whole axis in every chunk)."""
+    xp = x.storage.backend.xp
+    if arg:
+        return wrap(x.storage.map(lambda c: xp.argsort(c, axis=axis, kind="stable"), dtype=np.intp))
+    return wrap(x.storage.map(lambda c: xp.sort(c, axis=axis, kind="stable")))
+
+
+def _whole_axis_layout(x: DistArray, axis: int) -> Layout:
+    """Blocks along the longest other axis, over `x`'s devices: `axis` whole in each."""
+    other = max((a for a in range(x.ndim) if a != axis), key=lambda a: x.shape[a])
+    return Layout.block(x.shape, axis=other, devices=x.layout.devices)
+
+
+def sorted_along(x: DistArray, axis: int | None, arg: bool) -> DistArray:
+    """`x` sorted (stably) along `axis` (None: flattened), or with `arg` the indices that
+    sort it, as NumPy's ``sort`` and ``argsort`` with ``stable=True``."""
+    if x.mode.is_partial:
+        x = x.change_mode(REPLICA)
+    if axis is None:
+        x = reshape(x, (-1,))
+        axis = 0
+    if x.ndim == 0:
+        if arg:  # NumPy's argsort takes a 0-d array as 1-D
+            return sorted_along(reshape(x, (1,)), axis, True)
+        raise np.exceptions.AxisError(axis, 0)
+    axis = normalize_axis_index(operator.index(axis), x.ndim)
+    if x.size == 0 or not splits(x.layout, axis):
+        return _per_chunk(x, axis, arg)
+    if x.ndim > 1:
+        return _per_chunk(x.reshard(_whole_axis_layout(x, axis)), axis, arg)
+    values, indices = sample_sort(x, arg)
+    return cast(DistArray, indices) if arg else values
+
+
+def _positions(backend, index, n: int, device):
+    """The global positions (intp, on `device`) that `index` (a slice or integers) of a
+    1-D array of length `n` picks."""
+    if isinstance(index, slice):
+        r = range(n)[index]
+        with backend.on(device):
+            return backend.xp.arange(r.start, r.stop, r.step, dtype=np.intp)
+    return backend.from_host(np.asarray(index, np.intp), device)
+
+
+def _first(index, n: int) -> int:
+    """The first position `index` (a slice or integers) picks; n when none."""
+    if isinstance(index, slice):
+        r = range(n)[index]
+        return r[0] if len(r) else n
+    return int(np.min(index, initial=n))
+
+
+def _is_run(index, n: int) -> bool:
+    """Whether `index` picks consecutive positions in increasing order."""
+    if isinstance(index, slice):
+        return len(range(n)[index]) < 2 or range(n)[index].step == 1
+    return bool(np.all(np.diff(index) == 1))
+
+
+def runs(x: DistArray) -> list:
+    """The pieces ``(device, array)`` of 1-D REPLICA `x`, runs of consecutive elements
+    in order, each element once (local views where `x`'s layout allows; else `x` is
+    resharded into blocks first), empty ones left out."""
+    layout, (n,) = x.layout, x.shape
+    plan = _redistribute.replica_plan(layout, _regions.full_box(x.shape), layout.chunk_devices[0])
+    if not all(_is_run(piece[1][0], n) for piece in plan):
+        return runs(x.reshard(Layout.block(x.shape, devices=layout.devices)))
+    buffers, xp = x.storage.buffers, x.storage.backend.xp
+    return [
+        (layout.chunk_devices[k], _regions.apply_index(buffers[k], chunk_index, xp))
+        for k, region_index, chunk_index in sorted(plan, key=lambda piece: _first(piece[1][0], n))
+        if _first(region_index[0], n) < n
+    ]
+
+
+def to_host(backend, arrays: list, devices: list) -> list:
+    """Small arrays read to the host (samples, cut points)."""
+    out = []
+    for array, device in zip(arrays, devices):
+        host = backend.host_empty(array.shape, array.dtype)
+        backend.to_host_into(host, array, device)
+        out.append(host)
+    backend.synchronize(sorted(set(devices)))
+    return out
+
+
+def _cuts(backend, pieces: list, parts: int, dtype, in_order: bool) -> list:
+    """Per piece (sorted), where it is cut for the `parts` result chunks: host arrays
+    of ``parts + 1`` positions.
+
+    Regular samples of each piece, read by the host, give the splitters. Where the
+    pieces are runs in order, an element's key is (value, piece, position in the
+    piece): the order of (value, global index), so ties are cut too and a value held by
+    many elements spreads over several result chunks. Otherwise the key is the value
+    (equal elements land in one chunk; the merge orders them by index).
+    """
+    xp = backend.xp
+    devices = [device for device, _, _ in pieces]
+    steps = [max(1, values.shape[0] // parts) for _, values, _ in pieces]
+    samples = to_host(
+        backend, [v[step // 2 :: step][:parts] for (_, v, _), step in zip(pieces, steps)], devices
+    )
+    # Samples listed by (piece, position): a stable sort by value orders them by key.
+    values = np.concatenate([np.empty(0, dtype), *samples])
+    piece_of = np.concatenate(
+        [np.empty(0, np.intp), *(np.full(len(h), p, np.intp) for p, h in enumerate(samples))]
+    )
+    position = np.concatenate(
+        [np.empty(0, np.intp), *(s // 2 + s * np.arange(len(h)) for s, h in zip(steps, samples))]
+    )
+    order = np.argsort(values, kind="stable")
+    chosen = order[(np.arange(1, parts) * len(order)) // parts]
+    splitters = values[chosen]
+    bounds = []
+    for device, values_p, _ in pieces:
+        with backend.on(device):
+            on_device = backend.from_host(splitters, device)
+            bounds.append(xp.searchsorted(values_p, on_device, side="left"))
+            bounds.append(xp.searchsorted(values_p, on_device, side="right"))
+    bounds = to_host(backend, bounds, [d for d in devices for _ in range(2)])
+    out = []
+    for p, (_, values_p, _) in enumerate(pieces):
+        cut = bounds[2 * p].astype(np.intp)
+        if in_order:
+            before = piece_of[chosen] > p  # the splitter's piece comes later: ties go left
+            cut = np.where(before, bounds[2 * p + 1], cut)
+            here = piece_of[chosen] == p
+            cut = np.where(here, position[chosen], cut)
+        out.append(np.concatenate([[0], cut, [values_p.shape[0]]]).astype(np.intp))
+    return out
+
+
+def sample_sort(x: DistArray, with_indices: bool) -> tuple[DistArray, DistArray | None]:
+    """1-D REPLICA `x` sorted by a sample sort (see the module docstring), and with
+    `with_indices` the stable order of its elements (global indices, intp).
+
+    Each element moves once between devices (with its index for `with_indices`); the
+    host reads a few samples and the cut points of each piece, and sends the splitters
+    back.
+    """
+    chunks = x.storage
+    backend, layout, dtype, (n,) = chunks.backend, chunks.layout, chunks.dtype, x.shape
+    xp = backend.xp
+    targets = layout.devices
+    buffers = chunks.buffers
+    plan = _redistribute.replica_plan(layout, _regions.full_box(x.shape), layout.chunk_devices[0])
+    # Without indices, a stable merge needs the pieces to be runs of consecutive elements,
+    # taken in order (signed zeros tell their order apart); other layouts carry indices.
+    runs = sorted(plan, key=lambda piece: _first(piece[1][0], n))
+    if not with_indices and not all(_is_run(piece[1][0], n) for piece in runs):
+        return sample_sort(x, True)
+    pieces: list = []  # (device, sorted values, their global indices or None)
+    for k, region_index, chunk_index in runs:
+        device = layout.chunk_devices[k]
+        with backend.on(device):
+            values = _regions.apply_index(buffers[k], chunk_index, xp)
+            if values.size == 0:
+                continue
+            if with_indices:
+                index = _positions(backend, region_index[0], n, device)
+                order = xp.argsort(values, kind="stable")
+                pieces.append((device, values[order], index[order]))
+            else:
+                pieces.append((device, xp.sort(values, kind="stable"), None))
+    in_order = all(_is_run(piece[1][0], n) for piece in runs)
+    cuts = _cuts(backend, pieces, len(targets), dtype, in_order)
+    sizes = [sum(int(c[t + 1] - c[t]) for c in cuts) for t in range(len(targets))]
+    starts = np.cumsum([0, *sizes])
+    result_layout = Layout(
+        (n,), {d: [slice(int(starts[t]), int(starts[t + 1]), 1)] for t, d in enumerate(targets)}
+    )
+    merged_values, merged_indices = [], []
+    for t, target in enumerate(targets):
+        received, received_index = [], []
+        for (device, values, index), c in zip(pieces, cuts):
+            if c[t + 1] > c[t]:
+                part = slice(int(c[t]), int(c[t + 1]))
+                received.append(backend.move(values[part], device, target))
+                if with_indices:
+                    received_index.append(backend.move(index[part], device, target))
+        with backend.on(target):
+            if not received:
+                merged_values.append(backend.empty((0,), dtype, target))
+                merged_indices.append(backend.empty((0,), np.intp, target))
+                continue
+            values = xp.concatenate(received)
+            if not with_indices:
+                merged_values.append(xp.sort(values, kind="stable"))
+                continue
+            # Ties broken by the global index: order by index, then stably by value.
+            index = xp.concatenate(received_index)
+            by_index = xp.argsort(index)
+            values, index = values[by_index], index[by_index]
+            order = xp.argsort(values, kind="stable")
+            merged_values.append(values[order])
+            merged_indices.append(index[order])
+    sorted_values = wrap(Chunks.of(result_layout, merged_values, backend, dtype))
+    if not with_indices:
+        return sorted_values, None
+    return sorted_values, wrap(Chunks.of(result_layout, merged_indices, backend, np.intp))
+
+
+_KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
 
 
 @implements(np.sort)
 def _sort(a, axis=-1, kind=None, order=None, *, stable=None):
-    return fallback(
-        np.sort, (a,), {"axis": axis, "kind": kind, "order": order, "stable": stable}, "numpy.sort"
-    )
+    """``numpy.sort``: every kind sorts stably here (the values are the same)."""
+    if not isinstance(a, DistArray) or order is not None or kind not in _KINDS:
+        args = {"axis": axis, "kind": kind, "order": order, "stable": stable}
+        return fallback(np.sort, (a,), args, "numpy.sort")
+    return sorted_along(a, axis, arg=False)
 
 
 @implements(np.argsort)
 def _argsort(a, axis=-1, kind=None, order=None, *, stable=None):
-    return fallback(
-        np.argsort,
-        (a,),
-        {"axis": axis, "kind": kind, "order": order, "stable": stable},
-        "numpy.argsort",
-    )
+    """``numpy.argsort``: stable whatever the kind (a stable order is a valid one)."""
+    if not isinstance(a, DistArray) or order is not None or kind not in _KINDS:
+        args = {"axis": axis, "kind": kind, "order": order, "stable": stable}
+        return fallback(np.argsort, (a,), args, "numpy.argsort")
+    return sorted_along(a, axis, arg=True)
 
 
 def sort(
@@ -41,6 +270,10 @@ def sort(
 ) -> DistArray:
     """A sorted copy of `x` along `axis` (array API); NaNs sort last, as in NumPy
     (first when `descending`).
+
+    Along an axis no chunk splits nothing moves; a split 1-D array is sample sorted
+    (each element moves once) and an N-D one resharded so the axis is whole (see the
+    module docstring).
 
     Parameters
     ----------
@@ -62,7 +295,7 @@ def sort(
     --------
     >>> import mdarray, numpy as np
     >>> x = mdarray.asarray(np.array([3, 1, 2]))
-    >>> with mdarray.options(fallback="allow"):
+    >>> with mdarray.options(fallback="raise"):
     ...     mdarray.sort(x, descending=True).get()
     array([3, 2, 1])
     """
@@ -77,6 +310,8 @@ def argsort(
 ) -> DistArray:
     """The indices that sort `x` along `axis` (array API); equal elements keep their
     order when `stable`, descending included.
+
+    Moves as `sort` does, each element with its global index where the sample sort runs.
 
     Parameters
     ----------
@@ -98,7 +333,7 @@ def argsort(
     --------
     >>> import mdarray, numpy as np
     >>> x = mdarray.asarray(np.array([3, 1, 3, 2]))
-    >>> with mdarray.options(fallback="allow"):
+    >>> with mdarray.options(fallback="raise"):
     ...     mdarray.argsort(x, descending=True).get()
     array([0, 2, 3, 1])
     """

@@ -213,18 +213,35 @@ def test_searchsorted_matches_numpy(dtype, n, shape, side, use_sorter, data):
         x1 = mdarray.distributed_array(v1, x1.layout, x1.mode)
         sorter = None
         want = np.searchsorted(v1, v2, side=side)
-    with mdarray.options(fallback="allow"):
+    with mdarray.options(fallback="raise"):
         got = mdarray.searchsorted(x1, x2, side=side, sorter=sorter)
     assert_dist_equal(got, np.asarray(want))
 
 
 def test_searchsorted_scalars_and_errors():
     x1 = mdarray.asarray(np.array([1, 3, 5]))
-    with mdarray.options(fallback="allow"):
+    with mdarray.options(fallback="raise"):
         assert_dist_equal(mdarray.searchsorted(x1, 4), np.asarray(np.searchsorted([1, 3, 5], 4)))
         with pytest.raises(ValueError, match="side"):
             mdarray.searchsorted(x1, 4, side="middle")
         with pytest.raises(ValueError, match="too deep"):
             mdarray.searchsorted(mdarray.asarray(np.zeros((2, 2))), 1.0)
+        assert_dist_equal(
+            mdarray.searchsorted(x1, 2.5), np.asarray(np.searchsorted([1, 3, 5], 2.5))
+        )
+        assert_dist_equal(np.searchsorted(x1, x1, side="right"), np.array([1, 2, 3]))
     with pytest.warns(mdarray.PerformanceWarning, match="numpy.searchsorted"):
-        mdarray.searchsorted(x1, x1)
+        np.searchsorted(np.array([1, 3, 5]), x1)  # a NumPy array searched: NumPy's
+
+
+def test_searchsorted_moves_only_the_queries_and_answers():
+    v1 = np.arange(1000.0)
+    x1 = mdarray.distributed_array(v1, mdarray.Layout.block(v1.shape, devices=[0, 1, 2, 3]))
+    v2 = np.array([3.5, 999.0, 250.0, 600.0])
+    x2 = mdarray.distributed_array(v2, mdarray.Layout.block(v2.shape, devices=[0]))
+    with mdarray.options(fallback="raise"), mdarray.count_transfers() as moved:
+        got = mdarray.searchsorted(x1, x2)
+    assert_dist_equal(got, np.searchsorted(v1, v2))
+    between_devices = sum(b for (s, d), b in moved.bytes.items() if "host" not in (s, d))
+    assert between_devices <= 2 * 3 * 8  # three queries routed away, three answers back
+    assert moved.total < 400

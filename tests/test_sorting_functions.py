@@ -19,6 +19,12 @@ TIED = {
     "bool": st.booleans(),
 }
 
+ELEMENTS = {
+    "float64": st.sampled_from([0.0, -0.0, 1.0, -np.inf, np.inf, np.nan]),
+    "int32": st.integers(-3, 3),
+    "complex128": st.sampled_from([0j, 1 + 0j, 1j, -1j, complex(np.nan, 0), complex(0, np.nan)]),
+}
+
 arrays = st.sampled_from(sorted(TIED)).flatmap(
     lambda dtype: mst.dist_arrays(dtype=dtype, elements=TIED[dtype])
 )
@@ -55,10 +61,10 @@ def test_sort_argsort_match_numpy(pair, func, axis, descending, stable):
     try:
         want = _expected(func, value, axis, descending, stable)
     except Exception as error:
-        with pytest.raises(type(error)), mdarray.options(fallback="allow"):
+        with pytest.raises(type(error)), mdarray.options(fallback="raise"):
             func(x, axis=axis, descending=descending, stable=stable)
         return
-    with mdarray.options(fallback="allow"):
+    with mdarray.options(fallback="raise"):
         got = func(x, axis=axis, descending=descending, stable=stable)
     assert isinstance(got, mdarray.DistArray)
     if func is mdarray.argsort and not stable and not descending:
@@ -74,7 +80,7 @@ def test_sort_argsort_match_numpy(pair, func, axis, descending, stable):
 def test_descending_keeps_equal_elements_in_order():
     value = np.array([[1.0, np.nan, 3.0, 1.0, np.nan, 3.0, -0.0, 0.0]])
     x = mdarray.distributed_array(value, mdarray.Layout.block(value.shape, axis=1))
-    with mdarray.options(fallback="allow"):
+    with mdarray.options(fallback="raise"):
         order = mdarray.argsort(x, descending=True)
         values = mdarray.sort(x, descending=True)
     assert_dist_equal(order, np.array([[1, 4, 2, 5, 0, 3, 6, 7]]))
@@ -82,23 +88,92 @@ def test_descending_keeps_equal_elements_in_order():
     assert not np.signbit(values.get()[0, -1])
 
 
-def test_numpy_functions_take_the_same_path_and_warn():
+def test_numpy_functions_take_the_same_path_natively():
     value = np.array([3, 1, 2, 1])
     x = mdarray.asarray(value)
-    with pytest.warns(mdarray.PerformanceWarning, match="numpy.sort"):
+    with mdarray.options(fallback="raise"):
+        assert_dist_equal(np.sort(x), np.sort(value))
+        assert_dist_equal(np.argsort(x, kind="mergesort"), np.argsort(value, stable=True))
+        assert_dist_equal(mdarray.argsort(x), np.argsort(value, stable=True))
+        assert_dist_equal(np.sort(x, axis=None), np.sort(value, axis=None))
+        with pytest.raises(TypeError, match=r"numpy\.sort"):
+            np.sort(x, order="f")  # record arrays are NumPy's
+
+
+@settings(max_examples=40)
+@given(
+    st.tuples(st.sampled_from(["float64", "int32", "complex128"]), st.integers(0, 40)).flatmap(
+        lambda drawn: mst.dist_arrays(
+            shape=(drawn[1],), dtype=drawn[0], elements=ELEMENTS[drawn[0]]
+        )
+    ),
+    st.booleans(),
+)
+def test_1d_sample_sort_matches_numpy(pair, arg):
+    """The sample sort over uneven, strided, overlapping and empty chunks: argsort
+    stable with many ties."""
+    x, value = pair
+    with mdarray.options(fallback="raise"):
+        got = mdarray.argsort(x) if arg else mdarray.sort(x)
+    want = np.argsort(value, stable=True) if arg else np.sort(value, stable=True)
+    assert_dist_equal(got, want)
+
+
+def test_sort_of_an_unsplit_axis_moves_nothing():
+    value = np.random.default_rng(0).normal(size=(8, 50))
+    x = mdarray.distributed_array(value, mdarray.Layout.block(value.shape, devices=[0, 1, 2]))
+    with mdarray.options(fallback="raise"), mdarray.count_transfers() as moved:
+        got = np.sort(x, axis=-1)
+        order = np.argsort(x, axis=1)
+    assert moved.total == 0
+    assert_dist_equal(got, np.sort(value, axis=-1))
+    assert_dist_equal(order, np.argsort(value, axis=1, stable=True))
+    assert got.layout == x.layout
+
+
+def test_1d_sample_sort_moves_each_element_about_once():
+    n, devices = 100_000, [0, 1, 2, 3]
+    value = np.random.default_rng(1).normal(size=n)
+    x = mdarray.distributed_array(value, mdarray.Layout.block((n,), devices=devices))
+    with mdarray.options(fallback="raise"), mdarray.count_transfers() as moved:
         got = np.sort(x)
     assert_dist_equal(got, np.sort(value))
-    with pytest.warns(mdarray.PerformanceWarning, match="numpy.argsort"):
-        assert_dist_equal(mdarray.argsort(x), np.argsort(value, stable=True))
-    with mdarray.options(fallback="raise"), pytest.raises(TypeError, match=r"numpy\.sort"):
-        mdarray.sort(x)
+    between_devices = sum(b for (s, d), b in moved.bytes.items() if "host" not in (s, d))
+    assert between_devices <= value.nbytes
+    assert moved.total - between_devices <= 64 * len(devices) ** 2  # samples and cuts
+    # Balanced: regular samples split random values into near-even blocks.
+    assert max(len(box[0]) for box in got.layout.boxes) < 1.5 * n / len(devices)
+
+
+def test_nd_split_axis_reshards_once():
+    value = np.random.default_rng(2).integers(0, 5, size=(6, 9))
+    x = mdarray.distributed_array(value, mdarray.Layout.block(value.shape, axis=1, devices=[0, 1]))
+    with mdarray.options(fallback="raise"), mdarray.count_transfers() as moved:
+        got = np.argsort(x, axis=1)
+    assert_dist_equal(got, np.argsort(value, axis=1, stable=True))
+    assert moved.total <= value.nbytes
 
 
 def test_errors_and_edge_shapes():
-    with mdarray.options(fallback="allow"):
+    with mdarray.options(fallback="raise"):
         with pytest.raises(np.exceptions.AxisError):
             mdarray.sort(mdarray.asarray(np.float64(1.0)))
         with pytest.raises(np.exceptions.AxisError):
             mdarray.argsort(mdarray.asarray(np.zeros((2, 3))), axis=2, descending=True)
         empty = mdarray.argsort(mdarray.asarray(np.zeros((0, 3))), axis=0, descending=True)
     assert_dist_equal(empty, np.zeros((0, 3), np.intp))
+
+
+def test_1d_sample_sort_spreads_ties():
+    """Splitters cut ties too (by original position): a two-valued array spreads over
+    every device, and argsort stays stable."""
+    n, devices = 20_000, [0, 1, 2, 3]
+    value = np.random.default_rng(4).integers(0, 2, size=n).astype(bool)
+    x = mdarray.distributed_array(value, mdarray.Layout.block((n,), devices=devices))
+    with mdarray.options(fallback="raise"):
+        order = np.argsort(x)
+        values = np.sort(x)
+    assert_dist_equal(order, np.argsort(value, stable=True))
+    assert_dist_equal(values, np.sort(value))
+    for result in (order, values):
+        assert max(len(box[0]) for box in result.layout.boxes) < 1.5 * n / len(devices)
