@@ -13,6 +13,7 @@ stands in, so the code above the backends never asks which backend it runs on.
 from __future__ import annotations
 
 import os
+import weakref
 from typing import Any
 
 import numpy as np
@@ -49,6 +50,8 @@ class CudaBackend:
         self.host_copy_threads = min(16, os.cpu_count() or 1)
         self._ring: StagingRing | None = None
         self._kernels: dict = {}
+        # Per fused function (weakly: lambdas come and go): its cupy.fuse kernel per name.
+        self._fused: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     def __repr__(self) -> str:
         return f"<mdarray cuda backend, devices {list(self.device_ids)}>"
@@ -311,6 +314,17 @@ class CudaBackend:
             kernel = _special_values.standard(self._cupy, ufunc, kernel)
             self._kernels[ufunc] = kernel = kernel or False
         return kernel or None
+
+    def fused_kernel(self, fn, kernel_name: str | None = None):
+        """The per-chunk kernel of ``mdarray.fuse(fn)``: ``cupy.fuse(fn)``, one GPU kernel
+        per call, made once per function and name (CuPy compiles it per dtypes)."""
+        kernels = self._fused.get(fn)
+        if kernels is None:
+            self._fused[fn] = kernels = {}
+        kernel = kernels.get(kernel_name)
+        if kernel is None:
+            kernel = kernels[kernel_name] = self._cupy.fuse(fn, kernel_name=kernel_name)
+        return kernel
 
     def may_fail(self, ufunc) -> bool:
         """CuPy's kernels never raise after writing part of their output."""
