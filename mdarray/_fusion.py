@@ -98,10 +98,10 @@ def _describe(got) -> str:
 def _run_chunk(fn, kernel, pieces, k, chunk_shape, dtype, backend):
     """``kernel(*pieces)`` for chunk `k`: a fresh array of `chunk_shape` and `dtype`."""
     chunk_shape = tuple(chunk_shape)
-    if chunk_shape == ():
-        # A 0-d chunk runs as one element: NumPy turns 0-d results into scalars, whose
-        # arithmetic warns (on overflow) where the unfused ops on arrays do not.
-        pieces = tuple(p.reshape(1) if backend.is_native(p) else p for p in pieces)
+    # 0-d pieces run as one element: NumPy turns 0-d results into scalars, whose arithmetic
+    # warns (on overflow) where the unfused ops on arrays do not, and which leave the
+    # backend's kernels (`CpuBackend.fused_kernel`).
+    pieces = tuple(p.reshape(1) if backend.is_native(p) and p.ndim == 0 else p for p in pieces)
     try:
         got = kernel(*pieces)
     except Exception as error:
