@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-import weakref
 from types import ModuleType
 
 import numpy as np
@@ -112,7 +111,7 @@ class CpuBackend:
         runs on the plain arrays (NumPy reuses the temporaries of a plain chain)."""
 
         def kernel(*args):
-            if not _calls_fixed(fn, args):
+            if not _special_values.calls_fixed(fn, args):
                 return fn(*args)
             views = [a.view(_StandardChunk) if type(a) is np.ndarray else a for a in args]
             got = fn(*views)
@@ -171,57 +170,6 @@ class _StandardChunk(np.ndarray):
         if isinstance(got, tuple):
             return tuple(_standard(g) for g in got)
         return _standard(got)
-
-
-class _Tracing(_StandardChunk):
-    """An empty stand-in that stops `fn` at its first ufunc in `_STANDARD`."""
-
-    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        if ufunc in _STANDARD:
-            raise _CallsFixed
-        got = getattr(ufunc, method)(*(_plain(x) for x in inputs), **kwargs)
-        if isinstance(got, tuple):
-            return tuple(_tracing(g) for g in got)
-        return _tracing(got)
-
-
-def _tracing(x):
-    return x.view(_Tracing) if type(x) is np.ndarray else x
-
-
-class _CallsFixed(Exception):
-    pass
-
-
-# Per fused function (weakly: lambdas come and go), per operand types: `_calls_fixed`.
-_FIXED_CALLS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def _calls_fixed(fn, args) -> bool:
-    """Whether `fn` calls a ufunc of `_STANDARD` on (arrays derived from) array `args`,
-    found once per function and operand types by running it on empty `_Tracing` arrays;
-    True where that run fails (the real call then raises the real error)."""
-    key = tuple((a.dtype, a.ndim) if isinstance(a, np.ndarray) else (type(a), None) for a in args)
-    known = _FIXED_CALLS.get(fn)
-    if known is None:
-        _FIXED_CALLS[fn] = known = {}
-    calls = known.get(key)
-    if calls is None:
-        stand_ins = [
-            # 1-d at least: NumPy's 0-d results are scalars, which a trace would lose.
-            np.empty((0,) * max(a.ndim, 1), a.dtype).view(_Tracing)
-            if isinstance(a, np.ndarray)
-            else a
-            for a in args
-        ]
-        try:
-            with np.errstate(all="ignore"):
-                fn(*stand_ins)
-            calls = False
-        except Exception:  # _CallsFixed, or fn fails: take the safe path
-            calls = True
-        known[key] = calls
-    return calls
 
 
 def _plain(x):

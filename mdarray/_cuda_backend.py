@@ -316,14 +316,18 @@ class CudaBackend:
         return kernel or None
 
     def fused_kernel(self, fn, kernel_name: str | None = None):
-        """The per-chunk kernel of ``mdarray.fuse(fn)``: ``cupy.fuse(fn)``, one GPU kernel
-        per call, made once per function and name (CuPy compiles it per dtypes)."""
+        """The per-chunk kernel of ``mdarray.fuse(fn)``: ``cupy.fuse`` of `fn`, one GPU
+        kernel per call, its NumPy ufuncs and operators run as CuPy's (`_kernels.UfuncsAs`:
+        CuPy's traced values take only CuPy's names); made once per function and name
+        (CuPy compiles it per dtypes). Where `fn` calls a ufunc whose kernel here fixes
+        the standard's special values (`_special_values.calls_fixed`), it runs unfused on
+        this backend's kernels, one per op, as the unfused ops do."""
         kernels = self._fused.get(fn)
         if kernels is None:
             self._fused[fn] = kernels = {}
         kernel = kernels.get(kernel_name)
         if kernel is None:
-            kernel = kernels[kernel_name] = self._cupy.fuse(fn, kernel_name=kernel_name)
+            kernel = kernels[kernel_name] = _fused(self, fn, kernel_name)
         return kernel
 
     def may_fail(self, ufunc) -> bool:
@@ -368,6 +372,23 @@ class CudaBackend:
             _write(out[key], value)
         else:
             _kernels.assign(self._cupy, out, index, value)
+
+
+def _fused(backend: CudaBackend, fn, kernel_name):
+    """The kernel `CudaBackend.fused_kernel` gives for `fn`."""
+    cupy = backend._cupy
+    fused = cupy.fuse(
+        _kernels.with_kernels(fn, lambda ufunc: getattr(cupy, ufunc.__name__)),
+        kernel_name=kernel_name,
+    )
+    eager = _kernels.with_kernels(fn, backend.ufunc_kernel)
+
+    def kernel(*args):
+        if _special_values.calls_fixed(fn, args):
+            return eager(*args)
+        return fused(*args)
+
+    return kernel
 
 
 def _write(target, value) -> None:

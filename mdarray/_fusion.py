@@ -134,7 +134,10 @@ def fuse(fn: Callable[..., Any] | None = None, *, kernel_name: str | None = None
     instead of once per op on DistArrays: no intermediate DistArrays and no dispatch per
     op. On the cpu backend each chunk runs ``fn`` on its NumPy arrays, with the kernels
     the unfused ops use (NumPy's, with the array API's special values); on the cuda
-    backend it runs ``cupy.fuse(fn)``, one GPU kernel per chunk.
+    backend it runs ``cupy.fuse(fn)``, one GPU kernel per chunk, with ``fn``'s NumPy
+    ufuncs run as CuPy's. Where ``fn`` calls a ufunc whose special values mdarray fixes
+    (``floor_divide``, ``remainder``, complex ``log``, ...), the cuda backend runs it
+    per op on its own kernels instead, so the value stays the unfused one.
 
     Parameters
     ----------

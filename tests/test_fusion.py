@@ -1,5 +1,7 @@
 """`mdarray.fuse` against the unfused function and NumPy, over drawn layouts and modes."""
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 from _layouts import spread
@@ -8,6 +10,8 @@ from hypothesis import strategies as st
 
 import mdarray
 from mdarray import Layout
+from mdarray._cpu_backend import CpuBackend
+from mdarray._cuda_backend import _fused
 from mdarray.testing import assert_chunks_hold, assert_dist_allclose, assert_dist_equal
 from mdarray.testing import strategies as mst
 
@@ -225,3 +229,41 @@ def test_functions_that_are_not_elementwise_are_refused_by_name():
         mdarray.fuse(ignores_first)(y, np.ones(2))
     with pytest.raises(TypeError, match="keyword"):
         mdarray.fuse(sin_chain)(x, y=1.0)
+
+
+class _NumPyAsCuPy:
+    """NumPy standing in for CuPy in the cuda backend's fused kernel (no GPU here):
+    ``fuse`` records the function and name and returns it; other names are NumPy's."""
+
+    def __init__(self):
+        self.fused = []
+        self.names = []
+
+    def fuse(self, fn, kernel_name=None):
+        self.fused.append((fn, kernel_name))
+        return fn
+
+    def __getattr__(self, name):
+        self.names.append(name)
+        return getattr(np, name)
+
+
+@pytest.mark.parametrize("fn", [sin_chain, comparisons, mixed, floor_chain])
+def test_cuda_fused_kernel_runs_numpy_ufuncs_by_cupy_names(fn):
+    # The cuda backend's kernel, with NumPy standing in for CuPy: CuPy's traced values take
+    # only CuPy's names, so the kernel given to cupy.fuse must route np.sin and operators
+    # there (`_kernels.UfuncsAs`); a chain with a fixed kernel (floor_divide) runs unfused
+    # on the backend's own kernels.
+    cupy = _NumPyAsCuPy()
+    backend = SimpleNamespace(_cupy=cupy, ufunc_kernel=CpuBackend(1).ufunc_kernel)
+    kernel = _fused(backend, fn, "named")
+    assert cupy.fused[0][1] == "named"
+    x = np.array([-np.inf, -2.5, 0.0, 1.0, 3.0, np.inf])
+    y = np.array([1.0, 2.0, -1.0, 0.0, 3.0, 2.0])
+    with np.errstate(all="ignore"):
+        got = kernel(x, y)
+        want = fn(mdarray.asarray(x), mdarray.asarray(y)).get()
+        traced = cupy.fused[0][0](x, y)  # what cupy.fuse traces, by CuPy's names
+    np.testing.assert_array_equal(got, want)
+    assert type(traced) is np.ndarray
+    assert cupy.names  # the traced call reached CuPy's names
