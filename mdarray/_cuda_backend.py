@@ -13,7 +13,6 @@ stands in, so the code above the backends never asks which backend it runs on.
 from __future__ import annotations
 
 import os
-import weakref
 from typing import Any
 
 import numpy as np
@@ -50,8 +49,6 @@ class CudaBackend:
         self.host_copy_threads = min(16, os.cpu_count() or 1)
         self._ring: StagingRing | None = None
         self._kernels: dict = {}
-        # Per fused function (weakly: lambdas come and go): its cupy.fuse kernel per name.
-        self._fused: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     def __repr__(self) -> str:
         return f"<mdarray cuda backend, devices {list(self.device_ids)}>"
@@ -318,17 +315,11 @@ class CudaBackend:
     def fused_kernel(self, fn, kernel_name: str | None = None):
         """The per-chunk kernel of ``mdarray.fuse(fn)``: ``cupy.fuse`` of `fn`, one GPU
         kernel per call, its NumPy ufuncs and operators run as CuPy's (`_kernels.UfuncsAs`:
-        CuPy's traced values take only CuPy's names); made once per function and name
-        (CuPy compiles it per dtypes). Where `fn` calls a ufunc whose kernel here fixes
-        the standard's special values (`_special_values.calls_fixed`), it runs unfused on
-        this backend's kernels, one per op, as the unfused ops do."""
-        kernels = self._fused.get(fn)
-        if kernels is None:
-            self._fused[fn] = kernels = {}
-        kernel = kernels.get(kernel_name)
-        if kernel is None:
-            kernel = kernels[kernel_name] = _fused(self, fn, kernel_name)
-        return kernel
+        CuPy's traced values take only CuPy's names; CuPy compiles it once per dtypes,
+        and the fused function keeps the kernel). Where `fn` calls a ufunc whose kernel
+        here fixes the standard's special values (`_special_values.calls_fixed`), it runs
+        unfused on this backend's kernels, one per op, as the unfused ops do."""
+        return _fused(self, fn, kernel_name)
 
     def may_fail(self, ufunc) -> bool:
         """CuPy's kernels never raise after writing part of their output."""

@@ -30,6 +30,8 @@ class Fused:
         functools.update_wrapper(self, fn)
         self.__wrapped__ = fn
         self.kernel_name = kernel_name
+        # Per backend, its kernel for fn (cupy.fuse's object compiles once per dtypes).
+        self._kernels: dict[Any, Callable[..., Any]] = {}
 
     def __repr__(self) -> str:
         return f"<mdarray.fuse of {_name(self.__wrapped__)}>"
@@ -50,7 +52,9 @@ class Fused:
         # fn is arbitrary: it need not commute with combining partial copies.
         operands = tuple(in_mode(x, REPLICA) if isinstance(x, DistArray) else x for x in operands)
         columns = [aligned(x, layout, backend) for x in operands]
-        kernel = backend.fused_kernel(fn, self.kernel_name)
+        kernel = self._kernels.get(backend)
+        if kernel is None:
+            kernel = self._kernels[backend] = backend.fused_kernel(fn, self.kernel_name)
         buffers = []
         for k, (device, chunk_shape, pieces) in enumerate(
             zip(layout.chunk_devices, layout.chunk_shapes, zip(*columns))
