@@ -1,10 +1,11 @@
-"""Compute figures: elementwise `a + b`, dispatch overhead, sum(axis=0) and matmul.
+"""Compute figures: elementwise `a + b`, dispatch overhead, sum(axis=0), matmul, and a
+fused chain (`mdarray.fuse`) against the same chain unfused.
 
 On the cuda backend: 16384x16384 float32 (matmul 8192x8192), all chunks on device 0,
 against CuPy and the seed (``cupyx.distributed.array``) in the same run. On the cpu
-backend: 2048x2048 (matmul 1024x1024) against NumPy.
+backend: 2048x2048 (matmul 1024x1024; the fused chain 4096x4096) against NumPy.
 
-Figures (names for --only): add, dispatch, sum, matmul.
+Figures (names for --only): add, dispatch, sum, matmul, fuse.
 
     MDARRAY_BACKEND=cuda python -m benchmarks.compute
 """
@@ -193,6 +194,37 @@ def bench_matmul(env: Env, report: Report, repeat: int) -> None:
     )
 
 
+def chain(x, y):
+    return np.sin(x) * 2 + y
+
+
+def bench_fuse(env: Env, report: Report, repeat: int) -> None:
+    """``sin(x) * 2 + y`` fused (one call per chunk) against the three ops unfused."""
+    fuse = need("fuse")
+    n = 16384 if env.cuda else 4096
+    a, b = random(env, (n, n), 7), random(env, (n, n), 8)
+    ref = median_time(env, lambda: chain(a, b), repeat=repeat)
+    index_map = row_blocks(n, n, 4)
+    x = mdarray.distributed_array(a, index_map)
+    y = mdarray.distributed_array(b, index_map)
+    fused = fuse(chain)
+    with mdarray.options(fallback="raise"):
+        if not np.array_equal(fused(x, y).get(), chain(x, y).get()):
+            raise AssertionError("fuse(chain) differs from the unfused chain")
+        unfused = median_time(env, lambda: chain(x, y), repeat=repeat)
+        ours = median_time(env, lambda: fused(x, y), repeat=repeat)
+    for work, seconds in [("unfused", unfused), ("fused", ours)]:
+        report.add(
+            f"`sin(x) * 2 + y` {work}, {n}x{n} float32, 4 row chunks",
+            ms(ref),
+            "—",
+            ms(seconds),
+            ratio(seconds, ref),
+            reference_s=ref,
+            mdarray_s=seconds,
+        )
+
+
 def main() -> None:
     args = parse_args(__doc__)
     env = Env()
@@ -202,6 +234,7 @@ def main() -> None:
         ("dispatch", bench_dispatch),
         ("sum", bench_sum),
         ("matmul", bench_matmul),
+        ("fuse", bench_fuse),
     ]:
         if wanted(args, name):
             report.attempt(name, lambda r, bench=bench: bench(env, r, args.repeat))

@@ -72,6 +72,7 @@ from ._data_type_functions import (
 )
 from ._debug import TransferCount, count_transfers
 from ._elementwise_functions import ARRAY_API_FUNCTIONS as _ELEMENTWISE_FUNCTIONS
+from ._fusion import fuse
 from ._groups import keeping_groups
 from ._indexing_functions import take, take_along_axis
 from ._info import __array_namespace_info__
@@ -171,6 +172,7 @@ __all__ = [
     "from_dlpack",
     "full",
     "full_like",
+    "fuse",
     "iinfo",
     "inf",
     "int8",

@@ -102,6 +102,26 @@ class CpuBackend:
         standard's special values where NumPy departs from them (`_special_values`)."""
         return _STANDARD.get(ufunc, ufunc)
 
+    def fused_kernel(self, fn, kernel_name: str | None = None):
+        """The per-chunk kernel of ``mdarray.fuse(fn)``: `fn` on the chunk's NumPy arrays.
+
+        Where `fn` calls a ufunc whose kernel here departs from NumPy's
+        (`_special_values`), the arrays are seen as `_StandardChunk`, so its ufuncs are
+        this backend's kernels (``inf // 2`` is inf, as in the unfused op); otherwise `fn`
+        runs on the plain arrays (NumPy reuses the temporaries of a plain chain)."""
+
+        def kernel(*args):
+            if not _special_values.calls_fixed(fn, args):
+                return fn(*args)
+            views = [a.view(_StandardChunk) if type(a) is np.ndarray else a for a in args]
+            got = fn(*views)
+            for arg, view in zip(args, views):
+                if got is view:
+                    return arg  # an operand itself: the caller sees it is not fresh
+            return got.view(np.ndarray) if isinstance(got, _StandardChunk) else got
+
+        return kernel
+
     def may_fail(self, ufunc) -> bool:
         """Whether a kernel may raise after writing part of its output: NumPy's integer
         power (negative exponents), any ufunc under ``np.errstate(... = "raise")``, and
@@ -132,3 +152,29 @@ class CpuBackend:
 
 # NumPy's ufuncs that `_special_values` patches, wrapped once.
 _STANDARD = {ufunc: _special_values.standard(np, ufunc, ufunc) for ufunc in _special_values.FIXED}
+
+
+class _StandardChunk(np.ndarray):
+    """A chunk's NumPy array inside a fused function: its ufunc calls (operators
+    included) run `CpuBackend.ufunc_kernel`'s kernels, so ``x // 2`` of ``inf`` is
+    ``inf`` there as in the unfused op; results stay `_StandardChunk`."""
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        inputs = tuple(_plain(x) for x in inputs)
+        if "out" in kwargs:
+            kwargs["out"] = tuple(_plain(o) for o in kwargs["out"])
+        if method == "__call__":
+            got = _STANDARD.get(ufunc, ufunc)(*inputs, **kwargs)
+        else:
+            got = getattr(ufunc, method)(*inputs, **kwargs)
+        if isinstance(got, tuple):
+            return tuple(_standard(g) for g in got)
+        return _standard(got)
+
+
+def _plain(x):
+    return x.view(np.ndarray) if isinstance(x, _StandardChunk) else x
+
+
+def _standard(x):
+    return x.view(_StandardChunk) if type(x) is np.ndarray else x

@@ -312,6 +312,15 @@ class CudaBackend:
             self._kernels[ufunc] = kernel = kernel or False
         return kernel or None
 
+    def fused_kernel(self, fn, kernel_name: str | None = None):
+        """The per-chunk kernel of ``mdarray.fuse(fn)``: ``cupy.fuse`` of `fn`, one GPU
+        kernel per call, its NumPy ufuncs and operators run as CuPy's (`_kernels.UfuncsAs`:
+        CuPy's traced values take only CuPy's names; CuPy compiles it once per dtypes,
+        and the fused function keeps the kernel). Where `fn` calls a ufunc whose kernel
+        here fixes the standard's special values (`_special_values.calls_fixed`), it runs
+        unfused on this backend's kernels, one per op, as the unfused ops do."""
+        return _fused(self, fn, kernel_name)
+
     def may_fail(self, ufunc) -> bool:
         """CuPy's kernels never raise after writing part of their output."""
         return False
@@ -354,6 +363,23 @@ class CudaBackend:
             _write(out[key], value)
         else:
             _kernels.assign(self._cupy, out, index, value)
+
+
+def _fused(backend: CudaBackend, fn, kernel_name):
+    """The kernel `CudaBackend.fused_kernel` gives for `fn`."""
+    cupy = backend._cupy
+    fused = cupy.fuse(
+        _kernels.with_kernels(fn, lambda ufunc: getattr(cupy, ufunc.__name__)),
+        kernel_name=kernel_name,
+    )
+    eager = _kernels.with_kernels(fn, backend.ufunc_kernel)
+
+    def kernel(*args):
+        if _special_values.calls_fixed(fn, args):
+            return eager(*args)
+        return fused(*args)
+
+    return kernel
 
 
 def _write(target, value) -> None:

@@ -6,6 +6,11 @@ The backends build their kernel capabilities (`Backend.assign`, `Backend.reduce`
 
 from __future__ import annotations
 
+import functools
+
+import numpy as np
+from numpy.lib.mixins import NDArrayOperatorsMixin
+
 from . import _regions
 
 
@@ -71,3 +76,45 @@ def fold_accumulate(kernel, chunk, axis: int, dtype):
         here = (slice(None),) * axis + (slice(i, i + 1),)
         out[here] = kernel(out[before], out[here])
     return out
+
+
+class UfuncsAs(NDArrayOperatorsMixin):
+    """An array (or a value ``cupy.fuse`` traces) inside a fused function whose NumPy
+    ufunc calls, operators included, run ``kernel_for(ufunc)`` on it: CuPy's kernels for
+    ``np.sin(x)`` and ``x + 1`` where CuPy's own objects only take CuPy's names."""
+
+    __slots__ = ("kernel_for", "value")
+
+    def __init__(self, value, kernel_for) -> None:
+        self.value = value
+        self.kernel_for = kernel_for
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if method != "__call__" or kwargs:
+            return NotImplemented
+        got = self.kernel_for(ufunc)(*(_unwrapped(x) for x in inputs))
+        if isinstance(got, tuple):
+            return tuple(UfuncsAs(g, self.kernel_for) for g in got)
+        return UfuncsAs(got, self.kernel_for)
+
+
+def _unwrapped(x):
+    return x.value if isinstance(x, UfuncsAs) else x
+
+
+def with_kernels(fn, kernel_for):
+    """`fn` with its array operands (anything with a dtype that is not a NumPy scalar)
+    seen as `UfuncsAs`, so its ufuncs run ``kernel_for(ufunc)``; its result unwrapped."""
+
+    @functools.wraps(fn)
+    def run(*args):
+        got = fn(*(UfuncsAs(a, kernel_for) if _is_array(a) else a for a in args))
+        if isinstance(got, tuple):
+            return tuple(_unwrapped(g) for g in got)
+        return _unwrapped(got)
+
+    return run
+
+
+def _is_array(x) -> bool:
+    return hasattr(x, "dtype") and not isinstance(x, np.generic)

@@ -17,6 +17,7 @@ costs a few elementwise passes where it runs (these are not hot functions).
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -144,3 +145,57 @@ _FIXES: dict[np.ufunc, tuple[str, _Fix]] = {
     np.arccosh: ("c", _acosh),
 }
 FIXED = tuple(_FIXES)
+
+
+# Fused functions (`mdarray.fuse`) ------------------------------------------------------
+
+
+class _Tracing(np.ndarray):
+    """An empty stand-in that stops a function at its first ufunc in `FIXED`."""
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if ufunc in _FIXES:
+            raise _CallsFixed
+        plain = [x.view(np.ndarray) if isinstance(x, _Tracing) else x for x in inputs]
+        got = getattr(ufunc, method)(*plain, **kwargs)
+        if isinstance(got, tuple):
+            return tuple(_tracing(g) for g in got)
+        return _tracing(got)
+
+
+def _tracing(x):
+    return x.view(_Tracing) if type(x) is np.ndarray else x
+
+
+class _CallsFixed(Exception):
+    pass
+
+
+# Per fused function (weakly: lambdas come and go), per operand types: `calls_fixed`.
+_FIXED_CALLS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def calls_fixed(fn, args) -> bool:
+    """Whether `fn` calls a ufunc of `FIXED` on (values derived from) its array `args`
+    (NumPy's or CuPy's), found once per function and operand dtypes and ranks by running
+    it on empty NumPy arrays; True where that run fails (the real call then raises the
+    real error). A backend runs such a function with its fixed kernels, not fused."""
+    key = tuple((a.dtype, a.ndim) if hasattr(a, "ndim") else (type(a), None) for a in args)
+    known = _FIXED_CALLS.get(fn)
+    if known is None:
+        _FIXED_CALLS[fn] = known = {}
+    calls = known.get(key)
+    if calls is None:
+        # 1-d at least: NumPy's 0-d results are scalars, which the trace would lose.
+        stand_ins = [
+            np.empty((0,) * max(a.ndim, 1), a.dtype).view(_Tracing) if hasattr(a, "ndim") else a
+            for a in args
+        ]
+        try:
+            with np.errstate(all="ignore"):
+                fn(*stand_ins)
+            calls = False
+        except Exception:  # _CallsFixed, or fn fails: take the safe path
+            calls = True
+        known[key] = calls
+    return calls

@@ -52,6 +52,7 @@ LAYERS = (
             "_groups",
             "_numpy_functions",
             "_ufuncs",
+            "_fusion",
             "_elementwise_functions",
             "_creation_functions",
             "_data_type_functions",
