@@ -17,6 +17,7 @@ from . import (  # noqa: F401
     _nan_reductions,
     _numpy_statistics,
     _padding,
+    _selection,
     _stacking,
     _ufuncs,
 )
