@@ -29,7 +29,8 @@ def _owned(x: DistArray, weights) -> tuple[list, list | None]:
     owned = Chunks.full(x.layout, True, np.dtype(bool), backend)
     owned = _redistribute.fill_shadowed(owned, False, in_place=True)
     pieces = None if weights is None else aligned(weights, x.layout, backend)
-    values, weighed = [], None if weights is None else []
+    values: list = []
+    weighed: list | None = None if weights is None else []
     for k, (device, chunk, mask) in enumerate(
         zip(x.layout.chunk_devices, storage.buffers, owned.buffers)
     ):
