@@ -42,7 +42,7 @@ SELECTED = ("linear", "lower", "higher", "nearest", "midpoint")
 # A lane's candidates are gathered once this few remain between the bounds.
 FEW = 1024
 # Pivots each chunk offers per round.
-PIVOTS = 128
+PIVOTS = 8
 
 
 # Per-chunk path ---------------------------------------------------------------------
