@@ -234,6 +234,52 @@ def _from_ranks(lane: _Lane, n: int, q: np.ndarray, method: str, median: bool, d
     return _lerp(a, b, gamma.astype(dtype))
 
 
+def _nan_lanes(xp, chunk, q, axes: tuple, keepdims: bool, method: str, median: bool):
+    """NumPy's nanquantile (or nanmedian) of one chunk along `axes` (whole in it), by
+    sorting its lanes (NaNs sort last) and NumPy's formulas on each lane's count of
+    non-NaN elements; NaN and NumPy's warning for an all-NaN lane."""
+    kept = [a for a in range(chunk.ndim) if a not in axes]
+    lanes = xp.moveaxis(chunk, list(axes), list(range(len(kept), chunk.ndim)))
+    kept_shape = lanes.shape[: len(kept)]
+    lanes = xp.sort(lanes.reshape(*kept_shape, -1), axis=-1)
+    n = xp.sum(~xp.isnan(lanes), axis=-1)
+    if bool((n == 0).any()):
+        warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=2)
+    last = xp.maximum(n - 1, 0)
+    q = np.asarray(0.5 if median else q, np.float64)
+    virtual = (n - 1) * xp.asarray(q.reshape(q.shape + (1,) * len(kept_shape)))
+
+    def take(index):
+        index = xp.broadcast_to(xp.clip(index, 0, last), virtual.shape).astype(xp.intp)
+        moved = xp.moveaxis(index, tuple(range(q.ndim)), tuple(range(-q.ndim, 0)))
+        flat = moved.reshape(*kept_shape, -1)
+        found = xp.take_along_axis(lanes, flat, axis=-1).reshape(moved.shape)
+        return xp.moveaxis(found, tuple(range(-q.ndim, 0)), tuple(range(q.ndim)))
+
+    if median:
+        low, high = take((n - 1) // 2), take(n // 2)
+        result = (low.astype(np.float64) + high) / 2
+    elif method in ("lower", "higher", "nearest"):
+        rounded = {"lower": xp.floor, "higher": xp.ceil, "nearest": xp.around}[method]
+        result = take(rounded(virtual))
+    else:
+        if method == "midpoint":
+            virtual = 0.5 * (xp.floor(virtual) + xp.ceil(virtual))
+        previous = xp.floor(virtual)
+        gamma = virtual - previous
+        if method == "midpoint":
+            gamma = xp.where(virtual % 1 == 0, 0.0, 0.5)
+        following = xp.where(virtual >= last, last, previous + 1)
+        previous = xp.where(virtual >= last, last, previous)
+        a, b = take(previous).astype(np.float64), take(following).astype(np.float64)
+        diff = b - a
+        result = xp.where(gamma >= 0.5, b - diff * (1 - gamma), a + diff * gamma)
+    result = xp.where(n == 0, xp.nan, result)
+    if keepdims:
+        result = xp.expand_dims(result, tuple(q.ndim + a for a in axes))
+    return result
+
+
 def _selected(x: DistArray, q, method, median, skip_nan, shape, dtype) -> DistArray:
     """The order statistics of all of `x` by distributed selection, as a DistArray of
     `shape` blocked over x's devices."""
@@ -278,13 +324,17 @@ def _order_statistic(func, a, q, axis, out, method, keepdims, *, median=False,
     xp = x.storage.backend.xp
     name = ("nan" if skip_nan else "") + func.__name__.removeprefix("nan")
 
+    q_frac = None if median else np.true_divide(q_host, scale)
+
     def stat(chunk, chunk_axes, keep):
+        if skip_nan and chunk.dtype.kind == "f" and (median or method in SELECTED):
+            # CuPy has no nanquantile nor nanpercentile: the lanes sorted, as NumPy's.
+            return _nan_lanes(xp, chunk, q_frac, chunk_axes, keep, method, median)
         if median:
             return getattr(xp, name)(chunk, axis=chunk_axes, keepdims=keep)
         return getattr(xp, name)(chunk, q_host, axis=chunk_axes, method=method, keepdims=keep)
 
     if not whole and len(axes) == x.ndim and method in SELECTED:
-        q_frac = None if median else np.true_divide(q_host, scale)
         result = _selected(x, q_frac, method, median, skip_nan, shape, checked.dtype)
     else:
         if not whole:
