@@ -294,7 +294,7 @@ def _selected(x: DistArray, q, method, median, skip_nan, shape, dtype) -> DistAr
     else:
         lane = _Lane(backend, x.layout.chunk_devices, lanes)
         value = _from_ranks(
-            lane, n, q, method, median, np.dtype(dtype) if dtype.kind == "f" else np.float64
+            lane, n, q, method, median, np.dtype(dtype) if dtype.kind in "fc" else np.float64
         )
     host = np.asarray(value).astype(dtype).reshape(shape)
     return wrap(Chunks.from_host(host, Layout.block(shape, devices=x.devices), backend))
@@ -332,7 +332,9 @@ def _order_statistic(func, a, q, axis, out, method, keepdims, *, median=False,
             return _nan_lanes(xp, chunk, q_frac, chunk_axes, keep, method, median)
         if median:
             return getattr(xp, name)(chunk, axis=chunk_axes, keepdims=keep)
-        return getattr(xp, name)(chunk, q_host, axis=chunk_axes, method=method, keepdims=keep)
+        # CuPy takes q as a float or one of its arrays.
+        q_chunk = q_host if np.ndim(q_host) == 0 else xp.asarray(np.asarray(q_host))
+        return getattr(xp, name)(chunk, q_chunk, axis=chunk_axes, method=method, keepdims=keep)
 
     if not whole and len(axes) == x.ndim and method in SELECTED:
         result = _selected(x, q_frac, method, median, skip_nan, shape, checked.dtype)

@@ -23,7 +23,8 @@ Q = QUANTILES | st.lists(QUANTILES, min_size=1, max_size=3).map(np.array)
 @settings(deadline=None)
 @given(st.data(), st.sampled_from([np.median, np.nanmedian]))
 def test_median_matches_numpy(data, func):
-    x, expected = data.draw(nan_arrays(REAL))
+    # NumPy's median also takes complex (ordered lexicographically) and bool.
+    x, expected = data.draw(nan_arrays([*REAL, np.complex128, np.bool_]))
     axis = data.draw(axes(x.ndim))
     keepdims = data.draw(st.booleans())
     check(func, x, expected, axis=axis, keepdims=keepdims)
