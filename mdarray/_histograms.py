@@ -22,22 +22,28 @@ from ._registry import implements
 from ._storage import Chunks
 
 
-def _owned(x: DistArray, weights) -> tuple[list, list | None]:
-    """Per chunk of REPLICA `x`, its owned elements (flat) and their weights."""
+def owned_elements(x: DistArray, weights=None) -> tuple[list, list | None]:
+    """Per chunk of REPLICA `x`, the elements it owns, flat (where chunks overlap, each
+    element belongs to one), and their `weights` (an operand of x's shape) where given.
+    Nothing moves; a chunk that shadows nothing gives a flat view of itself."""
     storage = x.storage
     backend = storage.backend
-    owned = Chunks.full(x.layout, True, np.dtype(bool), backend)
-    owned = _redistribute.fill_shadowed(owned, False, in_place=True)
-    pieces = None if weights is None else aligned(weights, x.layout, backend)
+    layout = x.layout
+    shadowed = layout.cover.shadowed
+    masks: tuple = (None,) * len(layout.chunks)
+    if any(shadowed):
+        owned = Chunks.full(layout, True, np.dtype(bool), backend)
+        masks = _redistribute.fill_shadowed(owned, False, in_place=True).buffers
+    pieces = None if weights is None else aligned(weights, layout, backend)
     values: list = []
     weighed: list | None = None if weights is None else []
-    for k, (device, chunk, mask) in enumerate(
-        zip(x.layout.chunk_devices, storage.buffers, owned.buffers)
-    ):
+    for k, (device, chunk) in enumerate(zip(layout.chunk_devices, storage.buffers)):
         with backend.on(device):
-            values.append(chunk[mask])
+            mask = masks[k] if shadowed[k] else None
+            values.append(chunk.reshape(-1) if mask is None else chunk[mask])
             if weighed is not None and pieces is not None:
-                weighed.append(backend.xp.asarray(pieces[k])[mask])
+                piece = backend.xp.broadcast_to(backend.xp.asarray(pieces[k]), chunk.shape)
+                weighed.append(piece.reshape(-1) if mask is None else piece[mask])
     return values, weighed
 
 
@@ -92,7 +98,7 @@ def _np_bincount(x, /, weights=None, minlength=0):
         if int(np.min(x)) < 0:
             raise ValueError("'list' argument must have no negative elements")
         length = max(length, int(np.max(x)) + 1)
-    values, weighed = _owned(x, weights)
+    values, weighed = owned_elements(x, weights)
     xp = x.storage.backend.xp
 
     def count(k):
@@ -137,7 +143,7 @@ def _np_histogram(a, bins=10, range=None, density=None, weights=None):
     edges = np.histogram_bin_edges(proxy, bins=bins, range=range)
     host_weights = None if weights is None else np.ones(1, _dtype_of(weights))
     dtype = np.histogram(np.zeros(1, x.dtype), bins=edges, weights=host_weights)[0].dtype
-    values, weighed = _owned(x, weights)
+    values, weighed = owned_elements(x, weights)
     backend = x.storage.backend
     n_bins = edges.size - 1
 

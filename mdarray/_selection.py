@@ -31,6 +31,7 @@ from . import _redistribute, _reduction
 from ._array import DistArray, in_mode, wrap
 from ._chunkwise import write_out
 from ._fallback import fallback
+from ._histograms import owned_elements
 from ._layout import Layout
 from ._modes import REPLICA
 from ._nan_reductions import _warn
@@ -89,15 +90,12 @@ def _per_chunk(x: DistArray, stat, axes: tuple, keepdims: bool, q_shape: tuple, 
 def _owned_sorted(x: DistArray, skip_nan: bool) -> tuple[list, bool]:
     """Per chunk, the sorted elements it owns (each element once; NaNs dropped); and
     whether some element is NaN. Nothing moves."""
-    storage = x.storage
-    backend = storage.backend
+    backend = x.storage.backend
     xp = backend.xp
-    owned = Chunks.full(x.layout, True, np.dtype(bool), backend)
-    owned = _redistribute.fill_shadowed(owned, False, in_place=True)
     lanes, has_nan = [], False
-    for device, chunk, mask in zip(x.layout.chunk_devices, storage.buffers, owned.buffers):
+    for device, owned in zip(x.layout.chunk_devices, owned_elements(x)[0]):
         with backend.on(device):
-            values = chunk[mask]
+            values = owned
             if values.dtype.kind in "fc":
                 nan = xp.isnan(values)
                 if values.size and bool(nan.any()):
