@@ -58,6 +58,11 @@ def test_selection_over_many_elements_is_exact(data):
     index_map = {DEVICES[k % len(DEVICES)]: [] for k in range(len(edges) - 1)}
     for k in range(len(edges) - 1):
         index_map[DEVICES[k % len(DEVICES)]].append((slice(edges[k], edges[k + 1]),))
+    if data.draw(st.booleans()):  # an overlapping copy: its elements count once
+        start = data.draw(st.integers(0, n))
+        index_map.setdefault(DEVICES[-1], []).append(
+            (slice(start, data.draw(st.integers(start, n))),)
+        )
     x = mdarray.distributed_array(value, Layout((n,), index_map))
     q = data.draw(Q)
     for func in (np.quantile, np.nanquantile):
