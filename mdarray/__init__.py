@@ -13,10 +13,12 @@ from . import (  # noqa: F401
     _cupy_hooks,
     _diagonals,
     _fallback,
+    _histograms,
     _indexing,
     _nan_reductions,
     _numpy_statistics,
     _padding,
+    _selection,
     _stacking,
     _ufuncs,
 )

@@ -339,3 +339,8 @@ def _overlapping(layout: Layout) -> frozenset:
     cover = layout.cover.cover
     count = np.stack(cover.holds).sum(axis=0, dtype=np.int64)  # chunks holding each cell
     return frozenset(k for k, held in enumerate(cover.holds) if (count[held] > 1).any())
+
+
+def host_copy(backend, array, device) -> np.ndarray:
+    """A small `array` on `device` copied to the host (counted as a transfer)."""
+    return _to_host(backend, array, device)

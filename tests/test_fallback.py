@@ -81,8 +81,8 @@ def test_a_failed_fallback_writes_nothing():
 
 
 def test_zero_d_results_of_a_fallback_are_zero_d_distarrays():
-    """np.median(x) gathers (no distributed median yet) and gives a 0-d DistArray, as the
-    native reductions do; a Python result (np.allclose's bool) stays Python."""
+    """np.median(x) (native now; it gathered once) gives a 0-d DistArray, as the native
+    reductions and the fallback do; a Python result (np.allclose's bool) stays Python."""
     value = np.arange(6.0).reshape(3, 2)
     x = mdarray.distributed_array(value, mdarray.Layout.block((3, 2), devices=mdarray.devices()))
     with mdarray.options(fallback="allow"):

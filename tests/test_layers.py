@@ -62,6 +62,8 @@ LAYERS = (
             "_reduction",
             "_statistical_functions",
             "_nan_reductions",
+            "_selection",
+            "_histograms",
             "_searching_functions",
             "_sorting_functions",
             "_set_functions",

@@ -1,0 +1,169 @@
+"""NumPy's ``histogram`` and ``bincount``, native: per-chunk counts, partial (SUM).
+
+Each chunk counts the elements it owns (where chunks overlap, an element counts once)
+with the array module's own ``histogram`` / ``bincount`` against the same bins; a
+device's chunks add their counts where they are, and the result is a SUM partial with
+one full-length copy per device, which nothing moves until it is combined (one
+result-sized partial per extra device). The bins need the global extremes when NumPy
+would take them from the data: two native reductions (MIN, MAX), one scalar per device.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _redistribute
+from ._array import DistArray, in_mode, wrap
+from ._chunkwise import aligned
+from ._fallback import fallback
+from ._layout import Layout
+from ._modes import REPLICA, SUM
+from ._registry import implements
+from ._storage import Chunks
+
+
+def owned_elements(x: DistArray, weights=None) -> tuple[list, list | None]:
+    """Per chunk of REPLICA `x`, the elements it owns, flat (where chunks overlap, each
+    element belongs to one), and their `weights` (an operand of x's shape) where given.
+    Nothing moves; a chunk that shadows nothing gives a flat view of itself."""
+    storage = x.storage
+    backend = storage.backend
+    layout = x.layout
+    shadowed = layout.cover.shadowed
+    masks: tuple = (None,) * len(layout.chunks)
+    if any(shadowed):
+        owned = Chunks.full(layout, True, np.dtype(bool), backend)
+        masks = _redistribute.fill_shadowed(owned, False, in_place=True).buffers
+    pieces = None if weights is None else aligned(weights, layout, backend)
+    values: list = []
+    weighed: list | None = None if weights is None else []
+    for k, (device, chunk) in enumerate(zip(layout.chunk_devices, storage.buffers)):
+        with backend.on(device):
+            mask = masks[k] if shadowed[k] else None
+            values.append(chunk.reshape(-1) if mask is None else chunk[mask])
+            if weighed is not None and pieces is not None:
+                piece = backend.xp.broadcast_to(backend.xp.asarray(pieces[k]), chunk.shape)
+                weighed.append(piece.reshape(-1) if mask is None else piece[mask])
+    return values, weighed
+
+
+def _summed(x: DistArray, count, length: int, dtype) -> DistArray:
+    """``count(k)`` (a device array of `length`) per chunk of `x`, added per device: a
+    SUM partial with one copy per device of x (zeros where a device has no chunk)."""
+    backend = x.storage.backend
+    devices = x.layout.devices
+    layout = Layout((length,), {d: [(slice(0, length, 1),)] for d in devices})
+    totals = {d: backend.full((length,), 0, dtype, d) for d in devices}
+    for k, device in enumerate(x.layout.chunk_devices):
+        with backend.on(device):
+            part = count(k)
+            if part is not None:
+                totals[device] = totals[device] + part.astype(dtype, copy=False)
+    return wrap(Chunks.of(layout, [totals[d] for d in devices], backend, dtype), SUM)
+
+
+def _host_edges(x: DistArray, edges: np.ndarray) -> DistArray:
+    layout = Layout.block(edges.shape, devices=x.devices)
+    return wrap(Chunks.from_host(edges, layout, x.storage.backend))
+
+
+@implements(np.bincount)
+def _np_bincount(x, /, weights=None, minlength=0):
+    """``numpy.bincount``: how often each non-negative integer occurs (summing
+    `weights` where given); partial (SUM), one full-length copy per device.
+
+    The length needs the global maximum (and the check for negatives the minimum): one
+    scalar per device each; nothing else moves until the counts are combined.
+
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.distributed_array(np.array([0, 1, 1, 3, 1]), mdarray.Layout.block((5,), devices=[0, 1]))
+    >>> counts = np.bincount(x)
+    >>> counts.mode, counts.get()
+    (mdarray.SUM, array([1, 3, 0, 1]))
+    """
+    if not isinstance(x, DistArray):
+        kwargs = {"weights": weights, "minlength": minlength}
+        return fallback(np.bincount, (x,), kwargs, "numpy.bincount")
+    if isinstance(weights, (list, tuple)):
+        weights = np.asarray(weights)
+    host_weights = None if weights is None else np.ones(np.shape(weights), np.float64)
+    if weights is not None and isinstance(weights, DistArray):
+        host_weights = np.ones(weights.shape, weights.dtype)
+    # NumPy's own errors (dimensions, dtypes, minlength, weights' length) on a probe.
+    probe = np.zeros(x.shape, x.dtype)
+    checked = np.bincount(probe, weights=host_weights, minlength=minlength)
+    x = in_mode(x, REPLICA)
+    length = int(minlength)
+    if x.size:
+        if int(np.min(x)) < 0:
+            raise ValueError("'list' argument must have no negative elements")
+        length = max(length, int(np.max(x)) + 1)
+    values, weighed = owned_elements(x, weights)
+    xp = x.storage.backend.xp
+
+    def count(k):
+        if not values[k].size:
+            return None
+        chunk_weights = None if weighed is None else weighed[k].astype(np.float64)
+        return xp.bincount(values[k].astype(np.intp), weights=chunk_weights, minlength=length)
+
+    return _summed(x, count, length, checked.dtype)
+
+
+@implements(np.histogram)
+def _np_histogram(a, bins=10, range=None, density=None, weights=None):
+    """``numpy.histogram``: counts in bins, and the bin edges (DistArrays both); the
+    counts partial (SUM), one copy per device, unless `density`.
+
+    Bins from an int without `range` take the global minimum and maximum (one scalar
+    per device each); each chunk counts against the same edges. `density` combines the
+    counts (result-sized, one partial per extra device). String bins ("auto" ...) use the
+    fallback: their estimators read all the data.
+
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.distributed_array(np.array([0.0, 1.0, 1.0, 2.0, 4.0]), mdarray.Layout.block((5,), devices=[0, 1]))
+    >>> hist, edges = np.histogram(x, bins=4)
+    >>> hist.get(), edges.get()
+    (array([1, 2, 1, 1]), array([0., 1., 2., 3., 4.]))
+    """
+    if not isinstance(a, DistArray) or isinstance(bins, str):
+        kwargs = {"bins": bins, "range": range, "density": density, "weights": weights}
+        return fallback(np.histogram, (a,), kwargs, "numpy.histogram")
+    if isinstance(bins, DistArray):
+        bins = bins.get()
+    if isinstance(weights, (list, tuple)):
+        weights = np.asarray(weights)
+    if weights is not None and np.shape(weights) != a.shape:
+        raise ValueError("weights should have the same shape as a.")
+    x = in_mode(a, REPLICA)
+    proxy = np.empty(0, x.dtype)
+    if x.size and range is None and np.ndim(bins) == 0:
+        proxy = np.array([np.min(x).get(), np.max(x).get()], x.dtype)
+    # NumPy picks the edges (and raises its errors) from the extremes alone.
+    edges = np.histogram_bin_edges(proxy, bins=bins, range=range)
+    host_weights = None if weights is None else np.ones(1, _dtype_of(weights))
+    dtype = np.histogram(np.zeros(1, x.dtype), bins=edges, weights=host_weights)[0].dtype
+    values, weighed = owned_elements(x, weights)
+    backend = x.storage.backend
+    n_bins = edges.size - 1
+
+    def count(k):
+        if not values[k].size:
+            return None
+        device = x.layout.chunk_devices[k]
+        chunk_weights = None if weighed is None else weighed[k]
+        return backend.xp.histogram(
+            values[k], bins=backend.from_host(edges, device), weights=chunk_weights
+        )[0]
+
+    hist = _summed(x, count, n_bins, dtype)
+    if density:
+        counts = hist.get()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            value = counts / np.diff(edges) / counts.sum()
+        hist = _host_edges(x, value)
+    return hist, _host_edges(x, edges)
+
+
+def _dtype_of(weights) -> np.dtype:
+    return weights.dtype if hasattr(weights, "dtype") else np.asarray(weights).dtype

@@ -1,0 +1,85 @@
+"""histogram and bincount against NumPy over drawn shapes, dtypes, layouts and modes;
+what moves."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_nan_reductions import nan_arrays
+
+import mdarray
+from mdarray import SUM, Layout
+from mdarray.testing import strategies as mst
+
+DEVICES = mdarray.devices()
+
+
+def both(func, x, expected, **kwargs):
+    """`func` on the DistArray (under fallback="raise") and on the NumPy array: the same
+    values, dtypes and shapes, or the same exception type."""
+    host = {k: v.get() if isinstance(v, mdarray.DistArray) else v for k, v in kwargs.items()}
+    try:
+        with np.errstate(all="ignore"):
+            want = func(expected, **host)
+    except Exception as error:
+        with pytest.raises(type(error)), mdarray.options(fallback="raise"):
+            func(x, **kwargs)
+        return None
+    with mdarray.options(fallback="raise"), np.errstate(all="ignore"):
+        got = func(x, **kwargs)
+    for g, w in zip(*((got, want) if isinstance(want, tuple) else ((got,), (want,)))):
+        assert isinstance(g, mdarray.DistArray)
+        value = g.get()
+        assert (value.shape, value.dtype) == (w.shape, w.dtype)
+        np.testing.assert_allclose(value, w, rtol=1e-12, equal_nan=True)
+    return got
+
+
+@settings(deadline=None)
+@given(st.data())
+def test_bincount_matches_numpy(data):
+    dtype = data.draw(st.sampled_from([np.int64, np.int32, np.uint8, np.bool_, np.float64]))
+    n = data.draw(st.integers(0, 12))
+    elements = st.integers(-1 if data.draw(st.booleans()) else 0, 9)
+    if np.dtype(dtype).kind == "b":
+        elements = st.booleans()
+    elif np.dtype(dtype).kind == "u":
+        elements = st.integers(0, 9)
+    x, expected = data.draw(mst.dist_arrays(shape=(n,), dtype=dtype, elements=elements))
+    kwargs = {"minlength": data.draw(st.integers(0, 12))}
+    if data.draw(st.booleans()):
+        weights, _ = data.draw(mst.dist_arrays(shape=(n,), dtype=np.float64))
+        kwargs["weights"] = weights
+    both(np.bincount, x, expected, **kwargs)
+
+
+@settings(deadline=None)
+@given(st.data())
+def test_histogram_matches_numpy(data):
+    x, expected = data.draw(nan_arrays([np.float64, np.float32, np.int64, np.int16]))
+    bins = data.draw(
+        st.integers(1, 12) | st.lists(st.integers(-25, 25), min_size=1, max_size=6).map(np.sort)
+    )
+    kwargs = {"bins": bins}
+    if data.draw(st.booleans()):
+        low = data.draw(st.integers(-25, 25))
+        kwargs["range"] = (low, low + data.draw(st.integers(0, 10)))
+    if data.draw(st.booleans()):
+        kwargs["density"] = True
+    if data.draw(st.booleans()):
+        weights, _ = data.draw(mst.dist_arrays(shape=x.shape, dtype=np.float64))
+        kwargs["weights"] = weights
+    both(np.histogram, x, expected, **kwargs)
+
+
+def test_counts_stay_partial_and_only_extremes_move():
+    value = np.random.default_rng(0).integers(0, 50, 10**4)
+    x = mdarray.distributed_array(value, Layout.block(value.shape, devices=DEVICES))
+    with mdarray.options(fallback="raise"), mdarray.count_transfers() as moved:
+        counts = np.bincount(x)
+        hist, _ = np.histogram(x, bins=7)
+    assert counts.mode is SUM
+    assert hist.mode is SUM
+    assert moved.total < 100 * len(DEVICES) * 8
+    np.testing.assert_array_equal(counts.get(), np.bincount(value))
+    np.testing.assert_array_equal(hist.get(), np.histogram(value, bins=7)[0])
