@@ -39,6 +39,10 @@ def _take(a, indices, axis=None, out=None, mode="raise"):
     )
     if native:
         axis = normalize_axis_index(0 if axis is None else axis, a.ndim)
+        if a.size == 0:  # NumPy's checks (none for an empty result) on an empty host copy
+            index = indices.get() if isinstance(indices, DistArray) else indices
+            empty = np.take(np.empty(a.shape, a.dtype), index, axis=axis)
+            return asarray(empty, device=a.device)
         return take_rows(a, host_indices(indices, a.shape[axis], axis), axis)
     kwargs = {"axis": axis, "mode": mode}
     if out is None:

@@ -93,8 +93,10 @@ def _repeat(a, repeats, axis=None):
 
 
 def _repeat_by(a: DistArray, count: int, axis: int) -> DistArray:
-    if count < 0:
-        raise ValueError("negative dimensions are not allowed")
+    if count < 0:  # NumPy checks the count only where the axis has elements
+        if a.shape[axis]:
+            raise ValueError("negative dimensions are not allowed")
+        count = 0
     shape = (*a.shape[:axis], a.shape[axis] * count, *a.shape[axis + 1 :])
     entries = []
     for k, ((device, index), box) in enumerate(zip(a.layout.chunks, a.layout.boxes)):

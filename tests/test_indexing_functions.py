@@ -83,3 +83,12 @@ def test_take_along_axis_with_argsort_and_the_warning():
     with pytest.warns(mdarray.PerformanceWarning, match="numpy.take_along_axis"):
         got = mdarray.take_along_axis(x, mdarray.asarray(np.argsort(value, axis=0)), axis=0)
     assert_dist_equal(got, np.sort(value, axis=0))
+
+
+def test_take_from_empty_arrays_checks_as_numpy():
+    """No bounds check where the result is empty; NumPy's IndexError where it is not."""
+    with mdarray.options(fallback="raise"):
+        got = np.take(mdarray.asarray(np.zeros((0, 2, 0))), [0, 0, 3], axis=-1)
+        assert got.shape == (0, 2, 3)
+        with pytest.raises(IndexError, match="non-empty take from an empty axes"):
+            np.take(mdarray.asarray(np.zeros((2, 0))), [5], axis=-1)

@@ -132,3 +132,14 @@ def test_repeat_per_element_over_strided_chunks_warns():
     x = mdarray.distributed_array(np.arange(6), layout)
     with pytest.warns(mdarray.PerformanceWarning, match="numpy.repeat"):
         assert_dist_equal(np.repeat(x, [1, 0, 2] * 2), np.repeat(np.arange(6), [1, 0, 2] * 2))
+
+
+def test_repeat_of_an_empty_axis_takes_a_negative_count_as_numpy():
+    """NumPy checks the count only where the repeated axis has elements."""
+    for shape, axis in [((0,), None), ((0,), -1), ((2, 0), -1), ((0, 3), 0)]:
+        x = mdarray.asarray(np.zeros(shape, np.int8))
+        with mdarray.options(fallback="raise"):
+            got = np.repeat(x, -1, axis=axis)
+        assert got.shape == np.repeat(np.zeros(shape, np.int8), -1, axis=axis).shape
+    with pytest.raises(ValueError, match="negative dimensions"):
+        np.repeat(mdarray.asarray(np.zeros((0, 3))), -1, axis=-1)
