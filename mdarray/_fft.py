@@ -1,8 +1,10 @@
 """The array API's ``fft`` extension (`mdarray.fft`) and NumPy's `numpy.fft` on DistArrays.
 
-The transforms gather their operand and run NumPy's (a fallback under the policy of
-`mdarray.options`), returning DistArrays; NumPy 2 keeps the precision, as the standard
-asks (``fft`` of float32 is complex64, ``irfft`` of complex64 float32). ``fftshift`` and
+The one-dimensional transforms (``fft``, ``ifft``, ``rfft``, ``irfft``, ``hfft``,
+``ihfft``) run chunk by chunk along an axis no chunk splits, and reshard first along a
+split one (`_along_axis`); the n-dimensional ones gather their operand and run NumPy's (a
+fallback under the policy of `mdarray.options`). All return DistArrays; NumPy 2 keeps the
+precision, as the standard asks (``fft`` of float32 is complex64, ``irfft`` of complex64 float32). ``fftshift`` and
 ``ifftshift`` are native (slices and a concatenation per axis), and ``fftfreq`` and
 ``rfftfreq`` create their arrays like the creation functions, laid out by ``device=``.
 NumPy's own ``np.fft`` functions given a DistArray take the same paths.
@@ -14,15 +16,17 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
-from numpy.lib.array_utils import normalize_axis_tuple
+from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 from numpy.typing import DTypeLike
 
-from ._array import DistArray
+from ._array import DistArray, in_mode, wrap
 from ._creation_functions import asarray
 from ._fallback import fallback
-from ._layout import Device
+from ._layout import Device, Layout
 from ._manipulation_functions import concat
+from ._modes import REPLICA
 from ._registry import implements
+from ._storage import Chunks
 
 __all__ = [
     "fft",
@@ -49,6 +53,57 @@ def _transform(func, x, **kwargs) -> DistArray:
     return fallback(func, (x,), kwargs, f"numpy.fft.{func.__name__}")
 
 
+# The length along the transformed axis of the result, from the input's `m` and `n`.
+_OUT_LENGTH = {
+    "fft": lambda m, n: n or m,
+    "ifft": lambda m, n: n or m,
+    "rfft": lambda m, n: (n or m) // 2 + 1,
+    "ihfft": lambda m, n: (n or m) // 2 + 1,
+    "irfft": lambda m, n: n or 2 * (m - 1),
+    "hfft": lambda m, n: n or 2 * (m - 1),
+}
+
+
+def _along_axis(func, x, *, n, axis, norm) -> DistArray:
+    """A one-dimensional transform along `axis`, chunk by chunk where no chunk splits the
+    axis: nothing moves. Along a split axis the array is first resharded so the axis is
+    whole (blocks along another axis: the pencil transpose; a 1-D array onto its first
+    device), one movement between devices, and the result keeps that layout. Edge cases
+    NumPy rejects (an empty axis, ``n < 1``) take the fallback, where NumPy raises."""
+    x = x if isinstance(x, DistArray) else asarray(x)
+    if x.ndim == 0 or isinstance(n, bool) or not isinstance(n, int | None):
+        return _transform(func, x, n=n, axis=axis, norm=norm)
+    axis = normalize_axis_index(axis, x.ndim)
+    length = _OUT_LENGTH[func.__name__](x.shape[axis], n)
+    if x.shape[axis] == 0 or (n is not None and n < 1) or length < 1 or norm not in _NORMS:
+        return _transform(func, x, n=n, axis=axis, norm=norm)
+    dtype = func(np.zeros(2, x.dtype)).dtype  # NumPy 2 keeps the precision
+    x = in_mode(x, REPLICA)
+    whole = range(x.shape[axis])
+    if any(box[axis] != whole for box in x.layout.boxes):
+        other = next((a for a in range(x.ndim) if a != axis), None)
+        devices = x.layout.devices
+        x = x.reshard(
+            Layout.replicated(x.shape, devices[:1])
+            if other is None
+            else Layout.block(x.shape, axis=other, devices=devices)
+        )
+    index_map: dict[int, list] = {}
+    for device, index in x.layout.chunks:
+        new = (*index[:axis], slice(0, length, 1), *index[axis + 1 :])
+        index_map.setdefault(device, []).append(new)
+    layout = Layout((*x.shape[:axis], length, *x.shape[axis + 1 :]), index_map)
+    backend, buffers = x.storage.backend, x.storage.buffers
+    kernel = getattr(backend.xp.fft, func.__name__)
+    chunks = Chunks.generate(
+        layout, backend, lambda k: kernel(buffers[k], n=n, axis=axis, norm=norm), dtype
+    )
+    return wrap(chunks, REPLICA)
+
+
+_NORMS = ("backward", "ortho", "forward", None)
+
+
 def _axes_for(s, axes):
     """NumPy 2 deprecates `s` without `axes`: the standard's reading is the last axes."""
     if s is not None and axes is None:
@@ -57,14 +112,14 @@ def _axes_for(s, axes):
 
 
 def fft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> DistArray:
-    """One-dimensional discrete Fourier transform along `axis`. Gathered.
+    """One-dimensional discrete Fourier transform along `axis` (see `_along_axis`).
 
     >>> import mdarray, numpy as np
     >>> with mdarray.options(fallback="allow"):
     ...     mdarray.fft.fft(mdarray.asarray(np.ones(4))).get()
     array([4.+0.j, 0.+0.j, 0.+0.j, 0.+0.j])
     """
-    return _transform(np.fft.fft, x, n=n, axis=axis, norm=norm)
+    return _along_axis(np.fft.fft, x, n=n, axis=axis, norm=norm)
 
 
 def ifft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> DistArray:
@@ -75,7 +130,7 @@ def ifft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backw
     ...     mdarray.fft.ifft(mdarray.asarray(np.full(4, 4.0 + 0j))).get()
     array([4.+0.j, 0.+0.j, 0.+0.j, 0.+0.j])
     """
-    return _transform(np.fft.ifft, x, n=n, axis=axis, norm=norm)
+    return _along_axis(np.fft.ifft, x, n=n, axis=axis, norm=norm)
 
 
 def fftn(
@@ -125,7 +180,7 @@ def rfft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backw
     ...     mdarray.fft.rfft(mdarray.asarray(np.ones(4))).get()
     array([4.+0.j, 0.+0.j, 0.+0.j])
     """
-    return _transform(np.fft.rfft, x, n=n, axis=axis, norm=norm)
+    return _along_axis(np.fft.rfft, x, n=n, axis=axis, norm=norm)
 
 
 def irfft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> DistArray:
@@ -136,7 +191,7 @@ def irfft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: Norm = "back
     ...     mdarray.fft.irfft(mdarray.asarray(np.array([4.0 + 0j, 0, 0]))).get()
     array([1., 1., 1., 1.])
     """
-    return _transform(np.fft.irfft, x, n=n, axis=axis, norm=norm)
+    return _along_axis(np.fft.irfft, x, n=n, axis=axis, norm=norm)
 
 
 def rfftn(
@@ -187,7 +242,7 @@ def hfft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backw
     ...     mdarray.fft.hfft(mdarray.asarray(np.array([1.0 + 0j, 0, 0]))).get()
     array([1., 1., 1., 1.])
     """
-    return _transform(np.fft.hfft, x, n=n, axis=axis, norm=norm)
+    return _along_axis(np.fft.hfft, x, n=n, axis=axis, norm=norm)
 
 
 def ihfft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> DistArray:
@@ -198,7 +253,7 @@ def ihfft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: Norm = "back
     ...     mdarray.fft.ihfft(mdarray.asarray(np.ones(4))).get()
     array([1.-0.j, 0.-0.j, 0.-0.j])
     """
-    return _transform(np.fft.ihfft, x, n=n, axis=axis, norm=norm)
+    return _along_axis(np.fft.ihfft, x, n=n, axis=axis, norm=norm)
 
 
 def _frequencies(func, n, d, dtype, device) -> DistArray:

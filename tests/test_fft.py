@@ -186,10 +186,11 @@ def test_errors_and_policy():
     x = mdarray.asarray(np.ones(4))
     with mdarray.options(fallback="allow"), pytest.raises(ValueError, match="norm"):
         mfft.fft(x, norm="sideways")
-    with mdarray.options(fallback="raise"), pytest.raises(TypeError, match=r"numpy\.fft\.fft"):
-        mfft.fft(x)
-    with pytest.warns(mdarray.PerformanceWarning, match=r"numpy\.fft\.ifft"):
-        mfft.ifft(x)
+    # The n-dimensional transforms still gather, under the policy.
+    with mdarray.options(fallback="raise"), pytest.raises(TypeError, match=r"numpy\.fft\.fftn"):
+        mfft.fftn(x)
+    with pytest.warns(mdarray.PerformanceWarning, match=r"numpy\.fft\.ifftn"):
+        mfft.ifftn(x)
 
 
 # np.fft on DistArrays -----------------------------------------------------------------
@@ -238,3 +239,47 @@ def test_numpy_fft_out_is_written():
         returned = np.fft.fft(mdarray.asarray(value), out=out)
     assert returned is out
     assert_dist_equal(out, np.fft.fft(value))
+
+
+ONE_DIMENSIONAL = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft"]
+
+
+@settings(max_examples=40)
+@given(
+    st.sampled_from([(6,), (4, 6), (3, 2, 5)]).flatmap(
+        lambda shape: st.sampled_from(["float64", "float32", "complex128"]).flatmap(
+            lambda dtype: mst.dist_arrays(shape=shape, dtype=np.dtype(dtype))
+        )
+    ),
+    st.sampled_from(ONE_DIMENSIONAL),
+    st.data(),
+)
+def test_one_dimensional_transforms_run_without_gathering(pair, name, data):
+    """Chunk by chunk along an unsplit axis, after a reshard along a split one; NumPy's
+    values, dtypes and shapes either way."""
+    x, value = pair
+    axis = data.draw(st.integers(-x.ndim, x.ndim - 1))
+    n = data.draw(st.sampled_from([None, 1, 4, 7]))
+    norm = data.draw(st.sampled_from(["backward", "ortho", "forward"]))
+    try:
+        want = getattr(np.fft, name)(value, n=n, axis=axis, norm=norm)
+    except TypeError as error:  # rfft of complex input: NumPy's TypeError, ours too
+        with mdarray.options(fallback="raise"), pytest.raises(type(error)):
+            getattr(mfft, name)(x, n=n, axis=axis, norm=norm)
+        return
+    with mdarray.options(fallback="raise"):
+        got = getattr(mfft, name)(x, n=n, axis=axis, norm=norm)
+    assert got.dtype == want.dtype
+    assert got.shape == want.shape
+    scale = 1 + np.max(np.abs(value), initial=0) * value.size
+    np.testing.assert_allclose(got.get(), want, rtol=1e-5, atol=1e-5 * scale)
+
+
+def test_a_transform_along_an_unsplit_axis_moves_nothing():
+    value = np.arange(48.0).reshape(6, 8)
+    x = mdarray.distributed_array(value, mdarray.Layout.block(value.shape, devices=[0, 1, 2]))
+    with mdarray.count_transfers() as moved, mdarray.options(fallback="raise"):
+        got = mfft.rfft(x, axis=1)
+    assert moved.total == 0
+    assert got.layout.chunk_devices == x.layout.chunk_devices
+    np.testing.assert_allclose(got.get(), np.fft.rfft(value, axis=1), atol=1e-9)
