@@ -20,6 +20,7 @@ from . import (  # noqa: F401
     _padding,
     _selection,
     _stacking,
+    _stencils,
     _ufuncs,
 )
 

@@ -73,6 +73,7 @@ LAYERS = (
             "_diagonals",
             "_padding",
             "_utility_functions",
+            "_stencils",
             "_linear_algebra_functions",
             "_contractions",
             "_comparisons",
