@@ -1,4 +1,8 @@
-"""NumPy's neighbourhood functions without gathering: partition and argpartition.
+"""NumPy's neighbourhood functions without gathering: gradient, partition, argpartition.
+
+gradient runs per chunk along each axis: a chunk fetches one element past each of its
+ends along the axis (a halo, through `_redistribute.region_value`; at the array's ends
+the few elements its one-sided differences need), so only those edge elements move.
 
 partition and argpartition run per chunk along an axis that no chunk splits: nothing
 moves. Along a split axis the array is first resharded so that the axis is whole in
@@ -10,8 +14,9 @@ from __future__ import annotations
 import operator
 
 import numpy as np
-from numpy.lib.array_utils import normalize_axis_index
+from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
+from . import _redistribute
 from ._array import DistArray, wrap
 from ._fallback import fallback
 from ._layout import Layout
@@ -19,6 +24,7 @@ from ._manipulation_functions import reshape
 from ._modes import REPLICA
 from ._registry import implements
 from ._sorting_functions import splits
+from ._storage import Chunks
 
 
 def _kth_positions(kth, length: int) -> np.ndarray | None:
@@ -99,3 +105,76 @@ def _argpartition(a, kth, axis=-1, kind="introselect", order=None):
     1
     """
     return _partitioned("numpy.argpartition", a, kth, axis, kind, order, arg=True)
+
+
+def _gradient_chunks(x: DistArray, axis: int, spacing, edge_order: int, dtype) -> Chunks:
+    """The chunks of ``numpy.gradient(x, spacing, axis=axis)`` in `x`'s layout, each from
+    its chunk's box widened by one along `axis` (and to the ``edge_order + 1`` elements an
+    end of the array needs): the differences that NumPy takes there, bit for bit."""
+    storage = x.storage
+    backend, layout = storage.backend, x.layout
+    xp = backend.xp
+    n = x.shape[axis]
+
+    def make(k: int):
+        box = layout.boxes[k]
+        if any(len(r) == 0 for r in box):
+            return xp.empty(layout.chunk_shapes[k], dtype)
+        kept = box[axis]
+        low, high = max(kept.start - 1, 0), min(kept[-1] + 2, n)
+        if kept.start == 0:
+            high = max(high, edge_order + 1)
+        if kept[-1] == n - 1:
+            low = min(low, n - edge_order - 1)
+        region = (*box[:axis], range(low, high), *box[axis + 1 :])
+        device = layout.chunk_devices[k]
+        if region == box and x.mode is REPLICA:
+            piece = storage.buffers[k]
+        else:
+            piece = _redistribute.region_value(storage, x.mode, region, device)
+        out = xp.gradient(piece, spacing, axis=axis, edge_order=edge_order)
+        step = (slice(None),) * axis + (slice(kept.start - low, kept[-1] - low + 1, kept.step),)
+        return out[step]
+
+    return Chunks.generate(layout, backend, make, dtype)
+
+
+@implements(np.gradient)
+def _gradient(f, *varargs, axis=None, edge_order=1):
+    """``numpy.gradient`` with uniform spacings (none, one scalar, or one per axis), per
+    chunk from a halo of one element each side along each axis: only those move.
+    Coordinate arrays go to the fallback.
+
+    Examples
+    --------
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.asarray(np.array([1.0, 4.0, 9.0, 16.0]))
+    >>> with mdarray.options(fallback="raise"):
+    ...     np.gradient(x).get()
+    array([3., 4., 6., 7.])
+    """
+    args = {"axis": axis, "edge_order": edge_order}
+    uniform = all(np.ndim(h) == 0 and not isinstance(h, DistArray) for h in varargs)
+    if not isinstance(f, DistArray) or f.ndim == 0 or not uniform or edge_order not in (1, 2):
+        return fallback(np.gradient, (f, *varargs), args, "numpy.gradient")
+    axes = normalize_axis_tuple(range(f.ndim) if axis is None else axis, f.ndim)
+    if len(varargs) == 0:
+        spacings = [1.0] * len(axes)
+    elif len(varargs) == 1:
+        spacings = list(varargs) * len(axes)
+    elif len(varargs) == len(axes):
+        spacings = list(varargs)
+    else:
+        raise TypeError("invalid number of arguments")
+    # NumPy's output dtype (integers give float64) and its errors for this dtype.
+    dtype = np.gradient(np.zeros(3, f.dtype), edge_order=edge_order).dtype
+    x = f.change_mode(REPLICA) if f.mode.is_partial else f
+    outs = []
+    for ax, h in zip(axes, spacings):
+        if x.shape[ax] < edge_order + 1:
+            raise ValueError(
+                "Shape of array too small to calculate a numerical gradient, "
+                "at least (edge_order + 1) elements are required."
+            )
+        outs.append(wrap(_gradient_chunks(x, ax, h, edge_order, dtype), REPLICA))
+    return outs[0] if len(axes) == 1 else tuple(outs)

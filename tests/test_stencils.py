@@ -1,4 +1,4 @@
-"""partition and argpartition against NumPy over drawn layouts and modes, natively
+"""gradient against NumPy over drawn layouts and modes, moving only halos; partition and argpartition against NumPy over drawn layouts and modes, natively
 (under ``fallback="raise"``), checked by the partition property (NumPy leaves the order
 inside the partitions unspecified)."""
 
@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import mdarray
+from mdarray.testing import assert_dist_equal
 from mdarray.testing import strategies as mst
 
 
@@ -79,3 +80,58 @@ def test_partition_moves_only_to_make_the_axis_whole():
         got = np.partition(x, 4, axis=0)
     assert 0 < moved.total <= value.nbytes
     _check_partitioned(got.get(), value, 4, 0)
+
+
+@settings(max_examples=40)
+@given(
+    st.sampled_from(["float64", "float32", "int32"]).flatmap(
+        lambda dtype: mst.dist_arrays(dtype=dtype)
+    ),
+    st.data(),
+)
+def test_gradient_matches_numpy(pair, data):
+    x, value = pair
+    if x.ndim == 0:
+        return
+    axis = data.draw(
+        st.none()
+        | st.integers(-x.ndim - 1, x.ndim)
+        | st.lists(st.integers(-x.ndim, x.ndim - 1), min_size=1, max_size=2).map(tuple)
+    )
+    edge_order = data.draw(st.sampled_from([1, 2]))
+    count = x.ndim if axis is None else len(np.atleast_1d(axis))
+    varargs = data.draw(
+        st.sampled_from(
+            [(), (0.5,), (2,), tuple(0.25 * (i + 1) for i in range(count)), (1.0,) * (count + 1)]
+        )
+    )
+    try:
+        want = np.gradient(value, *varargs, axis=axis, edge_order=edge_order)
+    except Exception as error:
+        with pytest.raises(type(error)), mdarray.options(fallback="raise"):
+            np.gradient(x, *varargs, axis=axis, edge_order=edge_order)
+        return
+    with mdarray.options(fallback="raise"):
+        got = np.gradient(x, *varargs, axis=axis, edge_order=edge_order)
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple)
+        assert len(got) == len(want)
+    else:
+        got, want = (got,), (want,)
+    for g, w in zip(got, want):
+        assert_dist_equal(g, w)
+
+
+@pytest.mark.parametrize("edge_order", [1, 2])
+def test_gradient_moves_only_the_halo(edge_order):
+    """Row blocks along axis 0: each chunk boundary moves one row each way."""
+    value = np.arange(60.0).reshape(12, 5) ** 2
+    x = mdarray.distributed_array(value, mdarray.Layout.block(value.shape, devices=[0, 1, 2]))
+    with mdarray.options(fallback="raise"), mdarray.count_transfers() as moved:
+        got = np.gradient(x, 0.5, axis=0, edge_order=edge_order)
+    assert moved.total == 2 * 2 * 5 * value.itemsize
+    assert_dist_equal(got, np.gradient(value, 0.5, axis=0, edge_order=edge_order))
+    assert got.devices == x.devices
+    with mdarray.count_transfers() as moved:
+        np.gradient(x, axis=1)
+    assert moved.total == 0
