@@ -4,6 +4,10 @@ gradient runs per chunk along each axis: a chunk fetches one element past each o
 ends along the axis (a halo, through `_redistribute.region_value`; at the array's ends
 the few elements its one-sided differences need), so only those edge elements move.
 
+convolve (1-D) gives its result in blocks over the signal's devices: each block fetches
+the signal's elements its outputs need (its own range plus ``len(v) - 1`` more, a halo)
+and the small kernel `v`, and convolves them there.
+
 partition and argpartition run per chunk along an axis that no chunk splits: nothing
 moves. Along a split axis the array is first resharded so that the axis is whole in
 every chunk (one movement, as sort does), then each chunk partitions its own lanes.
@@ -16,8 +20,9 @@ import operator
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
-from . import _redistribute
+from . import _redistribute, _regions
 from ._array import DistArray, wrap
+from ._debug import HOST
 from ._fallback import fallback
 from ._layout import Layout
 from ._manipulation_functions import reshape
@@ -178,3 +183,76 @@ def _gradient(f, *varargs, axis=None, edge_order=1):
             )
         outs.append(wrap(_gradient_chunks(x, ax, h, edge_order, dtype), REPLICA))
     return outs[0] if len(axes) == 1 else tuple(outs)
+
+
+def _convolve_chunks(a: DistArray, kernel: np.ndarray, start: int, length: int) -> Chunks:
+    """Outputs ``start .. start + length`` of the full convolution of 1-D REPLICA `a` with
+    `kernel` (no longer than `a`), in blocks over `a`'s devices."""
+    storage = a.storage
+    backend = storage.backend
+    xp = backend.xp
+    n, m = a.shape[0], kernel.shape[0]
+    layout = Layout.block((length,), devices=a.layout.devices)
+    dtype = np.convolve(np.zeros(1, a.dtype), np.zeros(1, kernel.dtype)).dtype
+
+    def make(k: int):
+        kept = layout.boxes[k][0]
+        if not len(kept):
+            return xp.empty((0,), dtype)
+        first, stop = kept.start + start, kept.stop + start  # in full-mode positions
+        # Full output i needs a[i - m + 1 .. i]; at least m inputs, so no swap inside.
+        low, high = max(first - m + 1, 0), min(stop, n)
+        high = min(max(high, low + m), n)
+        low = max(min(low, high - m), 0)
+        device = layout.chunk_devices[k]
+        piece = _redistribute.region_value(storage, REPLICA, (range(low, high),), device)
+        taps = backend.from_host(kernel, device)
+        out = xp.convolve(piece, taps, mode="full")
+        return out[first - low : stop - low]
+
+    return Chunks.generate(layout, backend, make, dtype)
+
+
+@implements(np.convolve)
+def _convolve(a, v, mode="full"):
+    """``numpy.convolve`` of a 1-D DistArray `a` with a small kernel `v` (gathered): the
+    result in blocks over `a`'s devices, each block from its range of `a` plus a halo of
+    ``len(v) - 1`` elements and `v`. Where `v` is the longer, `a` is the small one: it is
+    gathered, convolved on the host, and the result distributed.
+
+    Examples
+    --------
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.asarray(np.array([1.0, 2.0, 3.0]))
+    >>> with mdarray.options(fallback="raise"):
+    ...     np.convolve(x, np.array([0.0, 1.0, 0.5]), mode="same").get()
+    array([1. , 2.5, 4. ])
+    """
+    if (
+        not isinstance(a, DistArray)
+        or a.ndim != 1
+        or np.ndim(v) != 1
+        or mode not in ("full", "same", "valid")
+    ):
+        return fallback(np.convolve, (a, v), {"mode": mode}, "numpy.convolve")
+    signal = a.change_mode(REPLICA) if a.mode.is_partial else a
+    if isinstance(v, DistArray):
+        kernel = _redistribute.region_value(v.storage, v.mode, _regions.full_box(v.shape), HOST)
+    else:
+        kernel = np.asarray(v)
+    n, m = signal.shape[0], kernel.shape[0]
+    if n == 0:
+        raise ValueError("a cannot be empty")
+    if m == 0:
+        raise ValueError("v cannot be empty")
+    if m > n:
+        whole = _redistribute.region_value(signal.storage, REPLICA, _regions.full_box((n,)), HOST)
+        result = np.convolve(whole, kernel, mode=mode)
+        layout = Layout.block(result.shape, devices=signal.layout.devices)
+        return wrap(Chunks.from_host(result, layout, signal.storage.backend))
+    start, length = {
+        "full": (0, n + m - 1),
+        "same": ((m - 1) // 2, n),
+        "valid": (m - 1, n - m + 1),
+    }[mode]
+    return wrap(_convolve_chunks(signal, kernel, start, length), REPLICA)

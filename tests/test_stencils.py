@@ -1,4 +1,4 @@
-"""gradient against NumPy over drawn layouts and modes, moving only halos; partition and argpartition against NumPy over drawn layouts and modes, natively
+"""gradient and convolve against NumPy over drawn layouts and modes, moving only halos; partition and argpartition against NumPy over drawn layouts and modes, natively
 (under ``fallback="raise"``), checked by the partition property (NumPy leaves the order
 inside the partitions unspecified)."""
 
@@ -135,3 +135,53 @@ def test_gradient_moves_only_the_halo(edge_order):
     with mdarray.count_transfers() as moved:
         np.gradient(x, axis=1)
     assert moved.total == 0
+
+
+@settings(max_examples=60)
+@given(
+    st.sampled_from(["float64", "int32"]).flatmap(
+        lambda dtype: st.integers(0, 9).flatmap(
+            lambda n: st.tuples(
+                mst.dist_arrays(shape=(n,), dtype=dtype), st.integers(0, 11), st.booleans()
+            )
+        )
+    ),
+    st.sampled_from(["full", "same", "valid"]),
+    st.data(),
+)
+def test_convolve_matches_numpy(drawn, mode, data):
+    (x, value), m, distributed = drawn
+    kernel, kernel_value = data.draw(mst.dist_arrays(shape=(m,), dtype=value.dtype))
+    v = kernel if distributed else kernel_value
+    try:
+        want = np.convolve(value, kernel_value, mode=mode)
+    except Exception as error:
+        with pytest.raises(type(error)), mdarray.options(fallback="raise"):
+            np.convolve(x, v, mode=mode)
+        return
+    with mdarray.options(fallback="raise"):
+        got = np.convolve(x, v, mode=mode)
+    if want.dtype.kind == "f":
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(
+            got.get(), want, rtol=1e-12, atol=1e-12 * np.abs(want).max(initial=0)
+        )
+    else:
+        assert_dist_equal(got, want)
+
+
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+def test_convolve_moves_only_halos_and_the_kernel(mode):
+    """Signal in 3 blocks, 'same' outputs aligned with them: len(v) - 1 elements per chunk
+    boundary, and v to each device."""
+    value = np.arange(12.0) ** 1.5
+    kernel = np.array([1.0, -2.0, 0.5, 3.0])
+    x = mdarray.distributed_array(value, mdarray.Layout.block(value.shape, devices=[0, 1, 2]))
+    with mdarray.options(fallback="raise"), mdarray.count_transfers() as moved:
+        got = np.convolve(x, kernel, mode=mode)
+    halos = 2 * (len(kernel) - 1) * value.itemsize
+    assert moved.total <= halos + 3 * kernel.nbytes
+    if mode == "same":
+        assert moved.total == halos + 3 * kernel.nbytes
+    assert_dist_equal(got, np.convolve(value, kernel, mode=mode))
+    assert got.devices == x.devices
