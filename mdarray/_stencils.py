@@ -8,6 +8,9 @@ convolve (1-D) gives its result in blocks over the signal's devices: each block 
 the signal's elements its outputs need (its own range plus ``len(v) - 1`` more, a halo)
 and the small kernel `v`, and convolves them there.
 
+cross (of 3-vectors) runs per chunk where no chunk splits the vector axis: `b` is brought
+to `a`'s chunks (nothing moves where they match); a split vector axis is made whole first.
+
 partition and argpartition run per chunk along an axis that no chunk splits: nothing
 moves. Along a split axis the array is first resharded so that the axis is whole in
 every chunk (one movement, as sort does), then each chunk partitions its own lanes.
@@ -20,12 +23,12 @@ import operator
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
-from . import _redistribute, _regions
+from . import _chunkwise, _redistribute, _regions
 from ._array import DistArray, wrap
 from ._debug import HOST
 from ._fallback import fallback
 from ._layout import Layout
-from ._manipulation_functions import reshape
+from ._manipulation_functions import broadcast_to, moveaxis, reshape
 from ._modes import REPLICA
 from ._registry import implements
 from ._sorting_functions import splits
@@ -256,3 +259,49 @@ def _convolve(a, v, mode="full"):
         "valid": (m - 1, n - m + 1),
     }[mode]
     return wrap(_convolve_chunks(signal, kernel, start, length), REPLICA)
+
+
+@implements(np.cross)
+def _cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """``numpy.cross`` of 3-vectors, per chunk of `a` (broadcast to the result's shape)
+    with `b` brought to its chunks; a vector axis split over chunks is made whole first
+    (one reshard). Other vector lengths go to the fallback.
+
+    Examples
+    --------
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.asarray(np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]))
+    >>> with mdarray.options(fallback="raise"):
+    ...     np.cross(x, np.array([0.0, 0.0, 1.0])).get()
+    array([[ 0., -1.,  0.],
+           [ 1.,  0.,  0.]])
+    """
+    args = {"axisa": axisa, "axisb": axisb, "axisc": axisc, "axis": axis}
+    native_b = isinstance(b, (DistArray, np.ndarray))
+    if not isinstance(a, DistArray) or not native_b or a.ndim == 0 or np.ndim(b) == 0:
+        return fallback(np.cross, (a, b), args, "numpy.cross")
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    axisa = normalize_axis_index(operator.index(axisa), a.ndim, msg_prefix="axisa")
+    axisb = normalize_axis_index(operator.index(axisb), b.ndim, msg_prefix="axisb")
+    if a.shape[axisa] not in (2, 3) or b.shape[axisb] not in (2, 3):
+        raise ValueError("incompatible dimensions for cross product\n(dimension must be 2 or 3)")
+    if a.shape[axisa] != 3 or b.shape[axisb] != 3:
+        return fallback(np.cross, (a, b), args, "numpy.cross")
+    dtype = np.cross(np.zeros(3, a.dtype), np.zeros(3, b.dtype)).dtype
+    x = moveaxis(a, axisa, -1)
+    y = moveaxis(b, axisb, -1) if isinstance(b, DistArray) else np.moveaxis(b, axisb, -1)
+    shape = np.broadcast_shapes(x.shape, y.shape)
+    axisc = normalize_axis_index(operator.index(axisc), len(shape), msg_prefix="axisc")
+    if x.mode.is_partial:
+        x = x.change_mode(REPLICA)
+    if x.shape != shape:
+        x = broadcast_to(x, shape)
+    if splits(x.layout, x.ndim - 1):
+        x = _whole_axis(x, x.ndim - 1)
+    backend = x.storage.backend
+    xp = backend.xp
+    left = x.storage.buffers
+    right = _chunkwise.aligned(y, x.layout, backend)
+    chunks = Chunks.generate(x.layout, backend, lambda k: xp.cross(left[k], right[k]), dtype)
+    return moveaxis(wrap(chunks, REPLICA), -1, axisc)

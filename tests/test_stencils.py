@@ -1,4 +1,4 @@
-"""gradient and convolve against NumPy over drawn layouts and modes, moving only halos; partition and argpartition against NumPy over drawn layouts and modes, natively
+"""gradient, convolve and cross against NumPy over drawn layouts and modes, moving only halos; partition and argpartition against NumPy over drawn layouts and modes, natively
 (under ``fallback="raise"``), checked by the partition property (NumPy leaves the order
 inside the partitions unspecified)."""
 
@@ -185,3 +185,50 @@ def test_convolve_moves_only_halos_and_the_kernel(mode):
         assert moved.total == halos + 3 * kernel.nbytes
     assert_dist_equal(got, np.convolve(value, kernel, mode=mode))
     assert got.devices == x.devices
+
+
+@st.composite
+def _cross_operands(draw):
+    """Shapes with a vector axis (mostly of length 3) anywhere, broadcasting together."""
+    rest = draw(st.lists(st.integers(1, 4), max_size=2))
+    rest_b = [draw(st.sampled_from([r, 1])) for r in rest][draw(st.integers(0, len(rest))) :]
+    length_a, length_b = draw(st.sampled_from([(3, 3), (3, 3), (3, 4), (4, 3)]))
+    axisa = draw(st.integers(0, len(rest)))
+    axisb = draw(st.integers(0, len(rest_b)))
+    shape_a = (*rest[:axisa], length_a, *rest[axisa:])
+    shape_b = (*rest_b[:axisb], length_b, *rest_b[axisb:])
+    dtype = draw(st.sampled_from(["float64", "int32"]))
+    return (
+        draw(mst.dist_arrays(shape=shape_a, dtype=dtype)),
+        draw(mst.dist_arrays(shape=shape_b, dtype=dtype)),
+        axisa,
+        axisb,
+    )
+
+
+@settings(max_examples=60)
+@given(_cross_operands(), st.booleans(), st.data())
+def test_cross_matches_numpy(operands, distributed, data):
+    (x, value), (y, other), axisa, axisb = operands
+    ndim = max(value.ndim, other.ndim)
+    axisc = data.draw(st.integers(-ndim - 1, ndim))
+    b = y if distributed else other
+    try:
+        want = np.cross(value, other, axisa=axisa, axisb=axisb, axisc=axisc)
+    except Exception as error:
+        with pytest.raises(type(error)), mdarray.options(fallback="raise"):
+            np.cross(x, b, axisa=axisa, axisb=axisb, axisc=axisc)
+        return
+    with mdarray.options(fallback="raise"):
+        assert_dist_equal(np.cross(x, b, axisa=axisa, axisb=axisb, axisc=axisc), want)
+
+
+def test_cross_moves_nothing_for_matching_layouts():
+    value = np.arange(36.0).reshape(12, 3)
+    layout = mdarray.Layout.block(value.shape, devices=[0, 1, 2])
+    x = mdarray.distributed_array(value, layout)
+    y = mdarray.distributed_array(value[::-1] ** 2, layout)
+    with mdarray.options(fallback="raise"), mdarray.count_transfers() as moved:
+        got = np.cross(x, y)
+    assert moved.total == 0
+    assert_dist_equal(got, np.cross(value, value[::-1] ** 2))
