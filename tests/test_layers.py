@@ -59,6 +59,7 @@ LAYERS = (
             "_indexing",
             "_advanced_indexing",
             "_index_writes",
+            "_along_axis",
             "_manipulation_functions",
             "_reduction",
             "_statistical_functions",
