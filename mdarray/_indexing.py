@@ -14,7 +14,8 @@ failed assignment leaves every chunk as it was.
 
 Advanced indices run natively (`_advanced_indexing`) for a boolean mask alone (of x's
 shape or of its leading axes: ``x[mask]``, ``x[mask] = value``) and for one 1-D integer
-array among full slices (``x[idx]``, ``x[:, idx]``, ``x[..., idx]``, not assignment);
+array among full slices (``x[idx]``, ``x[:, idx]``, ``x[..., idx]``, and assignment to
+them by `_index_writes`);
 the others go through the gathered fallback path (`mdarray.options(fallback=...)`).
 """
 
@@ -31,6 +32,7 @@ from ._array import DistArray, wrap
 from ._chunkwise import write_out
 from ._config import check_fallback
 from ._fallback import fallback, gathered
+from ._index_writes import integer_setitem
 from ._layout import Layout
 from ._plan_cache import plan_cache
 from ._redistribute import region_value
@@ -199,6 +201,13 @@ def setitem(x: DistArray, key, value) -> None:
         if mask is not None:
             _check_writable(x)
             mask_setitem(x, mask, value)
+            return
+        axis = _integer_axis(x, key)
+        if axis is not None:
+            items = key if isinstance(key, tuple) else (key,)
+            indices = next(item for item in items if _is_advanced(item))
+            _check_writable(x)
+            integer_setitem(x, indices, axis, value)
             return
         _gathered_setitem(x, key, value)
         return

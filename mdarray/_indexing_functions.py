@@ -1,8 +1,8 @@
 """Indexing functions: take and take_along_axis.
 
 ``take`` with a 1-D integer index along one axis runs natively (only the requested rows
-move, see `_advanced_indexing`); the other forms and ``take_along_axis`` gather the
-operands to the host, pick with NumPy and distribute the result again, under the
+move, see `_advanced_indexing`), ``take_along_axis`` chunk by chunk along an axis no
+chunk splits (see `_along_axis`); the other forms gather the operands to the host, pick with NumPy and distribute the result again, under the
 fallback policy (`mdarray.options`). ``numpy.take``'s ``out=`` is written back into the
 DistArray, in its layout and mode, as NumPy would have changed it.
 """
@@ -15,6 +15,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
 from ._advanced_indexing import host_indices, is_int_vector, take_rows
+from ._along_axis import take_along_axis_chunkwise
 from ._array import DistArray, wrap
 from ._chunkwise import write_out
 from ._config import check_fallback
@@ -95,6 +96,25 @@ def take(x: DistArray, indices: Any, /, *, axis: int | None = None) -> DistArray
 
 @implements(np.take_along_axis)
 def _take_along_axis(arr, indices, axis=-1):
+    """``numpy.take_along_axis`` per chunk (`take_along_axis_chunkwise`) where `arr` is a
+    DistArray and `indices` an integer DistArray or NumPy array of arr's shape off `axis`;
+    the rest (``axis=None``, broadcasting indices, empty operands) through the fallback
+    policy."""
+    native = (
+        isinstance(arr, DistArray)
+        and isinstance(indices, (DistArray, np.ndarray))
+        and axis is not None
+        and arr.ndim > 0
+        and indices.ndim == arr.ndim
+        and indices.dtype.kind in "iu"
+        and arr.size > 0
+        and indices.size > 0
+    )
+    if native:
+        axis = normalize_axis_index(axis, arr.ndim)
+        native = all(n == m for a, (n, m) in enumerate(zip(arr.shape, indices.shape)) if a != axis)
+    if native:
+        return take_along_axis_chunkwise(arr, indices, axis)
     return fallback(np.take_along_axis, (arr, indices), {"axis": axis}, "numpy.take_along_axis")
 
 
@@ -120,7 +140,7 @@ def take_along_axis(x: DistArray, indices: Any, /, *, axis: int = -1) -> DistArr
     --------
     >>> import mdarray, numpy as np
     >>> x = mdarray.asarray(np.array([[3, 1, 2], [0, 5, 4]]))
-    >>> with mdarray.options(fallback="allow"):
+    >>> with mdarray.options(fallback="raise"):  # per chunk: nothing moves
     ...     mdarray.take_along_axis(x, mdarray.argsort(x, axis=1), axis=1).get()
     array([[1, 2, 3],
            [0, 4, 5]])

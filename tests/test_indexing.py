@@ -151,19 +151,20 @@ def test_getitem_errors_match_numpy(key):
 
 
 def test_advanced_indexing_goes_through_the_fallback_policy():
-    """Masks and one integer array among full slices run natively
-    (tests/test_advanced_indexing.py); other advanced keys gather."""
+    """Masks and one integer array among full slices run natively, get and set
+    (tests/test_advanced_indexing.py, tests/test_index_writes.py); other advanced keys
+    gather."""
     host = np.arange(12.0).reshape(4, 3)
     x = mdarray.distributed_array(host, mdarray.Layout.block((4, 3), devices=devices(0, 1)))
     with mdarray.options(fallback="raise"), pytest.raises(TypeError, match="advanced index"):
         x[[0, 2], 1:]
     with mdarray.options(fallback="raise"), pytest.raises(TypeError, match="advanced index"):
-        x[[3, 0]] = -1.0
+        x[[3, 0], 1:] = -1.0
     with mdarray.options(fallback="allow"):
         assert_dist_equal(x[[0, 2], 1:], host[[0, 2], 1:])
         assert_dist_equal(x[x > 4], host[host > 4])
-        x[[3, 0]] = -1.0
-    host[[3, 0]] = -1.0
+        x[[3, 0], 1:] = -1.0
+    host[[3, 0], 1:] = -1.0
     assert_dist_equal(x, host)
 
 

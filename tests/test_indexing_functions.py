@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from _layouts import devices
 from _oracle import check_against_numpy
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -78,11 +79,69 @@ def test_take_along_axis_matches_numpy(pair, data):
 
 
 def test_take_along_axis_with_argsort_and_the_warning():
+    """Along an axis runs per chunk; axis=None (flattened) still gathers, with a warning."""
     value = np.array([[3, 1, 2], [0, 5, 4]])
     x = mdarray.asarray(value)
-    with pytest.warns(mdarray.PerformanceWarning, match="numpy.take_along_axis"):
+    with mdarray.options(fallback="raise"):
         got = mdarray.take_along_axis(x, mdarray.asarray(np.argsort(value, axis=0)), axis=0)
     assert_dist_equal(got, np.sort(value, axis=0))
+    flat = np.argsort(value, axis=None)
+    with pytest.warns(mdarray.PerformanceWarning, match="numpy.take_along_axis"):
+        got = np.take_along_axis(x, mdarray.asarray(flat), axis=None)
+    assert_dist_equal(got, np.take_along_axis(value, flat, axis=None))
+
+
+@given(st.data())
+def test_take_along_axis_runs_per_chunk_in_every_mode(data):
+    x, value = data.draw(mst.dist_arrays(shape=data.draw(mst.shapes(min_dims=1))))
+    axis = data.draw(st.integers(0, x.ndim - 1))
+    shape = list(value.shape)
+    shape[axis] = data.draw(st.integers(1, 3))
+    n = value.shape[axis]
+    if not n or not value.size:
+        return
+    drawn = data.draw(
+        st.lists(st.integers(-n, n - 1), min_size=math.prod(shape), max_size=math.prod(shape))
+    )
+    index_value = np.array(drawn, dtype=np.intp).reshape(shape)
+    indices = index_value
+    if data.draw(st.booleans()):
+        indices = mdarray.distributed_array(index_value, data.draw(mst.layouts(tuple(shape))))
+    with mdarray.options(fallback="raise"):
+        got = np.take_along_axis(x, indices, axis=axis)
+        also = mdarray.take_along_axis(x, indices, axis=axis)
+    want = np.take_along_axis(value, index_value, axis=axis)
+    assert_chunks_hold(got, want)
+    assert_chunks_hold(also, want)
+
+
+def test_take_along_an_unsplit_axis_moves_nothing():
+    value = np.arange(24.0).reshape(4, 6)
+    x = mdarray.distributed_array(value, mdarray.Layout.block((4, 6), devices=devices(0, 1)))
+    order = np.argsort(-value, axis=1)[:, :4]
+    indices = mdarray.distributed_array(order, mdarray.Layout.block((4, 4), devices=devices(0, 1)))
+    with mdarray.count_transfers() as moved, mdarray.options(fallback="raise"):
+        got = np.take_along_axis(x, indices, axis=1)
+    assert moved.total == 0
+    assert_chunks_hold(got, np.take_along_axis(value, order, axis=1))
+    # A split axis is made whole by one reshard of x (at most x's bytes move).
+    split = mdarray.distributed_array(value, mdarray.Layout.block((4, 6), axis=1))
+    with mdarray.count_transfers() as moved, mdarray.options(fallback="raise"):
+        got = np.take_along_axis(split, indices, axis=1)
+    assert moved.total <= value.nbytes + order.nbytes
+    assert_chunks_hold(got, np.take_along_axis(value, order, axis=1))
+
+
+def test_take_along_axis_bounds_error_as_numpy():
+    value = np.zeros((2, 3))
+    bad = np.array([[0, 5, -9], [7, 1, 1]])
+    x = mdarray.distributed_array(value, mdarray.Layout.block((2, 3), devices=devices(0, 1)))
+    with pytest.raises(IndexError) as numpy_error:
+        np.take_along_axis(value, bad, axis=1)
+    for indices in (bad, mdarray.asarray(bad)):
+        with mdarray.options(fallback="raise"), pytest.raises(IndexError) as ours:
+            np.take_along_axis(x, indices, axis=1)
+        assert str(ours.value) == str(numpy_error.value)
 
 
 def test_take_from_empty_arrays_checks_as_numpy():

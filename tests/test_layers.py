@@ -58,6 +58,8 @@ LAYERS = (
             "_data_type_functions",
             "_indexing",
             "_advanced_indexing",
+            "_index_writes",
+            "_along_axis",
             "_manipulation_functions",
             "_reduction",
             "_statistical_functions",
