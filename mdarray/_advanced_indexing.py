@@ -174,11 +174,9 @@ def mask_getitem(x: DistArray, mask) -> DistArray:
     return wrap(Chunks.generate(result, backend, pick, x.dtype), REPLICA)
 
 
-def _mask_value(x: DistArray, value, selected: tuple):
-    """`value` checked against the `selected` shape of ``x[mask]`` (its first axis None
-    while the count is unknown) as NumPy checks it, cast to x's dtype, leading axes of
-    length 1 dropped: ``(value, varies)``, `varies` when it differs along the selected
-    elements (then `selected` needs its count)."""
+def in_dtype_of(x: DistArray, value):
+    """`value` (a DistArray, a NumPy or backend array, or anything NumPy makes an array
+    of) cast to x's dtype, as a write into x casts it."""
     if isinstance(value, DistArray):
         if value.dtype != x.dtype:
             storage, mode = cast(value.storage, value.mode, x.dtype)
@@ -187,6 +185,15 @@ def _mask_value(x: DistArray, value, selected: tuple):
         value = value.astype(x.dtype, copy=False)
     else:
         value = np.array(value, dtype=x.dtype)
+    return value
+
+
+def _mask_value(x: DistArray, value, selected: tuple):
+    """`value` checked against the `selected` shape of ``x[mask]`` (its first axis None
+    while the count is unknown) as NumPy checks it, cast to x's dtype, leading axes of
+    length 1 dropped: ``(value, varies)``, `varies` when it differs along the selected
+    elements (then `selected` needs its count)."""
+    value = in_dtype_of(x, value)
     vshape = tuple(value.shape)
     if len(selected) == 1 and len(vshape) > 1:
         raise TypeError(

@@ -14,9 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import _regions
-from ._advanced_indexing import host_indices, take_rows
-from ._array import DistArray, wrap
-from ._chunkwise import cast
+from ._advanced_indexing import host_indices, in_dtype_of, take_rows
+from ._array import DistArray
 from ._redistribute import region_value
 
 
@@ -30,14 +29,7 @@ def _last_occurrences(indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _checked_value(x: DistArray, value, selected: tuple):
     """`value` cast to x's dtype and checked against the `selected` shape as NumPy does;
     a plain scalar comes back as a NumPy scalar, an array with x's number of axes."""
-    if isinstance(value, DistArray):
-        if value.dtype != x.dtype:
-            storage, mode = cast(value.storage, value.mode, x.dtype)
-            value = wrap(storage, mode)
-    elif isinstance(value, np.ndarray) or x.storage.backend.is_native(value):
-        value = value.astype(x.dtype, copy=False)
-    else:
-        value = np.array(value, dtype=x.dtype)
+    value = in_dtype_of(x, value)
     vshape = tuple(value.shape)
     fits = len(vshape) <= len(selected) and all(
         v in (1, n) for v, n in zip(vshape[::-1], selected[::-1])

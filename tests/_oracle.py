@@ -6,7 +6,7 @@ import pytest
 
 import mdarray
 from mdarray._backend import backend
-from mdarray.testing import assert_dist_equal
+from mdarray.testing import assert_dist_allclose, assert_dist_equal
 
 
 def on_backend(func, *args, **kwargs):
@@ -35,3 +35,16 @@ def check_against_numpy(func, numpy_func, args, numpy_args, kwargs=None):
     with mdarray.options(fallback="allow"):
         got = func(*args, **kwargs)
     assert_dist_equal(got, np.asarray(want))
+
+
+def assert_matches(result, expected) -> None:
+    """`result` is a DistArray of `expected`'s shape and dtype with its value (floats
+    within a sum's rounding)."""
+    expected = np.asarray(expected)
+    assert isinstance(result, mdarray.DistArray)
+    assert result.shape == expected.shape
+    assert result.dtype == expected.dtype
+    if expected.dtype.kind in "fc":
+        assert_dist_allclose(result, expected, rtol=1e-5, atol=1e-6)
+    else:
+        assert_dist_equal(result, expected)

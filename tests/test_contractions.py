@@ -3,27 +3,17 @@ over drawn layouts and modes; what they move against matmul's movement."""
 
 import numpy as np
 import pytest
+from _oracle import assert_matches
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import mdarray
 from mdarray import SUM, Layout
-from mdarray.testing import assert_dist_allclose, assert_dist_equal
+from mdarray.testing import assert_dist_equal
 from mdarray.testing import strategies as mst
 
 DEVICES = mdarray.devices()
 DTYPES = st.sampled_from(["float64", "float32", "int32", "int8", "complex128", "bool"])
-
-
-def assert_matches(result, expected) -> None:
-    expected = np.asarray(expected)
-    assert isinstance(result, mdarray.DistArray)
-    assert result.shape == expected.shape
-    assert result.dtype == expected.dtype
-    if expected.dtype.kind in "fc":
-        assert_dist_allclose(result, expected, rtol=1e-5, atol=1e-6)
-    else:
-        assert_dist_equal(result, expected)
 
 
 def sides(max_side=3):
