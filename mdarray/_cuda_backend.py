@@ -368,9 +368,9 @@ class CudaBackend:
 def _fused(backend: CudaBackend, fn, kernel_name):
     """The kernel `CudaBackend.fused_kernel` gives for `fn`."""
     cupy = backend._cupy
-    fused = cupy.fuse(
-        _kernels.with_kernels(fn, lambda ufunc: getattr(cupy, ufunc.__name__)),
-        kernel_name=kernel_name,
+    # cupy.fuse(f, kernel_name=...) would return a decorator: the name goes first.
+    fused = cupy.fuse(kernel_name=kernel_name)(
+        _kernels.with_kernels(fn, lambda ufunc: getattr(cupy, ufunc.__name__))
     )
     eager = _kernels.with_kernels(fn, backend.ufunc_kernel)
 

@@ -325,6 +325,8 @@ def _order_statistic(func, a, q, axis, out, method, keepdims, *, median=False,
     q_frac = None if median else np.true_divide(q_host, scale)
 
     def stat(chunk, chunk_axes, keep):
+        if not chunk_axes:  # CuPy reduces no empty axis tuple: each element is its lane
+            chunk, chunk_axes, keep = chunk[None], (0,), False
         if skip_nan and chunk.dtype.kind == "f" and (median or method in SELECTED):
             # CuPy has no nanquantile nor nanpercentile: the lanes sorted, as NumPy's.
             return _nan_lanes(xp, chunk, q_frac, chunk_axes, keep, method, median)

@@ -35,17 +35,20 @@ from ._sorting_functions import splits
 from ._storage import Chunks
 
 
-def _kth_positions(kth, length: int) -> np.ndarray | None:
-    """`kth` as integer positions checked as NumPy checks them; None when it is not an
+def _kth_positions(kth, length: int) -> int | list[int] | None:
+    """`kth` as non-negative integer positions checked as NumPy checks them (an int, or a
+    list: CuPy takes no 0-d array and no negative position); None when it is not an
     integer array (left to the fallback)."""
-    positions = np.asarray(kth)
-    if positions.dtype.kind not in "iu" or positions.ndim > 1:
+    given = np.asarray(kth)
+    if given.dtype.kind not in "iu" or given.ndim > 1:
         return None
-    for k in positions.reshape(-1).tolist():
+    positions = []
+    for k in given.reshape(-1).tolist():
         normal = k + length if k < 0 else k
         if not 0 <= normal < length:
             raise ValueError(f"kth(={normal}) out of bounds ({length})")
-    return positions
+        positions.append(normal)
+    return positions[0] if given.ndim == 0 else positions
 
 
 def _whole_axis(x: DistArray, axis: int) -> DistArray:

@@ -298,6 +298,10 @@ class Lockstep(RuleBasedStateMachine):
             elif func is np.prod:
                 relative = np.where(terms > 0, bound / np.where(terms > 0, terms, 1), 0)
                 new = _finite_abs(want) * (np.sum(relative, axis=axis) + ROUNDING * model.size)
+                # A factor the bound leaves at zero or not (a max's unsigned zero tie among
+                # them) leaves the product anywhere within the product of the magnitudes.
+                loose = np.prod(terms + np.where(uncertain(model, bound), bound, 0), axis=axis)
+                new = new + np.where(np.any(uncertain(model, bound), axis=axis), loose, 0)
                 if x.dtype.kind == "c":
                     # A zero part's sign depends on the grouping ((0+0j) * 1j * 1j is 0j
                     # in order, -0+0j as 0 * (1j * 1j)): unspecified, like a max's tie.
@@ -328,8 +332,10 @@ class Lockstep(RuleBasedStateMachine):
                 got = x @ y
             ax, ay = _finite_abs(mx), _finite_abs(my)
             bound = (ax + ex) @ ey + ex @ ay + ROUNDING * x.shape[1] * (ax @ ay)
-            if want.dtype.kind == "c":  # zero parts' signs depend on the grouping (see reduce)
-                bound = bound + UNSIGNED * ((want.real == 0) | (want.imag == 0))
+            # A zero's sign depends on the grouping (see reduce), and for real sums on where
+            # the accumulator starts: BLAS's start at +0, so its sum of -0 terms is +0 where
+            # the exact sum (and a sum of partial products) is -0.
+            bound = bound + UNSIGNED * ((want.real == 0) | (want.imag == 0))
             same(got, want, bound)
         return self._add(got, want, bound, "matmul")
 
