@@ -13,6 +13,7 @@ stands in, so the code above the backends never asks which backend it runs on.
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
 import numpy as np
@@ -368,8 +369,10 @@ class CudaBackend:
 def _fused(backend: CudaBackend, fn, kernel_name):
     """The kernel `CudaBackend.fused_kernel` gives for `fn`."""
     cupy = backend._cupy
-    # cupy.fuse(f, kernel_name=...) would return a decorator: the name goes first.
-    fused = cupy.fuse(kernel_name=kernel_name)(
+    # cupy.fuse(f, kernel_name=...) would return a decorator: the name goes first. CuPy
+    # names the kernel after the function, which must then be a C identifier.
+    name = kernel_name or re.sub(r"\W", "_", getattr(fn, "__name__", "fused"))
+    fused = cupy.fuse(kernel_name=name if name.isidentifier() else f"fused_{name}")(
         _kernels.with_kernels(fn, lambda ufunc: getattr(cupy, ufunc.__name__))
     )
     eager = _kernels.with_kernels(fn, backend.ufunc_kernel)

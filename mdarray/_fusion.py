@@ -46,7 +46,10 @@ class Fused:
         if any(x is NotImplemented for x in operands):
             return fn(*args)  # another library's duck array: the unfused chain decides
         shape = np.broadcast_shapes(*(shape_of(x) for x in operands))
-        dtype = _result_dtype(fn, operands, shape)
+        dtype, returned = _result_dtype(fn, operands, shape)
+        if returned is not None:  # fn returns an operand as it is: no kernel to run
+            copy = in_mode(operands[returned], REPLICA).copy()
+            return in_group(copy, args)
         layout = result_layout(shape, operands)
         backend = backend_of(operands)
         # fn is arbitrary: it need not commute with combining partial copies.
@@ -78,11 +81,13 @@ def _stand_in(x):
     return x
 
 
-def _result_dtype(fn, operands, shape) -> np.dtype:
+def _result_dtype(fn, operands, shape) -> tuple[np.dtype, int | None]:
     """The dtype of ``fn(*operands)`` as NumPy's promotion gives it, computed on empty
-    stand-ins; a TypeError where ``fn`` is not elementwise over the operands."""
+    stand-ins, and the position of the operand `fn` returns as it is (None where it
+    computes a new array); a TypeError where ``fn`` is not elementwise over the operands."""
+    stand_ins = [_stand_in(x) for x in operands]
     with np.errstate(all="ignore"):
-        got = fn(*(_stand_in(x) for x in operands))
+        got = fn(*stand_ins)
     expected = tuple(0 if n != 1 else 1 for n in shape)
     if not hasattr(got, "dtype") or np.shape(got) != expected:
         raise TypeError(
@@ -90,7 +95,11 @@ def _result_dtype(fn, operands, shape) -> np.dtype:
             f"operators on its operands, one array result of their broadcast shape); on "
             f"empty stand-ins of shape {expected} it gave {_describe(got)}"
         )
-    return np.dtype(got.dtype)
+    returned = next(
+        (k for k, x in enumerate(operands) if got is stand_ins[k] and isinstance(x, DistArray)),
+        None,
+    )
+    return np.dtype(got.dtype), returned
 
 
 def _describe(got) -> str:

@@ -89,6 +89,12 @@ class UfuncsAs(NDArrayOperatorsMixin):
         self.value = value
         self.kernel_for = kernel_for
 
+    # What a fused function may ask of its operands besides ufuncs (CuPy's traced values
+    # have them too).
+    shape = property(lambda self: self.value.shape)
+    ndim = property(lambda self: self.value.ndim)
+    dtype = property(lambda self: self.value.dtype)
+
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if method != "__call__" or kwargs:
             return NotImplemented

@@ -320,8 +320,12 @@ def _order_statistic(func, a, q, axis, out, method, keepdims, *, median=False,
     x = in_mode(a, REPLICA)
     _, whole = _reduction.reduce_plan(x.layout, axes, bool(keepdims))
     xp = x.storage.backend.xp
-    name = ("nan" if skip_nan else "") + func.__name__.removeprefix("nan")
-
+    plain = func.__name__.removeprefix("nan")
+    # Lanes without NaN (no float dtype) take the plain form: CuPy has no nanquantile.
+    name = "nan" + plain if skip_nan and a.dtype.kind == "f" else plain
+    if not median and method not in SELECTED and not hasattr(xp, name):
+        kwargs = {"axis": axis, "out": out, "method": method, "keepdims": keepdims}
+        return fallback(func, (a, q), kwargs, f"numpy.{func.__name__}")
     q_frac = None if median else np.true_divide(q_host, scale)
 
     def stat(chunk, chunk_axes, keep):

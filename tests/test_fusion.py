@@ -157,9 +157,13 @@ def test_one_layout_moves_nothing():
         z = mdarray.fuse(sin_chain)(x, y)
     assert moved.total == 0
     assert z.layout == layout
-    assert_chunks_hold(z, np.sin(value) * 2 + value * 2)
+    assert_chunks_hold(z, sin_chain(x, y).get())  # the backend's sin (CuPy's differs by an ulp)
+    assert_dist_allclose(z, np.sin(value) * 2 + value * 2, rtol=1e-15)
 
 
+@pytest.mark.skipif(
+    mdarray.default_backend() != "cpu", reason="cupy.fuse traces the function once per dtypes"
+)
 def test_the_function_runs_once_per_chunk_on_chunk_arrays():
     layout = Layout((8, 3), spread({0: [slice(0, 3), slice(3, 5)], 1: slice(4, 8)}))
     x = mdarray.distributed_array(np.arange(24.0).reshape(8, 3), layout)
