@@ -2,9 +2,9 @@
 
 The one-dimensional transforms (``fft``, ``ifft``, ``rfft``, ``irfft``, ``hfft``,
 ``ihfft``) run chunk by chunk along an axis no chunk splits, and reshard first along a
-split one (`_along_axis`); the n-dimensional ones gather their operand and run NumPy's (a
-fallback under the policy of `mdarray.options`). All return DistArrays; NumPy 2 keeps the
-precision, as the standard asks (``fft`` of float32 is complex64, ``irfft`` of complex64 float32). ``fftshift`` and
+split one (`_along_axis`); the n-dimensional ones are those one after another
+(`_n_dimensional`). All return DistArrays; NumPy 2 keeps the precision, as the standard
+asks (``fft`` of float32 is complex64, ``irfft`` of complex64 float32). ``fftshift`` and
 ``ifftshift`` are native (slices and a concatenation per axis), and ``fftfreq`` and
 ``rfftfreq`` create their arrays like the creation functions, laid out by ``device=``.
 NumPy's own ``np.fft`` functions given a DistArray take the same paths.
@@ -104,6 +104,46 @@ def _along_axis(func, x, *, n, axis, norm) -> DistArray:
 _NORMS = ("backward", "ortho", "forward", None)
 
 
+# Each n-dimensional transform as NumPy composes it of one-dimensional ones: (function,
+# axis position) in order of application, for `n` axes.
+_STEPS = {
+    "fftn": lambda n: [(np.fft.fft, i) for i in reversed(range(n))],
+    "ifftn": lambda n: [(np.fft.ifft, i) for i in reversed(range(n))],
+    "rfftn": lambda n: [(np.fft.rfft, n - 1)] + [(np.fft.fft, i) for i in reversed(range(n - 1))],
+    "irfftn": lambda n: [(np.fft.ifft, i) for i in range(n - 1)] + [(np.fft.irfft, n - 1)],
+}
+
+
+def _n_dimensional(func, x, s, axes, norm) -> DistArray:
+    """An n-dimensional transform as the one-dimensional ones it is made of, each along
+    its axis by `_along_axis` (per chunk where no chunk splits the axis, else after one
+    reshard that makes it whole: the pencil transposes of a distributed FFT). Lengths
+    and axes are read as NumPy reads them (``s[i] == -1`` is the whole axis; without `s`
+    the last axis of ``irfftn`` is ``2*(m-1)``); cases NumPy rejects or that transform
+    no axis take the fallback, where NumPy decides."""
+    x = x if isinstance(x, DistArray) else asarray(x)
+    axes = _axes_for(s, axes)
+    if axes is None:
+        axes = range(x.ndim)
+    lengths = None if s is None else list(s)
+    if (
+        x.ndim == 0
+        or not axes
+        or (lengths is not None and len(lengths) != len(axes))
+        or any(isinstance(a, bool) or not isinstance(a, int) for a in axes)
+        or any(not -x.ndim <= a < x.ndim for a in axes)
+    ):
+        return _transform(func, x, s=s, axes=axes, norm=norm)
+    if lengths is None:
+        lengths = [x.shape[a] for a in axes]
+        if func is np.fft.irfftn:
+            lengths[-1] = 2 * (x.shape[axes[-1]] - 1)
+    lengths = [x.shape[a] if n == -1 else n for n, a in zip(lengths, axes)]
+    for step, i in _STEPS[func.__name__](len(axes)):
+        x = _along_axis(step, x, n=lengths[i], axis=axes[i], norm=norm)
+    return x
+
+
 def _axes_for(s, axes):
     """NumPy 2 deprecates `s` without `axes`: the standard's reading is the last axes."""
     if s is not None and axes is None:
@@ -123,10 +163,11 @@ def fft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backwa
 
 
 def ifft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> DistArray:
-    """One-dimensional inverse discrete Fourier transform along `axis`. Gathered.
+    """One-dimensional inverse discrete Fourier transform along `axis`.
+    Runs per chunk (see `_along_axis`).
 
     >>> import mdarray, numpy as np
-    >>> with mdarray.options(fallback="allow"):
+    >>> with mdarray.options(fallback="raise"):
     ...     mdarray.fft.ifft(mdarray.asarray(np.full(4, 4.0 + 0j))).get()
     array([4.+0.j, 0.+0.j, 0.+0.j, 0.+0.j])
     """
@@ -141,15 +182,16 @@ def fftn(
     axes: Sequence[int] | None = None,
     norm: Norm = "backward",
 ) -> DistArray:
-    """N-dimensional discrete Fourier transform over `axes` (all when None). Gathered.
+    """N-dimensional discrete Fourier transform over `axes` (all when None).
+    Runs per chunk (see `_n_dimensional`).
 
     >>> import mdarray, numpy as np
-    >>> with mdarray.options(fallback="allow"):
+    >>> with mdarray.options(fallback="raise"):
     ...     mdarray.fft.fftn(mdarray.asarray(np.ones((2, 2)))).get()
     array([[4.+0.j, 0.+0.j],
            [0.+0.j, 0.+0.j]])
     """
-    return _transform(np.fft.fftn, x, s=s, axes=_axes_for(s, axes), norm=norm)
+    return _n_dimensional(np.fft.fftn, x, s, axes, norm)
 
 
 def ifftn(
@@ -160,23 +202,24 @@ def ifftn(
     axes: Sequence[int] | None = None,
     norm: Norm = "backward",
 ) -> DistArray:
-    """N-dimensional inverse discrete Fourier transform over `axes`. Gathered.
+    """N-dimensional inverse discrete Fourier transform over `axes`.
+    Runs per chunk (see `_n_dimensional`).
 
     >>> import mdarray, numpy as np
-    >>> with mdarray.options(fallback="allow"):
+    >>> with mdarray.options(fallback="raise"):
     ...     mdarray.fft.ifftn(mdarray.asarray(np.full((2, 2), 4.0 + 0j))).get()
     array([[4.+0.j, 0.+0.j],
            [0.+0.j, 0.+0.j]])
     """
-    return _transform(np.fft.ifftn, x, s=s, axes=_axes_for(s, axes), norm=norm)
+    return _n_dimensional(np.fft.ifftn, x, s, axes, norm)
 
 
 def rfft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> DistArray:
     """Discrete Fourier transform of real input along `axis`: ``n//2 + 1`` frequencies.
-    Gathered.
+    Runs per chunk (see `_along_axis`).
 
     >>> import mdarray, numpy as np
-    >>> with mdarray.options(fallback="allow"):
+    >>> with mdarray.options(fallback="raise"):
     ...     mdarray.fft.rfft(mdarray.asarray(np.ones(4))).get()
     array([4.+0.j, 0.+0.j, 0.+0.j])
     """
@@ -184,10 +227,11 @@ def rfft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backw
 
 
 def irfft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> DistArray:
-    """Inverse of `rfft`: `n` real values (``2*(m-1)`` by default) along `axis`. Gathered.
+    """Inverse of `rfft`: `n` real values (``2*(m-1)`` by default) along `axis`.
+    Runs per chunk (see `_along_axis`).
 
     >>> import mdarray, numpy as np
-    >>> with mdarray.options(fallback="allow"):
+    >>> with mdarray.options(fallback="raise"):
     ...     mdarray.fft.irfft(mdarray.asarray(np.array([4.0 + 0j, 0, 0]))).get()
     array([1., 1., 1., 1.])
     """
@@ -203,15 +247,15 @@ def rfftn(
     norm: Norm = "backward",
 ) -> DistArray:
     """N-dimensional discrete Fourier transform of real input (the last axis halved).
-    Gathered.
+    Runs per chunk (see `_n_dimensional`).
 
     >>> import mdarray, numpy as np
-    >>> with mdarray.options(fallback="allow"):
+    >>> with mdarray.options(fallback="raise"):
     ...     mdarray.fft.rfftn(mdarray.asarray(np.ones((2, 2)))).get()
     array([[4.+0.j, 0.+0.j],
            [0.+0.j, 0.+0.j]])
     """
-    return _transform(np.fft.rfftn, x, s=s, axes=_axes_for(s, axes), norm=norm)
+    return _n_dimensional(np.fft.rfftn, x, s, axes, norm)
 
 
 def irfftn(
@@ -222,23 +266,24 @@ def irfftn(
     axes: Sequence[int] | None = None,
     norm: Norm = "backward",
 ) -> DistArray:
-    """Inverse of `rfftn`: real output of shape `s` over `axes`. Gathered.
+    """Inverse of `rfftn`: real output of shape `s` over `axes`.
+    Runs per chunk (see `_n_dimensional`).
 
     >>> import mdarray, numpy as np
-    >>> with mdarray.options(fallback="allow"):
+    >>> with mdarray.options(fallback="raise"):
     ...     mdarray.fft.irfftn(mdarray.asarray(np.array([[4.0 + 0j, 0], [0, 0]]))).get()
     array([[1., 1.],
            [1., 1.]])
     """
-    return _transform(np.fft.irfftn, x, s=s, axes=_axes_for(s, axes), norm=norm)
+    return _n_dimensional(np.fft.irfftn, x, s, axes, norm)
 
 
 def hfft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> DistArray:
     """Discrete Fourier transform of a Hermitian-symmetric signal: `n` real values.
-    Gathered.
+    Runs per chunk (see `_along_axis`).
 
     >>> import mdarray, numpy as np
-    >>> with mdarray.options(fallback="allow"):
+    >>> with mdarray.options(fallback="raise"):
     ...     mdarray.fft.hfft(mdarray.asarray(np.array([1.0 + 0j, 0, 0]))).get()
     array([1., 1., 1., 1.])
     """
@@ -246,10 +291,11 @@ def hfft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backw
 
 
 def ihfft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> DistArray:
-    """Inverse of `hfft`: ``n//2 + 1`` complex values of a real signal. Gathered.
+    """Inverse of `hfft`: ``n//2 + 1`` complex values of a real signal.
+    Runs per chunk (see `_along_axis`).
 
     >>> import mdarray, numpy as np
-    >>> with mdarray.options(fallback="allow"):
+    >>> with mdarray.options(fallback="raise"):
     ...     mdarray.fft.ihfft(mdarray.asarray(np.ones(4))).get()
     array([1.-0.j, 0.-0.j, 0.-0.j])
     """
@@ -342,5 +388,37 @@ def _numpy_ifftshift(x, axes=None):
     return ifftshift(x, axes=axes)
 
 
-# NumPy's transforms need no registration: on DistArrays they take the fallback policy
-# (`_fallback.fallback_function`), whose gathered result and out= are those of `fallback`.
+# NumPy's transforms take the same paths; with ``out=`` they take the fallback policy
+# (`fallback` writes the result into the DistArray `out`).
+
+
+def _numpy_one_dimensional(func):
+    @implements(func)
+    def impl(a, n=None, axis=-1, norm=None, out=None):
+        if out is not None:
+            return fallback(func, (a,), {"n": n, "axis": axis, "norm": norm, "out": out}, name)
+        return _along_axis(func, a, n=n, axis=axis, norm=norm)
+
+    name = f"numpy.fft.{func.__name__}"
+    return impl
+
+
+def _numpy_n_dimensional(func, default_axes=None):
+    nd = getattr(np.fft, func.__name__.removesuffix("n").removesuffix("2") + "n")
+
+    @implements(func)
+    def impl(a, s=None, axes=default_axes, norm=None, out=None):
+        if out is not None:
+            return fallback(func, (a,), {"s": s, "axes": axes, "norm": norm, "out": out}, name)
+        return _n_dimensional(nd, a, s, axes, norm)
+
+    name = f"numpy.fft.{func.__name__}"
+    return impl
+
+
+for _func in (np.fft.fft, np.fft.ifft, np.fft.rfft, np.fft.irfft, np.fft.hfft, np.fft.ihfft):
+    _numpy_one_dimensional(_func)
+for _func in (np.fft.fftn, np.fft.ifftn, np.fft.rfftn, np.fft.irfftn):
+    _numpy_n_dimensional(_func)
+for _func in (np.fft.fft2, np.fft.ifft2, np.fft.rfft2, np.fft.irfft2):
+    _numpy_n_dimensional(_func, (-2, -1))

@@ -5,6 +5,7 @@ import inspect
 
 import numpy as np
 import pytest
+from _layouts import devices
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -108,8 +109,9 @@ def test_n_dimensional_transforms(data, name):
         with pytest.raises(ValueError, match="Invalid number"), mdarray.options(fallback="allow"):
             getattr(mfft, name)(x, s=s, axes=axes, norm=norm)
         return
-    with mdarray.options(fallback="allow"):
+    with mdarray.options(fallback="raise"):
         assert_transform(getattr(mfft, name)(x, s=s, axes=axes, norm=norm), expected)
+        assert_transform(getattr(np.fft, name)(x, s=s, axes=axes, norm=norm), expected)
 
 
 def test_s_without_axes_means_the_last_axes():
@@ -186,11 +188,11 @@ def test_errors_and_policy():
     x = mdarray.asarray(np.ones(4))
     with mdarray.options(fallback="allow"), pytest.raises(ValueError, match="norm"):
         mfft.fft(x, norm="sideways")
-    # The n-dimensional transforms still gather, under the policy.
+    # A transform of no axis is NumPy's to decide: it gathers, under the policy.
     with mdarray.options(fallback="raise"), pytest.raises(TypeError, match=r"numpy\.fft\.fftn"):
-        mfft.fftn(x)
+        mfft.fftn(x, axes=())
     with pytest.warns(mdarray.PerformanceWarning, match=r"numpy\.fft\.ifftn"):
-        mfft.ifftn(x)
+        mfft.ifftn(x, axes=())
 
 
 # np.fft on DistArrays -----------------------------------------------------------------
@@ -228,7 +230,7 @@ def test_numpy_fft_on_distarrays(name):
         0 if name in ("rfft", "rfft2", "rfftn", "ihfft") else 1j
     )
     func = getattr(np.fft, name)
-    with mdarray.options(fallback="allow"):
+    with mdarray.options(fallback="raise"):
         assert_transform(func(mdarray.asarray(value)), func(value))
 
 
@@ -283,3 +285,20 @@ def test_a_transform_along_an_unsplit_axis_moves_nothing():
     assert moved.total == 0
     assert got.layout.chunk_devices == x.layout.chunk_devices
     np.testing.assert_allclose(got.get(), np.fft.rfft(value, axis=1), atol=1e-9)
+
+
+def test_an_n_dimensional_transform_reshards_once_per_split_axis():
+    """fftn of row blocks: along the columns per chunk (nothing moves), then one reshard
+    makes the columns whole for the transform along the rows (the pencil transpose)."""
+    value = np.arange(96.0).reshape(8, 12) % 7
+    x = mdarray.distributed_array(value, mdarray.Layout.block(value.shape, devices=devices(0, 1)))
+    once = x.astype(mdarray.complex128).reshard_cost(
+        mdarray.Layout.block(value.shape, axis=1, devices=devices(0, 1))
+    )
+    with mdarray.count_transfers() as moved, mdarray.options(fallback="raise"):
+        got = mfft.fftn(x)
+    assert moved.bytes == once.bytes
+    assert_transform(got, np.fft.fftn(value))
+    with mdarray.count_transfers() as moved, mdarray.options(fallback="raise"):
+        mfft.fftn(x, axes=(1,))
+    assert moved.total == 0
