@@ -12,7 +12,7 @@ NumPy's own ``np.fft`` functions given a DistArray take the same paths.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -106,7 +106,7 @@ _NORMS = ("backward", "ortho", "forward", None)
 
 # Each n-dimensional transform as NumPy composes it of one-dimensional ones: (function,
 # axis position) in order of application, for `n` axes.
-_STEPS = {
+_STEPS: dict[str, Callable[[int], list[tuple[Any, int]]]] = {
     "fftn": lambda n: [(np.fft.fft, i) for i in reversed(range(n))],
     "ifftn": lambda n: [(np.fft.ifft, i) for i in reversed(range(n))],
     "rfftn": lambda n: [(np.fft.rfft, n - 1)] + [(np.fft.fft, i) for i in reversed(range(n - 1))],
@@ -416,9 +416,12 @@ def _numpy_n_dimensional(func, default_axes=None):
     return impl
 
 
-for _func in (np.fft.fft, np.fft.ifft, np.fft.rfft, np.fft.irfft, np.fft.hfft, np.fft.ihfft):
+_NUMPY_ONE_D: tuple[Any, ...] = (np.fft.fft, np.fft.ifft, np.fft.rfft, np.fft.irfft)
+_NUMPY_N_D: tuple[Any, ...] = (np.fft.fftn, np.fft.ifftn, np.fft.rfftn, np.fft.irfftn)
+_NUMPY_2_D: tuple[Any, ...] = (np.fft.fft2, np.fft.ifft2, np.fft.rfft2, np.fft.irfft2)
+for _func in (*_NUMPY_ONE_D, np.fft.hfft, np.fft.ihfft):
     _numpy_one_dimensional(_func)
-for _func in (np.fft.fftn, np.fft.ifftn, np.fft.rfftn, np.fft.irfftn):
+for _func in _NUMPY_N_D:
     _numpy_n_dimensional(_func)
-for _func in (np.fft.fft2, np.fft.ifft2, np.fft.rfft2, np.fft.irfft2):
+for _func in _NUMPY_2_D:
     _numpy_n_dimensional(_func, (-2, -1))
