@@ -232,20 +232,40 @@ def _from_ranks(lane: _Lane, n: int, q: np.ndarray, method: str, median: bool, d
     return _lerp(a, b, gamma.astype(dtype))
 
 
-def _nan_lanes(xp, chunk, q, axes: tuple, keepdims: bool, method: str, median: bool):
-    """NumPy's nanquantile (or nanmedian) of one chunk along `axes` (whole in it), by
-    sorting its lanes (NaNs sort last) and NumPy's formulas on each lane's count of
-    non-NaN elements; NaN and NumPy's warning for an all-NaN lane."""
+# NumPy's continuous methods by their (alpha, beta): the virtual index of quantile q in a
+# lane of n sorted values is ``n*q + alpha + q*(1 - alpha - beta) - 1`` (Hyndman and Fan).
+_CONTINUOUS = {
+    "interpolated_inverted_cdf": (0.0, 1.0),
+    "hazen": (0.5, 0.5),
+    "weibull": (0.0, 0.0),
+    "median_unbiased": (1 / 3.0, 1 / 3.0),
+    "normal_unbiased": (3 / 8.0, 3 / 8.0),
+}
+
+
+def _lanes_quantile(xp, chunk, q, axes: tuple, keepdims: bool, method: str, median: bool,
+                    skip_nan: bool):  # fmt: skip
+    """NumPy's quantile (or median; their nan forms where `skip_nan`) of one chunk along
+    `axes` (whole in it), by sorting its lanes (NaNs sort last) and NumPy's formulas for
+    every method on each lane's count of values (non-NaN ones where `skip_nan`; a lane
+    holding NaN gives NaN otherwise); NaN and NumPy's warning for an all-NaN lane. For
+    what the backend's own function does not serve: CuPy has no nan forms and its
+    quantile knows only the `SELECTED` methods."""
     kept = [a for a in range(chunk.ndim) if a not in axes]
     lanes = xp.moveaxis(chunk, list(axes), list(range(len(kept), chunk.ndim)))
     kept_shape = lanes.shape[: len(kept)]
     lanes = xp.sort(lanes.reshape(*kept_shape, -1), axis=-1)
-    n = xp.sum(~xp.isnan(lanes), axis=-1)
-    if bool((n == 0).any()):
-        warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=2)
+    nan = xp.isnan(lanes) if lanes.dtype.kind in "fc" else xp.zeros(lanes.shape, bool)
+    if skip_nan:
+        n = xp.sum(~nan, axis=-1)
+        if bool((n == 0).any()):
+            warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=2)
+    else:
+        n = xp.full(kept_shape, lanes.shape[-1])
     last = xp.maximum(n - 1, 0)
     q = np.asarray(0.5 if median else q, np.float64)
-    virtual = (n - 1) * xp.asarray(q.reshape(q.shape + (1,) * len(kept_shape)))
+    q_dev = xp.asarray(q.reshape(q.shape + (1,) * len(kept_shape)))
+    virtual = (n - 1) * q_dev
 
     def take(index):
         index = xp.broadcast_to(xp.clip(index, 0, last), virtual.shape).astype(xp.intp)
@@ -254,25 +274,44 @@ def _nan_lanes(xp, chunk, q, axes: tuple, keepdims: bool, method: str, median: b
         found = xp.take_along_axis(lanes, flat, axis=-1).reshape(moved.shape)
         return xp.moveaxis(found, tuple(range(-q.ndim, 0)), tuple(range(q.ndim)))
 
+    def between(previous, gamma):  # NumPy's lerp of the neighbours, clamped at the last
+        following = xp.where(virtual >= last, last, previous + 1)
+        previous = xp.where(virtual >= last, last, previous)
+        a, b = take(previous).astype(np.float64), take(following).astype(np.float64)
+        diff = b - a
+        return xp.where(gamma >= 0.5, b - diff * (1 - gamma), a + diff * gamma)
+
     if median:
         low, high = take((n - 1) // 2), take(n // 2)
         result = (low.astype(np.float64) + high) / 2
     elif method in ("lower", "higher", "nearest"):
         rounded = {"lower": xp.floor, "higher": xp.ceil, "nearest": xp.around}[method]
         result = take(rounded(virtual))
+    elif method in ("inverted_cdf", "closest_observation"):
+        # Discrete: the order statistic below or above, by NumPy's condition on gamma.
+        virtual = n * q_dev - (1.0 if method == "inverted_cdf" else 1.5)
+        previous = xp.floor(virtual)
+        below = virtual == previous
+        if method == "closest_observation":
+            below = below & (previous % 2 == 1)
+        result = take(xp.maximum(xp.where(below, previous, previous + 1), 0))
+    elif method == "averaged_inverted_cdf":
+        virtual = n * q_dev - 1
+        previous = xp.floor(virtual)
+        result = between(previous, xp.where(virtual == previous, 0.5, 1.0))
     else:
         if method == "midpoint":
             virtual = 0.5 * (xp.floor(virtual) + xp.ceil(virtual))
+        elif method in _CONTINUOUS:
+            alpha, beta = _CONTINUOUS[method]
+            virtual = n * q_dev + (alpha + q_dev * (1 - alpha - beta)) - 1
         previous = xp.floor(virtual)
         gamma = virtual - previous
         if method == "midpoint":
             gamma = xp.where(virtual % 1 == 0, 0.0, 0.5)
-        following = xp.where(virtual >= last, last, previous + 1)
-        previous = xp.where(virtual >= last, last, previous)
-        a, b = take(previous).astype(np.float64), take(following).astype(np.float64)
-        diff = b - a
-        result = xp.where(gamma >= 0.5, b - diff * (1 - gamma), a + diff * gamma)
-    result = xp.where(n == 0, xp.nan, result)
+        result = between(previous, gamma)
+    empty = (n == 0) if skip_nan else xp.any(nan, axis=-1)
+    result = xp.where(empty, xp.nan, result)
     if keepdims:
         result = xp.expand_dims(result, tuple(q.ndim + a for a in axes))
     return result
@@ -321,23 +360,23 @@ def _order_statistic(func, a, q, axis, out, method, keepdims, *, median=False,
     _, whole = _reduction.reduce_plan(x.layout, axes, bool(keepdims))
     xp = x.storage.backend.xp
     plain = func.__name__.removeprefix("nan")
-    # Lanes without NaN (no float dtype) take the plain form: CuPy has no nanquantile.
+    # Lanes without NaN (no float dtype) take the plain form.
     name = "nan" + plain if skip_nan and a.dtype.kind == "f" else plain
-    if not median and method not in SELECTED and not hasattr(xp, name):
-        kwargs = {"axis": axis, "out": out, "method": method, "keepdims": keepdims}
-        return fallback(func, (a, q), kwargs, f"numpy.{func.__name__}")
+    # Where the backend's function does not serve this call (CuPy has no nan forms, its
+    # quantile takes only the SELECTED methods), the lanes are sorted here.
+    own = hasattr(xp, name) and (xp is np or median or method in SELECTED)
     q_frac = None if median else np.true_divide(q_host, scale)
 
     def stat(chunk, chunk_axes, keep):
         if not chunk_axes:  # CuPy reduces no empty axis tuple: each element is its lane
             chunk, chunk_axes, keep = chunk[None], (0,), False
-        if skip_nan and chunk.dtype.kind == "f" and (median or method in SELECTED):
-            # CuPy has no nanquantile nor nanpercentile: the lanes sorted, as NumPy's.
-            return _nan_lanes(xp, chunk, q_frac, chunk_axes, keep, method, median)
+        if not own:
+            lanes_skip = skip_nan and chunk.dtype.kind == "f"
+            return _lanes_quantile(xp, chunk, q_frac, chunk_axes, keep, method, median, lanes_skip)
         if median:
             return getattr(xp, name)(chunk, axis=chunk_axes, keepdims=keep)
-        # CuPy takes q as a float or one of its arrays.
-        q_chunk = q_host if np.ndim(q_host) == 0 else xp.asarray(np.asarray(q_host))
+        # CuPy takes q as a float or one of its 1-D arrays (the result is reshaped).
+        q_chunk = q_host if np.ndim(q_host) == 0 else xp.asarray(np.ravel(q_host))
         return getattr(xp, name)(chunk, q_chunk, axis=chunk_axes, method=method, keepdims=keep)
 
     if not whole and len(axes) == x.ndim and method in SELECTED:

@@ -1,6 +1,8 @@
 """median, percentile, quantile and their nan* forms against NumPy over drawn shapes,
 dtypes, layouts and modes (NaNs, q arrays, keepdims, methods); data movement."""
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -9,7 +11,7 @@ from test_nan_reductions import check, nan_arrays
 from test_statistical_functions import axes
 
 import mdarray
-from mdarray import Layout
+from mdarray import Layout, _selection
 
 DEVICES = mdarray.devices()
 REAL = [np.float64, np.float32, np.int64, np.int32, np.uint8]
@@ -109,3 +111,28 @@ def test_out_is_written():
     with mdarray.options(fallback="raise"):
         assert np.quantile(x, [0.1, 0.6], out=out) is out
     np.testing.assert_allclose(out.get(), np.quantile(value, [0.1, 0.6]))
+
+
+@pytest.mark.parametrize("skip_nan", [False, True])
+@pytest.mark.parametrize(
+    "method",
+    [
+        *METHODS,
+        *("averaged_inverted_cdf", "closest_observation", "interpolated_inverted_cdf"),
+        *("hazen", "median_unbiased", "normal_unbiased"),
+    ],
+)
+def test_sorted_lanes_follow_numpys_formulas(method, skip_nan):
+    # What the cuda backend runs where CuPy's quantile does not serve the call (its nan
+    # forms, the methods beyond SELECTED), checked here with NumPy as the chunk library.
+    rng = np.random.default_rng(7)
+    func = np.nanquantile if skip_nan else np.quantile
+    for n in range(1, 9):
+        lanes = rng.integers(-5, 5, size=(4, n)).astype(np.float64)
+        lanes[1:3][rng.random((2, n)) < 0.4] = np.nan
+        q = np.array([0.0, 0.1, 0.25, 1 / 3, 0.5, 0.9, 1.0])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            want = func(lanes, q, axis=1, method=method)
+            got = _selection._lanes_quantile(np, lanes, q, (1,), False, method, False, skip_nan)
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
