@@ -44,6 +44,11 @@ from ._harness import (
 
 PARTS = 4
 SLOW_S = 0.25
+# Lengths: the 1-D arrays, the square arrays, the matmul operands, the tall matrix's rows.
+SIZES = {
+    "cuda": {"vector": 2**28, "square": 16384, "product": 8192, "tall": 2**22},
+    "cpu": {"vector": 2**22, "square": 2048, "product": 1024, "tall": 2**16},
+}
 
 
 def row_blocks(shape: tuple[int, ...], parts: int = PARTS) -> dict:
@@ -129,7 +134,7 @@ def equal(got, expected, *, what: str) -> None:
 
 
 def bench_sort(env: Env, report: Report, repeat: int) -> None:
-    n = 2**28 if env.cuda else 2**22
+    n = SIZES[env.backend]["vector"]
     host = host_random(n, 11)
     a = env.asref(host)
     x = mdarray.distributed_array(a, row_blocks(a.shape))
@@ -147,7 +152,7 @@ def bench_sort(env: Env, report: Report, repeat: int) -> None:
 
 
 def bench_median(env: Env, report: Report, repeat: int) -> None:
-    n = 2**28 if env.cuda else 2**22
+    n = SIZES[env.backend]["vector"]
     a = env.asref(host_random(n, 12))
     x = mdarray.distributed_array(a, row_blocks(a.shape))
     expected = to_host(env, env.xp.median(a))
@@ -164,7 +169,7 @@ def bench_median(env: Env, report: Report, repeat: int) -> None:
 
 
 def bench_percentile(env: Env, report: Report, repeat: int) -> None:
-    n = 2**28 if env.cuda else 2**22
+    n = SIZES[env.backend]["vector"]
     a = env.asref(host_random(n, 13))
     x = mdarray.distributed_array(a, row_blocks(a.shape))
     expected = to_host(env, env.xp.percentile(a, 90))
@@ -181,7 +186,7 @@ def bench_percentile(env: Env, report: Report, repeat: int) -> None:
 
 
 def bench_mask(env: Env, report: Report, repeat: int) -> None:
-    n = 16384 if env.cuda else 2048
+    n = SIZES[env.backend]["square"]
     a = env.asref(host_random((n, n), 14))
     x = mdarray.distributed_array(a, row_blocks(a.shape))
     expected = to_host(env, a[a > 0])
@@ -198,7 +203,7 @@ def bench_mask(env: Env, report: Report, repeat: int) -> None:
 
 
 def bench_where(env: Env, report: Report, repeat: int) -> None:
-    n = 16384 if env.cuda else 2048
+    n = SIZES[env.backend]["square"]
     a = env.asref(host_random((n, n), 15))
     x = mdarray.distributed_array(a, row_blocks(a.shape))
     expected = to_host(env, env.xp.where(a > 0, a, 0))
@@ -215,7 +220,7 @@ def bench_where(env: Env, report: Report, repeat: int) -> None:
 
 
 def bench_nansum(env: Env, report: Report, repeat: int) -> None:
-    n = 16384 if env.cuda else 2048
+    n = SIZES[env.backend]["square"]
     host = host_random((n, n), 16)
     host.reshape(-1)[::101] = np.nan  # about 1% NaN, in every column
     a = env.asref(host)
@@ -243,7 +248,7 @@ def bench_nansum(env: Env, report: Report, repeat: int) -> None:
 def bench_products(env: Env, report: Report, repeat: int, name: str) -> None:
     """matmul, or einsum ``ij,jk->ik``, of 2x2-block operands, the result made REPLICA,
     against the reference's matmul."""
-    n = 8192 if env.cuda else 1024
+    n = SIZES[env.backend]["product"]
     a, b = env.asref(host_random((n, n), 17)), env.asref(host_random((n, n), 18))
     x = mdarray.distributed_array(a, square_blocks(n))
     y = mdarray.distributed_array(b, square_blocks(n))
@@ -288,7 +293,7 @@ def bench_products(env: Env, report: Report, repeat: int, name: str) -> None:
 
 
 def bench_qr(env: Env, report: Report, repeat: int) -> None:
-    rows = 2**22 if env.cuda else 2**16
+    rows = SIZES[env.backend]["tall"]
     a = env.asref(host_random((rows, 64), 19))
     x = mdarray.distributed_array(a, row_blocks(a.shape))
     _, r_ref = env.xp.linalg.qr(a, mode="reduced")
