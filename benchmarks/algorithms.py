@@ -11,8 +11,9 @@ generator with a fixed seed on both backends.
 
 mdarray runs under ``mdarray.options(fallback="raise")``: an operation that would gather
 to the host shows its error in its row (next to the reference's time) instead of a time.
-A call that takes over a quarter second once warm is timed over at most 5 runs (the
-median still).
+The reference's and mdarray's runs alternate (after warm-up, medians of --repeat runs
+each), so that both see the same machine; where a warm call takes over a quarter second,
+5 runs each.
 
 Figures (names for --only): sort, median, percentile, mask, where, nansum, matmul, einsum,
 qr.
@@ -22,6 +23,7 @@ qr.
 
 from __future__ import annotations
 
+import statistics
 import sys
 import traceback
 
@@ -81,33 +83,51 @@ def _reason(error: Exception) -> str:
     return f"{type(error).__name__}: {error}".replace("|", "/").splitlines()[0][:120]
 
 
-def timed(env: Env, fn, repeat: int) -> float:
-    """Median seconds of `fn()`, called once already: as `median_time`, but a call slower
-    than `SLOW_S` once warm is timed over at most 5 runs."""
-    if once_time(env, fn) > SLOW_S:
-        return median_time(env, fn, repeat=min(repeat, 5), warmup=0)
-    return median_time(env, fn, repeat=repeat)
+def plan(repeat: int, *first: float) -> tuple[int, int]:
+    """Timed and warm-up runs for calls whose warm times were `first`: fewer where one is
+    slow (it has run twice already)."""
+    if max(first) <= SLOW_S:
+        return repeat, 3
+    return min(repeat, 5), 0
+
+
+def interleaved(env: Env, fns, repeat: int, warmup: int) -> list[float]:
+    """Median seconds of each of `fns`, their runs alternating so that all of them see the
+    same machine (a shared host's load, a GPU's clocks); each run fenced by device syncs."""
+    for _ in range(warmup):
+        for fn in fns:
+            fn()
+    times: list[list[float]] = [[] for _ in fns]
+    for _ in range(repeat):
+        for fn, seconds in zip(fns, times, strict=True):
+            seconds.append(once_time(env, fn))
+    return [statistics.median(seconds) for seconds in times]
 
 
 def measure(env: Env, report: Report, work: str, ref, ours, check, repeat: int, fmt=ms):
-    """One row: the reference's time, then mdarray's (its first result checked by
-    `check(result)`, which may return a note for the cell); an mdarray error or a wrong
-    result goes into the row with the reference's time still shown."""
+    """One row: the reference's time and mdarray's, their runs interleaved, mdarray's first
+    result checked by `check(result)` (which may return a note for the cell). An mdarray
+    error or a wrong result goes into the row, with the reference's time still shown."""
     ref()
-    ref_s = timed(env, ref, repeat)
-    ours_s = error_text = None
+    ref_first = once_time(env, ref)
+    ref_s = ours_s = error_text = None
     try:
         with mdarray.options(fallback="raise"):
             result = ours()
         note = check(result) or ""
         del result
         with mdarray.options(fallback="raise"):
-            ours_s = timed(env, ours, repeat)
+            ours_first = once_time(env, ours)
+            count, warmup = plan(repeat, ref_first, ours_first)
+            ref_s, ours_s = interleaved(env, [ref, ours], count, warmup)
         cell = fmt(ours_s) + note
     except Exception as error:  # a missing or gathering op must not stop the other figures
         traceback.print_exc(file=sys.stderr)
         error_text = _reason(error)
         cell = f"failed ({error_text})"
+    if ref_s is None:
+        count, warmup = plan(repeat, ref_first)
+        ref_s = median_time(env, ref, repeat=count, warmup=warmup)
     report.add(
         work,
         fmt(ref_s),
