@@ -24,6 +24,7 @@ from . import _regions
 from ._array import DistArray, wrap
 from ._chunkwise import broadcast_regions, cast
 from ._fallback import fallback
+from ._kernels import exact_array
 from ._layout import Layout
 from ._modes import REPLICA
 from ._plan_cache import plan_cache
@@ -328,7 +329,7 @@ def _write_masked(x: DistArray, mask, writes: list) -> None:
     for k, index, piece_mask, piece in writes:
         with backend.on(layout.chunk_devices[k]):
             view = buffers[k][index]
-            view[piece_mask] = piece
+            view[piece_mask] = exact_array(backend.xp, piece)  # keeps -0.0 on CuPy
     if shadow_masks is None:
         return
     identity = x.mode.identity(x.dtype)
@@ -338,7 +339,7 @@ def _write_masked(x: DistArray, mask, writes: list) -> None:
             for index in layout.cover.shadowed[k]:
                 view = _regions.apply_index(buffers[k], index, backend.xp)
                 sub_mask = _regions.apply_index(shadow_masks[k], index[: mask.ndim], backend.xp)
-                view[sub_mask] = identity
+                view[sub_mask] = exact_array(backend.xp, identity)
                 backend.assign(buffers[k], index, view)
 
 

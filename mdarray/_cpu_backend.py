@@ -145,6 +145,10 @@ class CpuBackend:
         """`ufunc` accumulated along `axis` of one chunk."""
         return ufunc.accumulate(chunk, axis=axis, dtype=dtype)
 
+    def convolve(self, a, v):
+        """The full discrete convolution of 1-D `a` and `v` (NumPy's direct sums)."""
+        return np.convolve(a, v, mode="full")
+
     def assign(self, out, index: tuple, value) -> None:
         """``out[index] = value`` for an index of slices or int arrays per axis."""
         _kernels.assign(np, out, index, value)

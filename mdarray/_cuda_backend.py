@@ -357,6 +357,14 @@ class CudaBackend:
             return cupy.cumprod(chunk, axis=axis, dtype=dtype)
         return _kernels.fold_accumulate(getattr(cupy, ufunc.__name__), chunk, axis, dtype)
 
+    def convolve(self, a, v):
+        """The full discrete convolution of 1-D `a` and `v` by direct sums, as NumPy's:
+        ``cupy.convolve`` of floats goes through an FFT, whose rounding turns exact
+        zeros into about 1e-16."""
+        import cupyx.scipy.signal  # noqa: PLC0415  (lazy, as CuPy)
+
+        return cupyx.scipy.signal.convolve(a, v, mode="full", method="direct")
+
     def assign(self, out, index: tuple, value) -> None:
         """``out[index] = value`` for an index of slices or int arrays per axis."""
         if _regions.is_basic(index) and np.ndim(value) == 0 and not self.is_native(value):

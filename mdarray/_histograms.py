@@ -151,9 +151,14 @@ def _np_histogram(a, bins=10, range=None, density=None, weights=None):
         if not values[k].size:
             return None
         device = x.layout.chunk_devices[k]
+        chunk_values = values[k]
         chunk_weights = None if weighed is None else weighed[k]
+        if chunk_values.dtype.kind == "f":  # NumPy drops NaN (past the last edge); CuPy's
+            keep = ~backend.xp.isnan(chunk_values)  # kernels count it in the first bin
+            chunk_values = chunk_values[keep]
+            chunk_weights = None if chunk_weights is None else chunk_weights[keep]
         return backend.xp.histogram(
-            values[k], bins=backend.from_host(edges, device), weights=chunk_weights
+            chunk_values, bins=backend.from_host(edges, device), weights=chunk_weights
         )[0]
 
     hist = _summed(x, count, n_bins, dtype)

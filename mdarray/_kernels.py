@@ -14,6 +14,16 @@ from numpy.lib.mixins import NDArrayOperatorsMixin
 from . import _regions
 
 
+def exact_array(xp, a):
+    """`a` (an array or a scalar) as an array of `xp`, bit for bit: CuPy makes a 0-d array
+    of a NumPy one or of a scalar with a fill that writes ``-0.0`` as ``+0.0``, and a
+    1-element array with a copy of the bytes."""
+    if xp is np or not isinstance(a, (bool, int, float, complex, np.generic, np.ndarray)):
+        return xp.asarray(a)
+    host = np.asarray(a)
+    return xp.asarray(host.reshape(host.shape or (1,))).reshape(host.shape)
+
+
 def assign(xp, out, index: tuple, value) -> None:
     """``out[index] = value`` where `index` has one slice or int array per axis (int
     arrays select positions per axis, as a box: ``out[ix_(...)]``)."""
@@ -22,7 +32,8 @@ def assign(xp, out, index: tuple, value) -> None:
         out[key] = value
     else:
         positions = [xp.asarray(_regions.positions(i, n)) for i, n in zip(index, out.shape)]
-        out[xp.ix_(*positions)] = value
+        # CuPy scatters a scalar through a 0-d array of it, which loses -0.0's sign.
+        out[xp.ix_(*positions)] = value if np.ndim(value) else exact_array(xp, value)
 
 
 def combine_into(xp, out, index: tuple, piece, ufunc) -> None:

@@ -361,7 +361,7 @@ def _order_statistic(func, a, q, axis, out, method, keepdims, *, median=False,
     xp = x.storage.backend.xp
     plain = func.__name__.removeprefix("nan")
     # Lanes without NaN (no float dtype) take the plain form.
-    name = "nan" + plain if skip_nan and a.dtype.kind == "f" else plain
+    name = "nan" + plain if skip_nan and a.dtype.kind in "fc" else plain
     # Where the backend's function does not serve this call (CuPy has no nan forms, its
     # quantile takes only the SELECTED methods), the lanes are sorted here.
     own = hasattr(xp, name) and (xp is np or median or method in SELECTED)
@@ -371,7 +371,7 @@ def _order_statistic(func, a, q, axis, out, method, keepdims, *, median=False,
         if not chunk_axes:  # CuPy reduces no empty axis tuple: each element is its lane
             chunk, chunk_axes, keep = chunk[None], (0,), False
         if not own:
-            lanes_skip = skip_nan and chunk.dtype.kind == "f"
+            lanes_skip = skip_nan and chunk.dtype.kind in "fc"
             return _lanes_quantile(xp, chunk, q_frac, chunk_axes, keep, method, median, lanes_skip)
         if median:
             return getattr(xp, name)(chunk, axis=chunk_axes, keepdims=keep)

@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from ._kernels import exact_array
+
 
 def standard(xp, ufunc, kernel):
     """`kernel` (the backend's loop for the NumPy `ufunc`, called like a ufunc, ``out=`` and
@@ -44,7 +46,7 @@ def standard(xp, ufunc, kernel):
         result = kernel(*args, **kwargs)
         target = result[0] if isinstance(result, tuple) else result
         if target.dtype.kind in kinds:
-            operands = [_as_array(xp, a) for a in args]
+            operands = [exact_array(xp, a) for a in args]
             with np.errstate(all="ignore"):  # NaN and infinities are the point here
                 mask, value = fix(xp, target, *operands)
             if where is not True:
@@ -58,21 +60,11 @@ def standard(xp, ufunc, kernel):
     return run
 
 
-def _as_array(xp, a):
-    """`a` (an array or a scalar) as an array of `xp`, bit for bit: CuPy makes a 0-d array
-    of a NumPy one or of a scalar with a fill that writes ``-0.0`` as ``+0.0``, and a
-    1-element array with a copy of the bytes."""
-    if xp is np or not isinstance(a, (bool, int, float, complex, np.generic, np.ndarray)):
-        return xp.asarray(a)
-    host = np.asarray(a)
-    return xp.asarray(host.reshape(host.shape or (1,))).reshape(host.shape)
-
-
 def _complex(xp, real, imag, dtype):
     """The complex array of parts `real` and `imag` (arrays or scalars, broadcast),
     exactly: ``real + 1j * imag`` would turn an infinite `imag` into NaN."""
     part = np.dtype(dtype).char.lower()
-    real, imag = (_as_array(xp, p).astype(part, copy=False) for p in (real, imag))
+    real, imag = (exact_array(xp, p).astype(part, copy=False) for p in (real, imag))
     parts = xp.stack(xp.broadcast_arrays(real, imag), axis=-1)
     return xp.ascontiguousarray(parts).view(dtype)[..., 0]
 

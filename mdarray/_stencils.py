@@ -213,7 +213,7 @@ def _convolve_chunks(a: DistArray, kernel: np.ndarray, start: int, length: int) 
         device = layout.chunk_devices[k]
         piece = _redistribute.region_value(storage, REPLICA, (range(low, high),), device)
         taps = backend.from_host(kernel, device)
-        out = xp.convolve(piece, taps, mode="full")
+        out = backend.convolve(piece, taps)
         return out[first - low : stop - low]
 
     return Chunks.generate(layout, backend, make, dtype)

@@ -101,7 +101,7 @@ LAYERS = (
     ),
 )
 LAYER = {module: level for level, (_, modules) in enumerate(LAYERS) for module in modules}
-LAZY = {"cupy"}
+LAZY = {"cupy", "cupyx"}
 MAX_LINES = 600
 
 
