@@ -35,6 +35,38 @@ def combine_into(xp, out, index: tuple, piece, ufunc) -> None:
         assign(xp, out, index, ufunc(_regions.apply_index(out, index, xp), piece))
 
 
+def fold(kernel):
+    """A function of any number of operands that folds them left with `kernel` (a binary
+    ufunc): ``kernel(kernel(a, b), c)``, the order in which partial copies combine."""
+
+    def folded(*operands):
+        acc = operands[0]
+        for operand in operands[1:]:
+            acc = kernel(acc, operand)
+        return acc
+
+    return folded
+
+
+def combine_copies(xp, ufunc, pieces, copies: int, dtype):
+    """`ufunc` folded left over `pieces` (arrays of one shape), as a new C-contiguous
+    array of `dtype` holding `copies` copies of the result stacked along a new first axis.
+
+    One allocation, then one call per piece after the first (``out=`` the result, the
+    first call broadcasting the first piece over the copies); one copy for one piece.
+    """
+    shape = (copies, *pieces[0].shape)
+    first = xp.broadcast_to(pieces[0], shape)
+    out = xp.empty(shape, dtype)
+    if len(pieces) == 1:
+        out[...] = first
+        return out
+    ufunc(first, pieces[1], out=out)
+    for piece in pieces[2:]:
+        ufunc(out, piece, out=out)
+    return out
+
+
 def fold_reduce(xp, kernel, chunk, axes: tuple, dtype, identity=None, acc_dtype=None):
     """`kernel` (a binary ufunc of `xp`) reduced over `axes` keeping dims, for modules
     whose ufunc lacks ``reduce`` for it: its own reduce where it has one, else a left fold.
