@@ -52,18 +52,19 @@ def combine_copies(xp, ufunc, pieces, copies: int, dtype):
     """`ufunc` folded left over `pieces` (arrays of one shape), as a new C-contiguous
     array of `dtype` holding `copies` copies of the result stacked along a new first axis.
 
-    One allocation, then one call per piece after the first (``out=`` the result, the
-    first call broadcasting the first piece over the copies); one copy for one piece.
+    One allocation, one call per piece after the first (``out=`` the first copy; one copy
+    call for a single piece), and one more call copying the result into the other copies.
     """
-    shape = (copies, *pieces[0].shape)
-    first = xp.broadcast_to(pieces[0], shape)
-    out = xp.empty(shape, dtype)
+    out = xp.empty((copies, *pieces[0].shape), dtype)
+    first = out[0, ...]
     if len(pieces) == 1:
-        out[...] = first
-        return out
-    ufunc(first, pieces[1], out=out)
-    for piece in pieces[2:]:
-        ufunc(out, piece, out=out)
+        first[...] = pieces[0]
+    else:
+        ufunc(pieces[0], pieces[1], out=first)
+        for piece in pieces[2:]:
+            ufunc(first, piece, out=first)
+    if copies > 1:
+        out[1:] = first
     return out
 
 

@@ -119,7 +119,8 @@ def _gather(chunks: Chunks, plan, shape, device, out=None):
 class CombinePlan(NamedTuple):
     """How the partial copies meeting a region combine on one device.
 
-    `whole` lists the pieces ``(chunk, chunk_index)`` that cover the whole region, `parts`
+    `whole` lists the pieces ``(chunk, chunk_index)`` that cover the whole region
+    (`chunk_index` None where the piece is the whole chunk), `parts`
     the pieces ``(chunk, region_index, chunk_index)`` that cover part of it, each in the
     order they combine.
     """
@@ -128,16 +129,18 @@ class CombinePlan(NamedTuple):
     parts: tuple
 
 
-def _split_pieces(shape: tuple, pieces) -> CombinePlan:
-    """`pieces` ``(chunk, region_index, chunk_index)`` of a region of `shape`, split
-    into those covering all of it and the others."""
+def _split_pieces(shape: tuple, pieces, chunk_shapes: tuple) -> CombinePlan:
+    """`pieces` ``(chunk, region_index, chunk_index)`` of a region of `shape` (of chunks
+    of `chunk_shapes`), split into those covering all of it and the others."""
     size = int(np.prod(shape, dtype=np.int64))
     whole, parts = [], []
     for k, region_index, chunk_index in pieces:
         # Slices with positive steps that give every position of the region give them in
         # order: the piece lines up with the region element for element.
         if _regions.is_basic(region_index) and _regions.index_size(region_index, shape) == size:
-            whole.append((k, chunk_index))
+            # A piece of the chunk's own size is the whole chunk: no view to make.
+            own = int(np.prod(chunk_shapes[k], dtype=np.int64)) == size
+            whole.append((k, None if own else chunk_index))
         else:
             parts.append((k, region_index, chunk_index))
     return CombinePlan(tuple(whole), tuple(parts))
@@ -146,7 +149,8 @@ def _split_pieces(shape: tuple, pieces) -> CombinePlan:
 @plan_cache
 def combine_plan(layout: Layout, region: tuple) -> CombinePlan:
     """The `CombinePlan` of every chunk of `layout` that meets `region`."""
-    return _split_pieces(_regions.box_shape(region), partial_plan(layout, region))
+    shape = _regions.box_shape(region)
+    return _split_pieces(shape, partial_plan(layout, region), layout.chunk_shapes)
 
 
 def combine_pieces(chunks: Chunks, combine, identity, shape: tuple, device, plan: CombinePlan,
@@ -173,7 +177,14 @@ def combine_pieces(chunks: Chunks, combine, identity, shape: tuple, device, plan
         if not all(out_shape):
             return backend.empty(out_shape, dtype, device)
         whole = [
-            _local(backend, _regions.apply_index(buffers[k], chunk_index, xp), devices[k], device)
+            _local(
+                backend,
+                buffers[k]
+                if chunk_index is None
+                else _regions.apply_index(buffers[k], chunk_index, xp),
+                devices[k],
+                device,
+            )
             for k, chunk_index in plan.whole
         ]
         if whole:
@@ -199,7 +210,8 @@ def combine_partials(chunks: Chunks, combine, identity, region: tuple, device):
     array module) over `region`, as a new array on `device` (`identity` where no chunk
     contributes); see `combine_pieces` for the backend calls it makes."""
     plan = combine_plan(chunks.layout, region)
-    return combine_pieces(chunks, combine, identity, _regions.box_shape(region), device, plan)[0]
+    shape = _regions.box_shape(region)
+    return combine_pieces(chunks, combine, identity, shape, device, plan)[0, ...]
 
 
 @plan_cache
@@ -230,7 +242,7 @@ def combine_overlaps(chunks: Chunks, combine, identity) -> list:
         shape = _regions.box_shape(box)
         out = combine_pieces(chunks, combine, identity, shape, device, plan, len(targets))
         for m, k in enumerate(targets):
-            buffers[k] = out[m]
+            buffers[k] = out[m, ...]
     return buffers
 
 
@@ -321,7 +333,7 @@ def _partial_reshard(chunks: Chunks, mode: Mode, layout: Layout) -> list:
     return [
         source[kept[t]]
         if plan is None
-        else combine_pieces(chunks, ufunc, identity, shape, device, plan)[0]
+        else combine_pieces(chunks, ufunc, identity, shape, device, plan)[0, ...]
         for t, (plan, shape, device) in enumerate(
             zip(_partial_targets(chunks.layout, layout), layout.chunk_shapes, layout.chunk_devices)
         )
@@ -343,7 +355,7 @@ def _partial_targets(source: Layout, target: Layout) -> tuple:
         if k is not None and {s for s, _, _ in pieces} <= {k}:
             out.append(None)
         else:
-            out.append(_split_pieces(shape, pieces))
+            out.append(_split_pieces(shape, pieces, source.chunk_shapes))
     return tuple(out)
 
 
