@@ -415,9 +415,13 @@ def change_mode(chunks: Chunks, mode: Mode, new: Mode) -> Chunks:
     REPLICA to SUM or PROD keeps one copy of each element and sets the others to the
     identity: chunks that share no element with another keep their buffers (no copy).
     REPLICA to MAX or MIN copies nothing: equal copies already combine to the value. A
-    partial mode to REPLICA combines the overlaps; chunks without overlaps keep their
-    buffers. A partial mode to another goes through REPLICA, since copies of one partial
-    mode mean nothing in another.
+    partial mode to REPLICA combines the overlaps (`combine_overlaps`); chunks without
+    overlaps keep their buffers. The chunks of one box on one device are combined once:
+    where every copy meeting the box covers it whole (a reduction's partial results), that
+    is one backend call (`Backend.combine`; one kernel and one allocation on the cuda
+    backend) per box and device, plus one move per copy held on another device. A
+    partial mode to another goes through REPLICA, since copies of one partial mode mean
+    nothing in another.
     """
     if new is mode:
         return chunks
