@@ -119,8 +119,9 @@ def _gather(chunks: Chunks, plan, shape, device, out=None):
 class CombinePlan(NamedTuple):
     """How the partial copies meeting a region combine on one device.
 
-    `whole` lists the pieces ``(chunk, chunk_index)`` that cover the whole region
-    (`chunk_index` None where the piece is the whole chunk), `parts`
+    `whole` lists the pieces ``(chunk, chunk_index, basic)`` that cover the whole region
+    (`chunk_index` None where the piece is the whole chunk; `basic` where it is all
+    slices), `parts`
     the pieces ``(chunk, region_index, chunk_index)`` that cover part of it, each in the
     order they combine.
     """
@@ -140,7 +141,7 @@ def _split_pieces(shape: tuple, pieces, chunk_shapes: tuple) -> CombinePlan:
         if _regions.is_basic(region_index) and _regions.index_size(region_index, shape) == size:
             # A piece of the chunk's own size is the whole chunk: no view to make.
             own = int(np.prod(chunk_shapes[k], dtype=np.int64)) == size
-            whole.append((k, None if own else chunk_index))
+            whole.append((k, None if own else chunk_index, _regions.is_basic(chunk_index)))
         else:
             parts.append((k, region_index, chunk_index))
     return CombinePlan(tuple(whole), tuple(parts))
@@ -177,15 +178,8 @@ def combine_pieces(chunks: Chunks, combine, identity, shape: tuple, device, plan
         if not all(out_shape):
             return backend.empty(out_shape, dtype, device)
         whole = [
-            _local(
-                backend,
-                buffers[k]
-                if chunk_index is None
-                else _regions.apply_index(buffers[k], chunk_index, xp),
-                devices[k],
-                device,
-            )
-            for k, chunk_index in plan.whole
+            _local(backend, _part(buffers[k], chunk_index, basic, xp), devices[k], device)
+            for k, chunk_index, basic in plan.whole
         ]
         if whole:
             out = backend.combine(combine, whole, copies, dtype)
@@ -198,6 +192,13 @@ def combine_pieces(chunks: Chunks, combine, identity, shape: tuple, device, plan
             )
             _kernels.combine_into(xp, out, (every_copy, *region_index), piece, combine)
     return out
+
+
+def _part(buffer, chunk_index, basic: bool, xp):
+    """The part `chunk_index` of `buffer`: the buffer itself for None."""
+    if chunk_index is None:
+        return buffer
+    return buffer[chunk_index] if basic else _regions.apply_index(buffer, chunk_index, xp)
 
 
 def _local(backend, piece, source, device):
