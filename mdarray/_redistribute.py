@@ -226,25 +226,46 @@ def overlap_groups(layout: Layout) -> tuple:
     return tuple((tuple(ks), box, device) for (box, device), ks in groups.items())
 
 
-def combine_overlaps(chunks: Chunks, combine, identity) -> list:
-    """The buffers of `chunks` with every chunk that shares an element with another
-    replaced by the combined value of its box (`combine`, `identity` as in
-    `combine_partials`); the other buffers are kept.
+@plan_cache
+def _fills_slabs(layout: Layout) -> bool:
+    """Whether each device's chunks make one group of `overlap_groups`, in layout order:
+    the group's stacked copies are then that device's packed slab (`Layout.packing`)."""
+    groups = {device: targets for targets, _, device in overlap_groups(layout)}
+    return len(groups) == len(overlap_groups(layout)) and all(
+        groups.get(device) == tuple(k for k, _, _ in entries)
+        for device, (entries, _) in zip(layout.devices, layout.packing)
+    )
+
+
+def combine_overlaps(chunks: Chunks, combine, identity) -> Chunks:
+    """`chunks` with every chunk that shares an element with another replaced by the
+    combined value of its box (`combine`, `identity` as in `combine_partials`); the
+    other chunks keep their buffers.
 
     The chunks of one box on one device get views of one array, filled by one
     `combine_pieces` call: on the cuda backend, where every piece covers the box (as for
     a reduction's partial results), one kernel and one allocation for the whole group,
-    plus one move per piece on another device.
+    plus one move per piece on another device. Where each device's chunks are one such
+    group (a reduction's partials on each device), the result is packed: those arrays
+    are the slabs, so the ops that follow run one kernel per device.
     """
     layout = chunks.layout
-    buffers = list(chunks.buffers)
+    combined = {}
     for targets, box, device in overlap_groups(layout):
         plan = combine_plan(layout, box)
         shape = _regions.box_shape(box)
         out = combine_pieces(chunks, combine, identity, shape, device, plan, len(targets))
+        combined[targets] = (out, device)
+    if _fills_slabs(layout):
+        slabs = {device: out.reshape(-1) for out, device in combined.values()}
+        return Chunks.packed(
+            layout, [slabs[d] for d in layout.devices], chunks.backend, chunks.dtype
+        )
+    buffers = list(chunks.buffers)
+    for targets, (out, _) in combined.items():
         for m, k in enumerate(targets):
             buffers[k] = out[m, ...]
-    return buffers
+    return chunks.derive(buffers=buffers)
 
 
 def _to_host(backend, array, device):
@@ -430,8 +451,8 @@ def change_mode(chunks: Chunks, mode: Mode, new: Mode) -> Chunks:
         new.check_dtype(chunks.dtype)
     if mode.is_partial:
         combine = mode.ufunc(chunks.backend.xp, chunks.dtype)
-        buffers = combine_overlaps(chunks, combine, mode.identity(chunks.dtype))
-        return change_mode(chunks.derive(buffers=buffers), REPLICA, new)
+        replica = combine_overlaps(chunks, combine, mode.identity(chunks.dtype))
+        return change_mode(replica, REPLICA, new)
     if new.idempotent:
         return chunks.derive()
     return fill_shadowed(chunks, new.identity(chunks.dtype))

@@ -85,8 +85,7 @@ def combine_now(chunks: Chunks, ufunc, value) -> Chunks:
     every chunk that overlaps another gets the full value of its box (identity `value`;
     `_redistribute.combine_overlaps`)."""
     combine = getattr(chunks.backend.xp, ufunc.__name__)
-    buffers = _redistribute.combine_overlaps(chunks, combine, value)
-    return Chunks.of(chunks.layout, buffers, chunks.backend, chunks.dtype)
+    return _redistribute.combine_overlaps(chunks, combine, value)
 
 
 # The engine -------------------------------------------------------------------------

@@ -430,7 +430,18 @@ def test_partials_of_one_box_combine_in_one_call(counting):
     y = s.change_mode(REPLICA)
     assert calls.calls == Counter(combine=1)
     assert calls.pieces == [(4, 4)]
-    assert_chunks_hold(y, np.arange(32.0).reshape(4, 8).sum(axis=0))
+    expected = np.arange(32.0).reshape(4, 8).sum(axis=0)
+    assert_chunks_hold(y, expected)
+    # The four copies are the device's packed slab: elementwise ops run once per device.
+    assert y.storage.slabs is not None
+    with mdarray.options(fallback="raise"):
+        z = y * 2
+    assert_chunks_hold(z, expected * 2)
+    assert_chunks_hold(y, expected)
+    y[0] = -1.0
+    expected[0] = -1.0
+    assert_chunks_hold(y, expected)
+    assert_dist_equal(s, np.arange(32.0).reshape(4, 8).sum(axis=0))
 
 
 @pytest.mark.skipif(len(D) < 2, reason="needs two devices")
@@ -449,6 +460,7 @@ def test_partials_across_devices_combine_once_per_target(counting):
     assert_chunks_hold(y, expected)
     assert calls.calls == Counter(combine=n, move=n * (n - 1))
     assert calls.pieces == [(n, 1)] * n
+    assert y.storage.slabs is not None
     calls = counting()
     blocks = Layout.block((8,), devices=D)
     z = s.reshard(blocks).change_mode(REPLICA)
