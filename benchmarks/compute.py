@@ -119,6 +119,8 @@ def bench_sum(env: Env, report: Report, repeat: int) -> None:
         partial = x.sum(axis=0)
         ours = median_time(env, lambda: x.sum(axis=0), repeat=repeat)
         combined = median_time(env, lambda: x.sum(axis=0).change_mode("replica"), repeat=repeat)
+        # The combine alone: four partial copies of one row, one kernel (cuda backend).
+        combine_only = median_time(env, lambda: partial.change_mode("replica"), repeat=repeat)
     expected = a.sum(axis=0)
     expected = expected.get() if env.cuda else expected
     if not np.allclose(partial.get(), expected, rtol=1e-4, atol=1e-2):
@@ -146,6 +148,14 @@ def bench_sum(env: Env, report: Report, repeat: int) -> None:
         ratio(combined, ref),
         reference_s=ref,
         mdarray_s=combined,
+    )
+    report.add(
+        f"`change_mode('replica')` of that partial alone: 4 copies of {n} float32",
+        "—",
+        "—",
+        ms(combine_only),
+        "—",
+        mdarray_s=combine_only,
     )
 
 

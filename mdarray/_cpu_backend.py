@@ -153,6 +153,12 @@ class CpuBackend:
         """``out[index] = value`` for an index of slices or int arrays per axis."""
         _kernels.assign(np, out, index, value)
 
+    def combine(self, ufunc, pieces, copies: int, dtype):
+        """`ufunc` folded left over `pieces` (arrays of one shape on one device, at least
+        one) as a new array of `dtype` holding `copies` copies of the result stacked on a
+        new first axis: one allocation and one NumPy call per piece after the first."""
+        return _kernels.combine_copies(np, ufunc, pieces, copies, dtype)
+
 
 # NumPy's ufuncs that `_special_values` patches, wrapped once.
 _STANDARD = {ufunc: _special_values.standard(np, ufunc, ufunc) for ufunc in _special_values.FIXED}

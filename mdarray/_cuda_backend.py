@@ -50,6 +50,8 @@ class CudaBackend:
         self.host_copy_threads = min(16, os.cpu_count() or 1)
         self._ring: StagingRing | None = None
         self._kernels: dict = {}
+        # cupy.fuse of the fold of a combining ufunc, by ufunc (`combine`).
+        self._folds: dict = {}
 
     def __repr__(self) -> str:
         return f"<mdarray cuda backend, devices {list(self.device_ids)}>"
@@ -364,6 +366,29 @@ class CudaBackend:
         import cupyx.scipy.signal  # noqa: PLC0415  (lazy, as CuPy)
 
         return cupyx.scipy.signal.convolve(a, v, mode="full", method="direct")
+
+    def combine(self, ufunc, pieces, copies: int, dtype):
+        """`ufunc` folded left over `pieces` (arrays of one shape on the current device, at
+        least one) as a new array of `dtype` holding `copies` copies of the result stacked
+        on a new first axis.
+
+        For one of CuPy's ufuncs and two pieces or more: one kernel, ``cupy.fuse`` of the
+        fold (`_kernels.fold`, CuPy's own ufunc per step, so values are those of the
+        unfused calls), reading every piece once and writing its result (one allocation);
+        the first piece is broadcast over the copies. Otherwise (one piece, or a combining
+        function that is no ufunc, as complex PROD's): one call per piece after the first.
+        """
+        cupy = self._cupy
+        if len(pieces) < 2 or not isinstance(ufunc, type(cupy.add)):
+            return _kernels.combine_copies(cupy, ufunc, pieces, copies, dtype)
+        fused = self._folds.get(ufunc)
+        if fused is None:
+            name = f"mdarray_fold_{ufunc.__name__}"
+            fused = cupy.fuse(kernel_name=name)(_kernels.fold(ufunc))
+            self._folds[ufunc] = fused
+        shape = (copies, *pieces[0].shape)
+        out = fused(cupy.broadcast_to(pieces[0], shape), *pieces[1:])
+        return out if out.dtype == dtype else out.astype(dtype)
 
     def assign(self, out, index: tuple, value) -> None:
         """``out[index] = value`` for an index of slices or int arrays per axis."""

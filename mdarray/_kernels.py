@@ -46,6 +46,39 @@ def combine_into(xp, out, index: tuple, piece, ufunc) -> None:
         assign(xp, out, index, ufunc(_regions.apply_index(out, index, xp), piece))
 
 
+def fold(kernel):
+    """A function of any number of operands that folds them left with `kernel` (a binary
+    ufunc): ``kernel(kernel(a, b), c)``, the order in which partial copies combine."""
+
+    def folded(*operands):
+        acc = operands[0]
+        for operand in operands[1:]:
+            acc = kernel(acc, operand)
+        return acc
+
+    return folded
+
+
+def combine_copies(xp, ufunc, pieces, copies: int, dtype):
+    """`ufunc` folded left over `pieces` (arrays of one shape), as a new C-contiguous
+    array of `dtype` holding `copies` copies of the result stacked along a new first axis.
+
+    One allocation, one call per piece after the first (``out=`` the first copy; one copy
+    call for a single piece), and one more call copying the result into the other copies.
+    """
+    out = xp.empty((copies, *pieces[0].shape), dtype)
+    first = out[0, ...]
+    if len(pieces) == 1:
+        first[...] = pieces[0]
+    else:
+        ufunc(pieces[0], pieces[1], out=first)
+        for piece in pieces[2:]:
+            ufunc(first, piece, out=first)
+    if copies > 1:
+        out[1:] = first
+    return out
+
+
 def fold_reduce(xp, kernel, chunk, axes: tuple, dtype, identity=None, acc_dtype=None):
     """`kernel` (a binary ufunc of `xp`) reduced over `axes` keeping dims, for modules
     whose ufunc lacks ``reduce`` for it: its own reduce where it has one, else a left fold.

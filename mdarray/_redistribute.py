@@ -116,21 +116,156 @@ def _gather(chunks: Chunks, plan, shape, device, out=None):
     return out
 
 
+class CombinePlan(NamedTuple):
+    """How the partial copies meeting a region combine on one device.
+
+    `whole` lists the pieces ``(chunk, chunk_index, basic)`` that cover the whole region
+    (`chunk_index` None where the piece is the whole chunk; `basic` where it is all
+    slices), `parts`
+    the pieces ``(chunk, region_index, chunk_index)`` that cover part of it, each in the
+    order they combine.
+    """
+
+    whole: tuple
+    parts: tuple
+
+
+def _split_pieces(shape: tuple, pieces, chunk_shapes: tuple) -> CombinePlan:
+    """`pieces` ``(chunk, region_index, chunk_index)`` of a region of `shape` (of chunks
+    of `chunk_shapes`), split into those covering all of it and the others."""
+    size = int(np.prod(shape, dtype=np.int64))
+    whole, parts = [], []
+    for k, region_index, chunk_index in pieces:
+        # Slices with positive steps that give every position of the region give them in
+        # order: the piece lines up with the region element for element.
+        if _regions.is_basic(region_index) and _regions.index_size(region_index, shape) == size:
+            # A piece of the chunk's own size is the whole chunk: no view to make.
+            own = int(np.prod(chunk_shapes[k], dtype=np.int64)) == size
+            whole.append((k, None if own else chunk_index, _regions.is_basic(chunk_index)))
+        else:
+            parts.append((k, region_index, chunk_index))
+    return CombinePlan(tuple(whole), tuple(parts))
+
+
+@plan_cache
+def combine_plan(layout: Layout, region: tuple) -> CombinePlan:
+    """The `CombinePlan` of every chunk of `layout` that meets `region`."""
+    shape = _regions.box_shape(region)
+    return _split_pieces(shape, partial_plan(layout, region), layout.chunk_shapes)
+
+
+def combine_pieces(chunks: Chunks, combine, identity, shape: tuple, device, plan: CombinePlan,
+                   copies: int = 1):  # fmt: skip
+    """The pieces of `plan` (of the buffers of `chunks`) combined with `combine` over a
+    region of `shape`, as a new array on `device` of shape ``(copies, *shape)``: the value
+    `copies` times (`identity` where no piece contributes).
+
+    Backend calls: one move per piece held on another device, then one call of
+    ``backend.combine`` for the whole pieces, which is one kernel and its result's
+    allocation on the cuda backend however many pieces there are (one allocation and a
+    call per piece after the first on the cpu backend); without whole pieces one
+    identity fill instead; then one combining call per partial piece. A region all of
+    whose pieces cover it whole (partial copies of the same box, a reduction's partial
+    results) thus costs one kernel per group of copies.
+    """
+    backend = chunks.backend
+    dtype = chunks.dtype
+    out_shape = (copies, *shape)
+    buffers = chunks.buffers
+    devices = chunks.layout.chunk_devices
+    xp = backend.xp
+    with backend.on(device), _quiet():
+        if not all(out_shape):
+            return backend.empty(out_shape, dtype, device)
+        whole = [
+            _local(backend, _part(buffers[k], chunk_index, basic, xp), devices[k], device)
+            for k, chunk_index, basic in plan.whole
+        ]
+        if whole:
+            out = backend.combine(combine, whole, copies, dtype)
+        else:
+            out = backend.full(out_shape, identity, dtype, device)
+        every_copy = slice(0, copies, 1)
+        for k, region_index, chunk_index in plan.parts:
+            piece = _local(
+                backend, _regions.apply_index(buffers[k], chunk_index, xp), devices[k], device
+            )
+            _kernels.combine_into(xp, out, (every_copy, *region_index), piece, combine)
+    return out
+
+
+def _part(buffer, chunk_index, basic: bool, xp):
+    """The part `chunk_index` of `buffer`: the buffer itself for None."""
+    if chunk_index is None:
+        return buffer
+    return buffer[chunk_index] if basic else _regions.apply_index(buffer, chunk_index, xp)
+
+
+def _local(backend, piece, source, device):
+    """`piece` (on `source`) on `device`: itself where they are one device, else moved."""
+    return piece if source == device else backend.move(piece, source, device)
+
+
 def combine_partials(chunks: Chunks, combine, identity, region: tuple, device):
     """The buffers of `chunks` combined with `combine` (a binary ufunc of the backend's
     array module) over `region`, as a new array on `device` (`identity` where no chunk
-    contributes)."""
-    backend = chunks.backend
+    contributes); see `combine_pieces` for the backend calls it makes."""
+    plan = combine_plan(chunks.layout, region)
+    shape = _regions.box_shape(region)
+    return combine_pieces(chunks, combine, identity, shape, device, plan)[0, ...]
+
+
+@plan_cache
+def overlap_groups(layout: Layout) -> tuple:
+    """The chunks of `layout` that share an element with another, grouped by box and
+    device: ``(chunks, box, device)``. The chunks of a group hold the same value once
+    combined, so it is computed once for all of them."""
+    groups: dict = {}
+    for k in sorted(_overlapping(layout)):
+        groups.setdefault((layout.boxes[k], layout.chunk_devices[k]), []).append(k)
+    return tuple((tuple(ks), box, device) for (box, device), ks in groups.items())
+
+
+@plan_cache
+def _fills_slabs(layout: Layout) -> bool:
+    """Whether each device's chunks make one group of `overlap_groups`, in layout order:
+    the group's stacked copies are then that device's packed slab (`Layout.packing`)."""
+    groups = {device: targets for targets, _, device in overlap_groups(layout)}
+    return len(groups) == len(overlap_groups(layout)) and all(
+        groups.get(device) == tuple(k for k, _, _ in entries)
+        for device, (entries, _) in zip(layout.devices, layout.packing)
+    )
+
+
+def combine_overlaps(chunks: Chunks, combine, identity) -> Chunks:
+    """`chunks` with every chunk that shares an element with another replaced by the
+    combined value of its box (`combine`, `identity` as in `combine_partials`); the
+    other chunks keep their buffers.
+
+    The chunks of one box on one device get views of one array, filled by one
+    `combine_pieces` call: on the cuda backend, where every piece covers the box (as for
+    a reduction's partial results), one kernel and one allocation for the whole group,
+    plus one move per piece on another device. Where each device's chunks are one such
+    group (a reduction's partials on each device), the result is packed: those arrays
+    are the slabs, so the ops that follow run one kernel per device.
+    """
     layout = chunks.layout
-    out = backend.full(_regions.box_shape(region), identity, chunks.dtype, device)
-    buffers = chunks.buffers
-    with backend.on(device), _quiet():
-        for k, region_index, chunk_index in partial_plan(layout, region):
-            piece = backend.move(buffers[k][chunk_index], layout.chunk_devices[k], device)
-            key = (*region_index, ...)
-            target = out[key]
-            combine(target, piece, out=target)
-    return out
+    combined = {}
+    for targets, box, device in overlap_groups(layout):
+        plan = combine_plan(layout, box)
+        shape = _regions.box_shape(box)
+        out = combine_pieces(chunks, combine, identity, shape, device, plan, len(targets))
+        combined[targets] = (out, device)
+    if _fills_slabs(layout):
+        slabs = {device: out.reshape(-1) for out, device in combined.values()}
+        return Chunks.packed(
+            layout, [slabs[d] for d in layout.devices], chunks.backend, chunks.dtype
+        )
+    buffers = list(chunks.buffers)
+    for targets, (out, _) in combined.items():
+        for m, k in enumerate(targets):
+            buffers[k] = out[m, ...]
+    return chunks.derive(buffers=buffers)
 
 
 def _to_host(backend, array, device):
@@ -180,13 +315,14 @@ def reshard(chunks: Chunks, mode: Mode, layout: Layout) -> Chunks:
     Chunks whose box and device do not change keep their buffers. In REPLICA mode every
     other destination chunk gathers its region once. In a partial mode every element's
     contributions are sent once, each to one destination chunk (one on the source's
-    device where there is one), which combines them into its identity-filled buffer.
+    device where there is one), which combines them (`combine_pieces`: one kernel where
+    they all cover it, as in partial -> blocks).
     """
     if layout == chunks.layout:
         return chunks
     plan = reshard_plan(chunks.layout, layout, mode.is_partial)
     if mode.is_partial:
-        return chunks.derive(layout, _partial_reshard(chunks, mode, layout, plan))
+        return chunks.derive(layout, _partial_reshard(chunks, mode, layout))
     moves: dict = {}
     for s, t, chunk_index, target_index in plan.moves:
         moves.setdefault(t, []).append((s, target_index, chunk_index))
@@ -209,31 +345,40 @@ def reshard(chunks: Chunks, mode: Mode, layout: Layout) -> Chunks:
     return out
 
 
-def _partial_reshard(chunks: Chunks, mode: Mode, layout: Layout, plan: ReshardPlan) -> list:
-    backend = chunks.backend
+def _partial_reshard(chunks: Chunks, mode: Mode, layout: Layout) -> list:
+    """The buffers of the target chunks: each combines what is sent to it
+    (`combine_pieces`), or reuses its kept source chunk where only that one sends."""
     source = chunks.buffers
-    senders: dict = {}
-    for s, t, _, _ in plan.moves:
-        senders.setdefault(t, set()).add(s)
-    # A kept chunk fed only by its own source chunk already holds its contributions.
-    reused = {t for t, k in enumerate(plan.kept) if k is not None and senders.get(t, set()) <= {k}}
     identity = mode.identity(chunks.dtype)
-    buffers = [
-        source[k] if t in reused else backend.full(shape, identity, chunks.dtype, device)
-        for t, (k, shape, device) in enumerate(
-            zip(plan.kept, layout.chunk_shapes, layout.chunk_devices)
+    ufunc = mode.ufunc(chunks.backend.xp, chunks.dtype)
+    kept = reshard_plan(chunks.layout, layout, True).kept
+    return [
+        source[kept[t]]
+        if plan is None
+        else combine_pieces(chunks, ufunc, identity, shape, device, plan)[0, ...]
+        for t, (plan, shape, device) in enumerate(
+            zip(_partial_targets(chunks.layout, layout), layout.chunk_shapes, layout.chunk_devices)
         )
     ]
-    ufunc = mode.ufunc(backend.xp, chunks.dtype)
+
+
+@plan_cache
+def _partial_targets(source: Layout, target: Layout) -> tuple:
+    """Per target chunk of a partial reshard: None where it reuses the buffer of the
+    source chunk it keeps (only that one sends to it), else the `CombinePlan` of what
+    the source chunks send it."""
+    plan = reshard_plan(source, target, True)
+    sent: dict = {}
     for s, t, chunk_index, target_index in plan.moves:
-        if t in reused:
-            continue
-        target_device = layout.chunk_devices[t]
-        piece = _regions.apply_index(source[s], chunk_index, backend.xp)
-        piece = backend.move(piece, chunks.layout.chunk_devices[s], target_device)
-        with backend.on(target_device), _quiet():
-            _kernels.combine_into(backend.xp, buffers[t], target_index, piece, ufunc)
-    return buffers
+        sent.setdefault(t, []).append((s, target_index, chunk_index))
+    out: list[CombinePlan | None] = []
+    for t, (k, shape) in enumerate(zip(plan.kept, target.chunk_shapes)):
+        pieces = sent.get(t, [])
+        if k is not None and {s for s, _, _ in pieces} <= {k}:
+            out.append(None)
+        else:
+            out.append(_split_pieces(shape, pieces, source.chunk_shapes))
+    return tuple(out)
 
 
 def reshard_cost(chunks: Chunks, mode: Mode, layout: Layout) -> TransferCount:
@@ -292,24 +437,21 @@ def change_mode(chunks: Chunks, mode: Mode, new: Mode) -> Chunks:
     REPLICA to SUM or PROD keeps one copy of each element and sets the others to the
     identity: chunks that share no element with another keep their buffers (no copy).
     REPLICA to MAX or MIN copies nothing: equal copies already combine to the value. A
-    partial mode to REPLICA combines the overlaps; chunks without overlaps keep their
-    buffers. A partial mode to another goes through REPLICA, since copies of one partial
-    mode mean nothing in another.
+    partial mode to REPLICA combines the overlaps (`combine_overlaps`); chunks without
+    overlaps keep their buffers. The chunks of one box on one device are combined once:
+    where every copy meeting the box covers it whole (a reduction's partial results), that
+    is one backend call (`Backend.combine`; one kernel and one allocation on the cuda
+    backend) per box and device, plus one move per copy held on another device. A
+    partial mode to another goes through REPLICA, since copies of one partial mode mean
+    nothing in another.
     """
     if new is mode:
         return chunks
     if new.is_partial:
         new.check_dtype(chunks.dtype)
     if mode.is_partial:
-        overlapping = _overlapping(chunks.layout)
-        layout = chunks.layout
-        buffers = chunks.buffers
-        replica = chunks.derive(
-            buffers=[
-                region_value(chunks, mode, box, device) if k in overlapping else buffers[k]
-                for k, (box, device) in enumerate(zip(layout.boxes, layout.chunk_devices))
-            ]
-        )
+        combine = mode.ufunc(chunks.backend.xp, chunks.dtype)
+        replica = combine_overlaps(chunks, combine, mode.identity(chunks.dtype))
         return change_mode(replica, REPLICA, new)
     if new.idempotent:
         return chunks.derive()

@@ -82,14 +82,10 @@ def whole_layout(x: DistArray, axes: tuple) -> Layout:
 
 def combine_now(chunks: Chunks, ufunc, value) -> Chunks:
     """Per-chunk partial results of `ufunc` (no mode can hold them) combined at once:
-    every chunk that overlaps another gets the full value of its box (identity `value`)."""
-    layout = chunks.layout
-    buffers = list(chunks.buffers)
-    for k, (box, device) in enumerate(zip(layout.boxes, layout.chunk_devices)):
-        if len(_redistribute.partial_plan(layout, box)) > 1:
-            combine = getattr(chunks.backend.xp, ufunc.__name__)
-            buffers[k] = _redistribute.combine_partials(chunks, combine, value, box, device)
-    return Chunks.of(layout, buffers, chunks.backend, chunks.dtype)
+    every chunk that overlaps another gets the full value of its box (identity `value`;
+    `_redistribute.combine_overlaps`)."""
+    combine = getattr(chunks.backend.xp, ufunc.__name__)
+    return _redistribute.combine_overlaps(chunks, combine, value)
 
 
 # The engine -------------------------------------------------------------------------

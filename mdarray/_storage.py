@@ -298,10 +298,12 @@ class Chunks:
         return buffers
 
     def _resolve(self) -> tuple:
-        if self._refs is None:
+        if self._slabs is not None:
+            # Packed chunks are their slabs' parts, whether tracked or not (`_move` keeps
+            # the slabs and the refs in step).
             return _unpack(self.layout, self._slabs, self.backend)
         out = []
-        for allocation, recipe in self._refs:
+        for allocation, recipe in self._refs or ():
             with self.backend.on(allocation.device):
                 array = allocation.array
                 out.append(array if recipe is None else recipe(array))
@@ -427,12 +429,23 @@ class Stored:
 
 
 def _unpack(layout: Layout, slabs, backend) -> tuple:
-    """The chunk views of packed slabs."""
+    """The chunk views of packed slabs: views only (no kernel, no allocation).
+
+    Where a device's chunks all have one shape (of one axis or more), its slab is viewed
+    once as their stack and each chunk is one index into it, the cheapest view there is.
+    """
     buffers: list = [None] * len(layout.chunks)
+    shapes = layout.chunk_shapes
     for slab, device, (entries, _) in zip(slabs, layout.devices, layout.packing):
+        shape = shapes[entries[0][0]]
         with backend.on(device):
-            for k, offset, size in entries:
-                buffers[k] = slab[offset : offset + size].reshape(layout.chunk_shapes[k])
+            if len(entries) > 1 and shape and all(shapes[k] == shape for k, _, _ in entries):
+                stack = slab.reshape(len(entries), *shape)
+                for i, (k, _, _) in enumerate(entries):
+                    buffers[k] = stack[i]
+            else:
+                for k, offset, size in entries:
+                    buffers[k] = slab[offset : offset + size].reshape(shapes[k])
     return tuple(buffers)
 
 

@@ -268,3 +268,44 @@ def test_backend_kernels_match_numpy(backend):
     expected = a.copy()
     expected[0, [1, 3]] = 7
     np.testing.assert_array_equal(_host(backend, chunk), expected)
+
+
+_COMBINED = {  # dtype -> values whose copies fold to order-independent results
+    "int8": np.array([127, 1, -128, -1, 100, 0], np.int8),  # sums and products wrap
+    "float32": np.array([-0.0, -0.0, 1.5, np.inf, np.nan, -2.0], np.float32),
+    "bool": np.array([True, False, False, True, False, True]),
+    # Finite: how a product of complex infinities comes out is the library's own choice.
+    "complex64": np.array([-0.0 - 0.0j, 1 + 2j, -3j, 0.5, 2, -1j], np.complex64),
+}
+
+
+@pytest.mark.parametrize("dtype", list(_COMBINED))
+@pytest.mark.parametrize("ufunc", [np.add, np.multiply, np.maximum, np.minimum])
+@pytest.mark.parametrize("count", [1, 2, 4])
+@pytest.mark.parametrize("copies", [1, 3])
+def test_combine_folds_copies_like_numpy(backend, dtype, ufunc, count, copies):
+    # The kernel that combines partial copies (one fused kernel of CuPy's own ufuncs on
+    # the cuda backend): the left fold of the pieces, stacked `copies` times, -0.0 kept.
+    if np.dtype(dtype).kind == "c" and ufunc in (np.maximum, np.minimum):
+        pytest.skip("MAX and MIN are not defined for complex")
+    device = backend.device_ids[-1]
+    rng = np.random.default_rng(count * 10 + copies)
+    values = _COMBINED[dtype]
+    pieces = [values[rng.permutation(len(values))].reshape(2, 3) for _ in range(count)]
+    if count > 1:
+        pieces[0][0, 0] = pieces[1][0, 0] = values[0]  # every copy -0.0: the sum is -0.0
+    expected = pieces[0]
+    with np.errstate(all="ignore"):
+        for piece in pieces[1:]:
+            expected = ufunc(expected, piece)
+    on_device = [backend.from_host(p, device) for p in pieces]
+    kernel = getattr(backend.xp, ufunc.__name__)
+    with backend.on(device), np.errstate(all="ignore"):
+        got = _host(backend, backend.combine(kernel, on_device, copies, np.dtype(dtype)))
+    assert got.shape == (copies, 2, 3)
+    assert got.dtype == np.dtype(dtype)
+    for copy in got:
+        np.testing.assert_array_equal(copy, expected)
+        # A NaN's sign is the hardware's choice; a zero's is IEEE's.
+        if ufunc is np.add and np.dtype(dtype).kind in "fc" and not np.isnan(expected[0, 0]):
+            assert np.signbit(np.real(copy[0, 0])) == np.signbit(np.real(expected[0, 0]))

@@ -9,9 +9,12 @@ import pytest
 from _layouts import two_chunks
 from hypothesis import example, given
 from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 import mdarray
 from mdarray import MAX, MIN, PROD, REPLICA, SUM, Layout
+from mdarray._array import wrap
+from mdarray._storage import Chunks
 from mdarray.testing import assert_chunks_hold, assert_dist_equal
 from mdarray.testing import strategies as mst
 
@@ -241,13 +244,16 @@ def test_partial_to_replica_combines_only_overlaps(pair):
     assert_chunks_hold(y, expected)
     expect = Counter()
     chunks = list(zip(x.layout.boxes, x.layout.chunk_devices, x.layout.chunks))
+    combined = set()
     for k, (box, device, (_, index)) in enumerate(chunks):
         shares = bool((count[index] > 1).any())
         # Chunks sharing no element keep their buffers; in REPLICA mode nothing changes.
         assert (x.storage.buffers[k] is y.storage.buffers[k]) == (
             not (shares and x.mode.is_partial)
         )
-        if shares and x.mode.is_partial:
+        # Chunks of one box on one device are combined once for all of them.
+        if shares and x.mode.is_partial and (box, device) not in combined:
+            combined.add((box, device))
             for other_box, other_device, _ in chunks:
                 if other_device != device:
                     common = len(_elements(box) & _elements(other_box))
@@ -288,3 +294,176 @@ def test_moving_a_partial_result_does_not_warn():
         got.append(s.change_mode("replica").get())
     for value in got:
         np.testing.assert_array_equal(value, [np.nan, 4, 6])
+
+
+# Combining partial copies -----------------------------------------------------------
+
+_FLOATS = [-0.0, 0.0, 1.0, -2.0, 0.5, np.inf, -np.inf, np.nan]
+
+
+def _copy_values(dtype):
+    """Values of one copy for which the combination does not depend on the order: small
+    dyadic floats, signed zeros, infinities and NaN; every int8 (sums and products wrap)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "b":
+        return st.booleans()
+    if dtype.kind == "i":
+        info = np.iinfo(dtype)
+        return st.integers(int(info.min), int(info.max))
+    if dtype.kind == "u":
+        return st.integers(0, int(np.iinfo(dtype).max))
+    if dtype.kind == "c":
+        return st.builds(complex, st.sampled_from(_FLOATS), st.sampled_from(_FLOATS))
+    return st.sampled_from(_FLOATS)
+
+
+@st.composite
+def partial_copies(draw):
+    """``(x, expected)``: a partial DistArray whose chunks hold arbitrary copies (not one
+    value and identities), and its value combined by NumPy, copy by copy."""
+    dtype = np.dtype(
+        draw(st.sampled_from(["int8", "uint8", "int32", "float32", "float64", "bool", "complex64"]))
+    )
+    # Complex products of infinities depend on the order of the copies (NaN parts).
+    mode = SUM if dtype.kind == "c" else draw(st.sampled_from([SUM, PROD, MAX, MIN]))
+    layout = draw(mst.layouts())
+    elements = _copy_values(dtype)
+    copies = [draw(hnp.arrays(dtype, shape, elements=elements)) for shape in layout.chunk_shapes]
+    combine = mode.ufunc(np, dtype)
+    expected = np.full(layout.shape, mode.identity(dtype), dtype)
+    with np.errstate(all="ignore"):
+        for (_, index), copy in zip(layout.chunks, copies):
+            expected[index] = combine(expected[index], copy)
+    backend = mdarray._backend.backend()
+    buffers = [backend.from_host(c, d) for c, d in zip(copies, layout.chunk_devices)]
+    return wrap(Chunks.of(layout, buffers, backend, dtype), mode), expected
+
+
+def _assert_same_values(got, expected, mode):
+    np.testing.assert_array_equal(got, expected, strict=True)
+    # -0.0 and +0.0 are two values of a sum or a product, whatever the order of the
+    # copies; maximum and minimum of the two may give either, and a NaN's sign is open
+    # (IEEE leaves both to the order of the operands).
+    if expected.dtype.kind in "fc" and mode in (SUM, PROD):
+        for part in (np.real, np.imag):
+            signed = ~np.isnan(part(expected))
+            np.testing.assert_array_equal(
+                np.signbit(part(got)[signed]), np.signbit(part(expected)[signed])
+            )
+
+
+@given(partial_copies(), st.data())
+@example(  # every copy -0.0: the SUM is -0.0, not +0.0
+    (
+        wrap(
+            Chunks.of(
+                Layout((2,), {D[0]: [slice(None)] * 3}),
+                [mdarray._backend.backend().from_host(np.array([-0.0, -0.0]), D[0])] * 3,
+                mdarray._backend.backend(),
+            ),
+            SUM,
+        ),
+        np.array([-0.0, -0.0]),
+    ),
+    None,
+)
+def test_combining_copies_matches_numpy(case, data):
+    x, expected = case
+    with mdarray.options(fallback="raise"), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        y = x.change_mode(REPLICA)
+        _assert_same_values(y.get(), expected, x.mode)
+        _assert_same_values(x.get(), expected, x.mode)
+        for (_, index), chunk in zip(y.layout.chunks, y.storage.buffers):
+            _assert_same_values(mdarray.testing._host(chunk), expected[index], x.mode)
+        if data is not None:
+            layout = data.draw(mst.layouts(x.shape))
+            z = x.reshard(layout)
+            assert z.mode is x.mode
+            _assert_same_values(z.get(), expected, x.mode)
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_combining_complex_products_keeps_infinities(dtype):
+    values = np.array([complex(np.inf, 0), complex(0, -np.inf), complex(1, -0.0), 2j], dtype)
+    layout = Layout((4,), {d: [slice(None)] for d in D} | {D[0]: [slice(None), slice(1, 3)]})
+    x = mdarray.distributed_array(values, layout, PROD)
+    for y in (x.change_mode(REPLICA), x.reshard(Layout.block((4,), devices=D))):
+        got = y.get()
+        np.testing.assert_array_equal(got, values)
+        np.testing.assert_array_equal(np.signbit(got.imag), np.signbit(values.imag))
+
+
+class _CountingBackend:
+    """The backend's methods that allocate, launch or move, counted per call."""
+
+    def __init__(self, backend, monkeypatch):
+        self.calls = Counter()
+        self.pieces = []
+        for name in ("combine", "full", "empty", "copy", "move", "assign"):
+            monkeypatch.setattr(backend, name, self._counting(name, getattr(backend, name)))
+
+    def _counting(self, name, method):
+        def call(*args, **kwargs):
+            self.calls[name] += 1
+            if name == "combine":
+                self.pieces.append((len(args[1]), args[2]))
+            return method(*args, **kwargs)
+
+        return call
+
+
+@pytest.fixture
+def counting(monkeypatch):
+    return lambda: _CountingBackend(mdarray._backend.backend(), monkeypatch)
+
+
+def test_partials_of_one_box_combine_in_one_call(counting):
+    # sum(axis=0) of four row chunks on one device: four SUM copies of one box, combined
+    # by one backend call for all four target chunks (one kernel on the cuda backend).
+    x = mdarray.distributed_array(
+        np.arange(32.0).reshape(4, 8), {D[0]: [(slice(k, k + 1), slice(None)) for k in range(4)]}
+    )
+    s = x.sum(axis=0)
+    assert s.mode is SUM
+    calls = counting()
+    y = s.change_mode(REPLICA)
+    assert calls.calls == Counter(combine=1)
+    assert calls.pieces == [(4, 4)]
+    expected = np.arange(32.0).reshape(4, 8).sum(axis=0)
+    assert_chunks_hold(y, expected)
+    # The four copies are the device's packed slab: elementwise ops run once per device.
+    assert y.storage.slabs is not None
+    with mdarray.options(fallback="raise"):
+        z = y * 2
+    assert_chunks_hold(z, expected * 2)
+    assert_chunks_hold(y, expected)
+    y[0] = -1.0
+    expected[0] = -1.0
+    assert_chunks_hold(y, expected)
+    assert_dist_equal(s, np.arange(32.0).reshape(4, 8).sum(axis=0))
+
+
+@pytest.mark.skipif(len(D) < 2, reason="needs two devices")
+def test_partials_across_devices_combine_once_per_target(counting):
+    # One copy per device: each target chunk moves the other copies (one move each) and
+    # combines them in one call; partial -> blocks the same for each block.
+    n = len(D)
+    x = mdarray.distributed_array(
+        np.arange(8.0 * n).reshape(n, 8),
+        {d: (slice(k, k + 1), slice(None)) for k, d in enumerate(D)},
+    )
+    s = x.sum(axis=0)
+    expected = np.arange(8.0 * n).reshape(n, 8).sum(axis=0)
+    calls = counting()
+    y = s.change_mode(REPLICA)
+    assert_chunks_hold(y, expected)
+    assert calls.calls == Counter(combine=n, move=n * (n - 1))
+    assert calls.pieces == [(n, 1)] * n
+    assert y.storage.slabs is not None
+    calls = counting()
+    blocks = Layout.block((8,), devices=D)
+    z = s.reshard(blocks).change_mode(REPLICA)
+    assert_dist_equal(z, expected)
+    assert calls.calls["combine"] == len(blocks.chunks)
+    assert calls.calls["full"] == 0
