@@ -264,13 +264,18 @@ def _one(name: str, compute, *operands):
     return on_one_device(f"numpy.linalg.{name}", compute, *operands)
 
 
-def _tall(x: DistArray) -> tuple[RowBlocks | None, bool]:
+def _tall(x: DistArray, *, double: bool = False) -> tuple[RowBlocks | None, bool]:
     """TSQR's row blocks of `x`, or of ``x^H`` where `x` is wide (then True): the
-    singular values, the SVD, the rank and the pseudo-inverse follow from either."""
-    blocks = _tsqr.row_blocks(x)
+    singular values, the SVD, the rank and the pseudo-inverse follow from either. In
+    double precision where `double` (NumPy computes so: rank decisions cut as its do)."""
+    dtype = _tsqr.linalg_dtype(x.dtype)
+    if dtype is None:
+        return None, False
+    dtype = _tsqr.double(dtype) if double else dtype
+    blocks = _tsqr.row_blocks(x, dtype)
     if blocks is None and x.ndim == 2 and x.shape[0] < x.shape[1]:
         adjoint = matrix_transpose(np.conj(x) if x.dtype.kind == "c" else x)
-        return _tsqr.row_blocks(adjoint), True
+        return _tsqr.row_blocks(adjoint, dtype), True
     return blocks, False
 
 
@@ -408,9 +413,12 @@ def matrix_rank(x: Any, /, *, rtol: float | DistArray | None = None) -> DistArra
     x = _dist(x)
     if x.ndim < 2:
         return _gathered(np.linalg.matrix_rank, x, rtol=rtol)
-    rows, _ = _tall(x)
+    rows, _ = _tall(x, double=True)
     if rows is not None and (rtol is None or _scalar(rtol) is not None):
-        return _tsqr.matrix_rank(rows, None if rtol is None else _scalar(rtol))
+        if rtol is None:  # NumPy's: eps of the singular values' dtype, x's precision
+            single = _tsqr.linalg_dtype(x.dtype) or np.dtype(np.float64)
+            rtol = max(x.shape) * np.finfo(single).eps
+        return _tsqr.matrix_rank(rows, _scalar(rtol))
     tol = rtol.get() if isinstance(rtol, DistArray) else rtol
     return _one("matrix_rank", lambda xp, a: _one_device.matrix_rank(xp, a, tol), x)
 
@@ -437,9 +445,9 @@ def pseudo_inverse(x: DistArray, rcond) -> DistArray:
     """`pinv` with NumPy's cut-off `rcond` (a float, or an array over the stack)."""
     if x.ndim < 2:
         return _gathered(np.linalg.pinv, x, rtol=rcond)
-    rows, adjoint = _tall(x)
+    rows, adjoint = _tall(x, double=True)
     if rows is not None and _scalar(rcond) is not None:
-        result = _tsqr.pinv(rows, _scalar(rcond))
+        result = _tsqr.pinv(rows, _scalar(rcond), _tsqr.linalg_dtype(x.dtype))
         return _conjugate_transpose(result) if adjoint else result
     rcond = rcond.get() if isinstance(rcond, DistArray) else rcond
     return _one("pinv", lambda xp, a: _one_device.pinv(xp, a, rcond), x)

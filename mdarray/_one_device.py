@@ -157,19 +157,26 @@ def pinv(xp, a, rcond):
     """NumPy's pseudo-inverse: the SVD of ``conj(a)``, singular values at most ``rcond *
     largest`` cut off (`rcond` a float or an array over the stack)."""
     m, n = a.shape[-2:]
+    dtype = a.dtype if a.dtype.kind in "fc" else np.dtype(np.float64)
     if not a.size:
-        return xp.zeros((*a.shape[:-2], n, m), a.dtype)
-    u, s, vh = xp.linalg.svd(xp.conj(a), full_matrices=False)
+        return xp.zeros((*a.shape[:-2], n, m), dtype)
+    u, s, vh = xp.linalg.svd(xp.conj(a).astype(_double(dtype)), full_matrices=False)
     rcond = xp.asarray(rcond, dtype=s.dtype)[..., None]
     inverse, _ = _reciprocals(xp, s, rcond * xp.max(s, axis=-1, keepdims=True))
-    return xp.matmul(xp.swapaxes(vh, -1, -2), inverse[..., None] * xp.swapaxes(u, -1, -2))
+    result = xp.matmul(xp.swapaxes(vh, -1, -2), inverse[..., None] * xp.swapaxes(u, -1, -2))
+    return result.astype(dtype)
+
+
+def _double(dtype: np.dtype) -> np.dtype:
+    """The precision NumPy's linalg computes in (rank decisions cut where its do)."""
+    return np.dtype(np.complex128 if dtype.kind == "c" else np.float64)
 
 
 def matrix_rank(xp, a, rtol=None):
     """Singular values above ``rtol * largest`` (default ``max(m, n) * eps``), counted."""
-    s = xp.linalg.svd(a, compute_uv=False)
-    if rtol is None:
-        rtol = max(a.shape[-2:]) * np.finfo(s.dtype).eps
+    s = xp.linalg.svd(a.astype(_double(a.dtype)), compute_uv=False)
+    if rtol is None:  # NumPy's: eps of its singular values' dtype, a's precision
+        rtol = max(a.shape[-2:]) * np.finfo(a.dtype if a.dtype.kind in "fc" else s.dtype).eps
     rtol = xp.asarray(rtol, dtype=s.dtype)[..., None]
     count = xp.count_nonzero(s > xp.max(s, axis=-1, keepdims=True) * rtol, axis=-1)
     return xp.asarray(count).astype(np.intp)

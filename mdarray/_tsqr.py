@@ -63,6 +63,12 @@ def linalg_dtype(dtype: np.dtype) -> np.dtype | None:
     return dtype if dtype in _INEXACT else None
 
 
+def double(dtype: np.dtype) -> np.dtype:
+    """The double-precision dtype NumPy's linalg computes `dtype` in (its results are cast
+    back): what rank decisions need to cut where NumPy's do."""
+    return np.dtype(np.complex128 if dtype.kind == "c" else np.float64)
+
+
 def row_blocks(x: DistArray, dtype: np.dtype | None = None) -> RowBlocks | None:
     """`x` cut into its chunks' owned rows, in `dtype` (default: `linalg_dtype`); None
     where TSQR does not take `x`: not a 2-D matrix, wider than tall, empty, or of a dtype
@@ -117,12 +123,12 @@ def _qr(xp, a, want_q: bool) -> tuple:
 
 def _nonnegative_diagonal(xp, q, r) -> tuple:
     """``(Q D, D^H R)`` for the diagonal unitary D that makes R's diagonal real and
-    non-negative: the factorization every layout gives, up to rounding."""
+    non-negative: the factorization every layout gives, up to rounding (Q may be None)."""
     d = xp.diagonal(r)
     size = xp.abs(d)
     zero = size == 0
     phase = xp.where(zero, 1, d / xp.where(zero, 1, size)).astype(r.dtype)
-    return q * phase, xp.conj(phase)[:, None] * r
+    return None if q is None else q * phase, xp.conj(phase)[:, None] * r
 
 
 class Factors(NamedTuple):
@@ -158,15 +164,14 @@ def factor(rows: RowBlocks, want_q: bool = True) -> Factors:
         stack = xp.concatenate(
             [backend.move(r, device, root) for (_, r), device in zip(local, devices)], axis=0
         )
-        q2, r = _qr(xp, stack, want_q)
-        if want_q:
-            q2, r = _nonnegative_diagonal(xp, q2, r)
+        q2, r = _nonnegative_diagonal(xp, *_qr(xp, stack, want_q))
     return Factors(rows, tuple(q for q, _ in local), tuple(offsets), q2, r, root)
 
 
-def q_times(factors: Factors, right=None, *, conjugate: bool = False) -> DistArray:
+def q_times(factors: Factors, right=None, *, conjugate: bool = False, dtype=None) -> DistArray:
     """``Q @ right`` (Q where `right` is None; its conjugate where `conjugate`), with
-    `right` a small n x p array on the root: step 4, a DistArray in x's row layout."""
+    `right` a small n x p array on the root: step 4, a DistArray in x's row layout (its
+    chunks cast to `dtype` where given)."""
     x, owned = factors.rows.x, factors.rows.owned
     backend = x.storage.backend
     xp = backend.xp
@@ -186,10 +191,12 @@ def q_times(factors: Factors, right=None, *, conjugate: bool = False) -> DistArr
             q_rows = factors.q1[k] @ piece
             if conjugate:
                 q_rows = xp.conj(q_rows)
+            if dtype is not None:
+                q_rows = q_rows.astype(dtype, copy=False)
             if owned[k] is not None:
                 q_rows = _placed(backend, q_rows, owned[k], layout.chunk_shapes[k], device)
             buffers.append(q_rows)
-    storage = Chunks.of(layout, buffers, backend, pieces.dtype)
+    storage = Chunks.of(layout, buffers, backend, pieces.dtype if dtype is None else dtype)
     if not x.layout.has_overlaps:
         return wrap(storage)
     # Overlapping chunks hold zeros where they do not own a row: their sum is the value.
@@ -259,13 +266,11 @@ def svdvals(rows: RowBlocks) -> DistArray:
     return replicated(rows.x, s, root)
 
 
-def matrix_rank(rows: RowBlocks, rtol) -> DistArray:
-    """The number of singular values above ``rtol * largest`` (NumPy's default rtol is
-    ``max(m, n) * eps``), a 0-d intp array replicated on x's devices."""
+def matrix_rank(rows: RowBlocks, rtol: float) -> DistArray:
+    """The number of singular values above ``rtol * largest``, a 0-d intp array
+    replicated on x's devices (rows in double precision count as NumPy's do)."""
     s, root = singular_values(rows)
     xp = rows.x.storage.backend.xp
-    if rtol is None:
-        rtol = max(rows.x.shape) * np.finfo(s.dtype).eps
     with rows.x.storage.backend.on(root):
         rank = xp.asarray(xp.count_nonzero(s > xp.max(s) * rtol)).astype(np.intp)
     return replicated(rows.x, rank, root)
@@ -277,10 +282,11 @@ def _reciprocals(xp, s, rcond: float):
     return xp.where(large, 1 / xp.where(large, s, 1), 0), large
 
 
-def pinv(rows: RowBlocks, rcond: float) -> DistArray:
+def pinv(rows: RowBlocks, rcond: float, dtype) -> DistArray:
     """The pseudo-inverse ``V diag(1/s) U^H`` (singular values at most ``rcond *
-    largest`` cut off, as NumPy's), n x m: the conjugate of ``Q @ (U_R diag(1/s) Vh)``
-    in x's row layout, transposed (a view)."""
+    largest`` cut off, as NumPy's), n x m in `dtype`: the conjugate of ``Q @ (U_R
+    diag(1/s) Vh)`` in x's row layout, transposed (a view). Rows in double precision
+    cut where NumPy's do."""
     factors = factor(rows)
     backend = rows.x.storage.backend
     xp = backend.xp
@@ -288,7 +294,8 @@ def pinv(rows: RowBlocks, rcond: float) -> DistArray:
         u_r, s, vh = _svd(xp, factors.r, True)
         inverse, _ = _reciprocals(xp, s, rcond)
         right = (u_r * inverse.astype(u_r.dtype)) @ vh
-    return matrix_transpose(q_times(factors, right, conjugate=rows.x.dtype.kind == "c"))
+    conjugate = rows.x.dtype.kind == "c"
+    return matrix_transpose(q_times(factors, right, conjugate=conjugate, dtype=dtype))
 
 
 def lstsq(rows: RowBlocks, b, rcond: float, result_dtype: np.dtype) -> tuple:
