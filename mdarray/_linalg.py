@@ -218,7 +218,8 @@ def matrix_norm(
 
     Native for ``'fro'`` (a vector norm of the matrix), ``1``, ``-1``, ``inf`` and
     ``-inf`` (largest or smallest column or row sum); ``2``, ``-2`` and ``'nuc'`` need
-    singular values and gather the matrices (a fallback under the policy).
+    singular values: native for a matrix TSQR takes (`svdvals`), else the matrices are
+    gathered (a fallback under the policy).
 
     >>> import mdarray, numpy as np
     >>> x = mdarray.asarray(np.arange(4.0).reshape(2, 2))
@@ -228,6 +229,12 @@ def matrix_norm(
     x = _dist(x)
     if x.ndim >= 2 and isinstance(ord, str) and ord == "fro":
         return vector_norm(x, axis=(-2, -1), keepdims=keepdims)
+    if x.ndim == 2 and (ord in (2, -2) or (isinstance(ord, str) and ord == "nuc")):
+        rows, _ = _tall(x)
+        if rows is not None:
+            s = _tsqr.svdvals(rows)
+            norm = np.sum(s) if ord == "nuc" else np.max(s) if ord == 2 else np.min(s)
+            return cast(DistArray, np.reshape(norm, (1, 1)) if keepdims else norm)
     if x.ndim < 2 or isinstance(ord, str) or ord not in (1, -1, inf, -inf):
         return fallback(
             np.linalg.matrix_norm,
@@ -250,6 +257,8 @@ def _numpy_norm(x, ord=None, axis=None, keepdims=False):
     the rest gathered."""
     if ord is None and (axis is None or np.ndim(axis) == 0 or len(axis) <= 2):
         return vector_norm(x, axis=axis, keepdims=keepdims)
+    if axis is None and np.ndim(x) == 2 and (ord in (2, -2) or ord == "nuc"):
+        return matrix_norm(x, ord=ord, keepdims=keepdims)
     kwargs = {"ord": ord, "axis": axis, "keepdims": keepdims}
     return fallback(np.linalg.norm, (x,), kwargs, "numpy.linalg.norm")
 
@@ -281,7 +290,7 @@ def _tall(x: DistArray, *, double: bool = False) -> tuple[RowBlocks | None, bool
 
 def _conjugate_transpose(x: DistArray) -> DistArray:
     x = matrix_transpose(x)
-    return np.conj(x) if x.dtype.kind == "c" else x
+    return cast(DistArray, np.conj(x)) if x.dtype.kind == "c" else x
 
 
 def cholesky(x: Any, /, *, upper: bool = False) -> DistArray:
@@ -414,11 +423,13 @@ def matrix_rank(x: Any, /, *, rtol: float | DistArray | None = None) -> DistArra
     if x.ndim < 2:
         return _gathered(np.linalg.matrix_rank, x, rtol=rtol)
     rows, _ = _tall(x, double=True)
-    if rows is not None and (rtol is None or _scalar(rtol) is not None):
-        if rtol is None:  # NumPy's: eps of the singular values' dtype, x's precision
-            single = _tsqr.linalg_dtype(x.dtype) or np.dtype(np.float64)
-            rtol = max(x.shape) * np.finfo(single).eps
-        return _tsqr.matrix_rank(rows, _scalar(rtol))
+    if rtol is None:  # NumPy's: eps of the singular values' dtype, x's precision
+        single = _tsqr.linalg_dtype(x.dtype) or np.dtype(np.float64)
+        cut = _scalar(max(x.shape[-2:]) * np.finfo(single).eps)
+    else:
+        cut = _scalar(rtol)
+    if rows is not None and cut is not None:
+        return _tsqr.matrix_rank(rows, cut)
     tol = rtol.get() if isinstance(rtol, DistArray) else rtol
     return _one("matrix_rank", lambda xp, a: _one_device.matrix_rank(xp, a, tol), x)
 
@@ -446,8 +457,9 @@ def pseudo_inverse(x: DistArray, rcond) -> DistArray:
     if x.ndim < 2:
         return _gathered(np.linalg.pinv, x, rtol=rcond)
     rows, adjoint = _tall(x, double=True)
-    if rows is not None and _scalar(rcond) is not None:
-        result = _tsqr.pinv(rows, _scalar(rcond), _tsqr.linalg_dtype(x.dtype))
+    cut = _scalar(rcond)
+    if rows is not None and cut is not None:
+        result = _tsqr.pinv(rows, cut, _tsqr.linalg_dtype(x.dtype))
         return _conjugate_transpose(result) if adjoint else result
     rcond = rcond.get() if isinstance(rcond, DistArray) else rcond
     return _one("pinv", lambda xp, a: _one_device.pinv(xp, a, rcond), x)
@@ -470,7 +482,7 @@ def qr(x: Any, /, *, mode: Literal["reduced", "complete"] = "reduced") -> QRResu
     ...     q, r = mdarray.linalg.qr(x)
     >>> q.layout == x.layout, r.get().round(3)
     (True, array([[7.483, 9.087],
-           [0.   , 1.069]]))
+           [0.   , 1.195]]))
     """
     x = _dist(x)
     rows = _tsqr.row_blocks(x)

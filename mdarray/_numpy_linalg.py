@@ -10,6 +10,8 @@ Options the array API functions lack (``hermitian=True``, ``qr(mode="raw")``, an
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from . import _linalg, _one_device, _tsqr
@@ -21,11 +23,11 @@ from ._registry import implements
 __all__: list[str] = []
 
 # NumPy's result types, so ``type(np.linalg.qr(x))`` is what NumPy gives.
-_QR = type(np.linalg.qr(np.eye(1)))
-_SVD = type(np.linalg.svd(np.eye(1)))
-_EIGH = type(np.linalg.eigh(np.eye(1)))
-_EIG = type(np.linalg.eig(np.eye(1)))
-_SLOGDET = type(np.linalg.slogdet(np.eye(1)))
+_QR: Any = type(np.linalg.qr(np.eye(1)))
+_SVD: Any = type(np.linalg.svd(np.eye(1)))
+_EIGH: Any = type(np.linalg.eigh(np.eye(1)))
+_EIG: Any = type(np.linalg.eig(np.eye(1)))
+_SLOGDET: Any = type(np.linalg.slogdet(np.eye(1)))
 
 _UNSET = object()
 

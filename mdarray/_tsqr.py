@@ -128,7 +128,8 @@ def _nonnegative_diagonal(xp, q, r) -> tuple:
     size = xp.abs(d)
     zero = size == 0
     phase = xp.where(zero, 1, d / xp.where(zero, 1, size)).astype(r.dtype)
-    return None if q is None else q * phase, xp.conj(phase)[:, None] * r
+    # triu: the zeros below the diagonal stay +0 (not -0 from a negative phase).
+    return None if q is None else q * phase, xp.triu(xp.conj(phase)[:, None] * r)
 
 
 class Factors(NamedTuple):

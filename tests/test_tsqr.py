@@ -303,3 +303,17 @@ def test_square_functions_gather_onto_one_device(name):
         SQUARE[name](x)
     with mdarray.options(fallback="allow", fallback_limit=8), pytest.raises(TypeError):
         SQUARE[name](x)
+
+
+@settings(max_examples=15, deadline=None)
+@given(tall_matrices(rank_deficient=False), st.sampled_from([2, -2, "nuc"]), st.booleans())
+def test_singular_value_norms(pair, ord, keepdims):
+    x, value = pair
+    with mdarray.options(fallback="raise"):
+        result = la.matrix_norm(x, ord=ord, keepdims=keepdims)
+        via_norm = np.linalg.norm(x, ord=ord, keepdims=keepdims)
+    expected = np.linalg.matrix_norm(value, ord=ord, keepdims=keepdims)
+    for got in (result, via_norm):
+        assert got.shape == expected.shape
+        assert got.dtype == expected.dtype
+        np.testing.assert_allclose(got.get(), expected, **tolerance(value.dtype))
