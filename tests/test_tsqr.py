@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 import mdarray
 from mdarray import linalg as la
+from mdarray._backend import backend
 from mdarray.testing import strategies as mst
 from tests._layouts import D, devices, distinct
 
@@ -317,3 +318,23 @@ def test_singular_value_norms(pair, ord, keepdims):
         assert got.shape == expected.shape
         assert got.dtype == expected.dtype
         np.testing.assert_allclose(got.get(), expected, **tolerance(value.dtype))
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(1, 4), st.integers(0, 2**16), st.data())
+def test_blocks_cut_for_the_cache(n, seed, data):
+    """A chunk larger than the backend's ``factor_block_elements`` factors in row blocks
+    on its device: the same factors (here with a tiny limit, so the cut happens)."""
+    value = random_matrix(seed, (40 + n, n), data.draw(st.sampled_from(DTYPES)))
+    x = mdarray.distributed_array(value, data.draw(row_layouts(value.shape)))
+    chunks = backend()
+    saved = chunks.factor_block_elements
+    chunks.factor_block_elements = 4 * n * n  # row blocks of 4 n rows
+    try:
+        with mdarray.options(fallback="raise"):
+            q, r = la.qr(x)
+            values = la.svdvals(x)
+    finally:
+        chunks.factor_block_elements = saved
+    check_qr(q, r, value, full_rank=True)
+    np.testing.assert_allclose(values.get(), np.linalg.svdvals(value), **tolerance(value.dtype))
