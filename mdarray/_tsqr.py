@@ -7,21 +7,22 @@ A matrix `x` of m x n, m >= n, whose chunks each hold whole rows, factors in one
    one of them), on its device: ``Q1_k`` (r_k x k_k) and ``R_k`` (k_k x n), with
    ``k_k = min(r_k, n)``. Nothing moves. (A block larger than the backend's
    ``factor_block_elements`` is itself factored so, in cached row blocks.)
-2. The ``R_k`` move to the root, the first device of `x`: one k_k x n piece from each
-   chunk on another device (the one small gather).
+2. A device's ``R_k`` are stacked and factored there (a QR of their stack, ``Q_d``), and
+   its one R (at most n x n) moves to the root, the first device of `x`: one piece from
+   each other device (the one small gather).
 3. The root stacks them and takes one QR, ``[R_1; R_2; ...] == Q2 @ R``, with its signs
    fixed so that R's diagonal is real and non-negative (so the factors do not depend on
    the layout; NumPy's, from LAPACK, may differ by a sign per column of Q and row of R).
-4. The root's pieces ``B_k`` of Q2 (rows of chunk k, times a small n x p matrix where
-   the caller wants ``Q @ M``) move back to the chunks' devices (the one small
-   broadcast), and each chunk's rows of the result are ``Q1_k @ B_k``, on its device.
+4. The root's pieces ``B_d`` of Q2 (rows of device d, times a small n x p matrix where
+   the caller wants ``Q @ M``) move back to the devices (the one small broadcast), and
+   each chunk's rows of the result are ``Q1_k @ (Q_d @ B_d)[rows of k]``, on its device.
 
-So a QR moves about ``2 * chunks * n * n * itemsize`` bytes, whatever m is, plus the small
+So a QR moves about ``2 * devices * n * n * itemsize`` bytes, whatever m is, plus the small
 results (R, S, Vh) replicated on x's devices; Q keeps x's row layout (where chunks overlap
 it is built as a SUM partial, zero where a chunk does not own a row, and combined: the
 rows held twice move once more). Singular values alone (`svdvals`, the rank) skip Q and
-step 4. Least squares moves ``Q1_k^H b_k`` (k_k x nrhs per chunk) to the root instead of
-the Q pieces back, and the solution out for the residuals.
+step 4. Least squares moves ``Q^H b``'s part of each device (n x nrhs) to the root
+instead of the Q pieces back, and the solution out for the residuals.
 
 Chunks that split columns are resharded into row blocks first (the matrix moves once).
 Wide matrices, stacks of matrices and empty ones are not taken here (the callers in
@@ -154,20 +155,35 @@ def _nonnegative_diagonal(xp, q, r) -> tuple:
 
 
 class Factors(NamedTuple):
-    """One TSQR: the blocks, per chunk its local Q1 (None for R alone) and its rows
-    ``(start, stop)`` in the stack of R factors, and on the `root` device Q2 and R."""
+    """One TSQR, in three levels: per chunk its local Q1 (None for R alone) and its rows
+    ``(start, stop)`` in its device's stack of R factors; per device of x (in
+    ``x.layout.devices`` order) the Q of that stack and its rows in the root's stack; on
+    the `root` device Q2 and R."""
 
     rows: RowBlocks
     q1: tuple
-    offsets: tuple
+    chunk_rows: tuple
+    q_device: tuple
+    device_rows: tuple
     q2: Any
     r: Any
     root: int
 
 
+def _stacked(factors: list) -> tuple[list, int]:
+    """The ``(start, stop)`` rows of each factor's R in their stack, and its height."""
+    rows = []
+    start = 0
+    for _, r in factors:
+        rows.append((start, start + r.shape[0]))
+        start += r.shape[0]
+    return rows, start
+
+
 def factor(rows: RowBlocks, want_q: bool = True) -> Factors:
-    """Steps 1 to 3 of the module docstring: local QRs, the R factors gathered onto the
-    root, one QR of their stack there."""
+    """Steps 1 to 3 of the module docstring: local QRs, a device's R factors stacked and
+    factored on it (one R per device leaves it), those gathered onto the root, one QR of
+    their stack there."""
     x = rows.x
     backend = x.storage.backend
     xp = backend.xp
@@ -177,17 +193,32 @@ def factor(rows: RowBlocks, want_q: bool = True) -> Factors:
     for block, device in zip(rows.blocks, devices):
         with backend.on(device):
             local.append(_local_qr(xp, block, want_q, backend.factor_block_elements))
-    offsets = []
-    start = 0
-    for _, r in local:
-        offsets.append((start, start + r.shape[0]))
-        start += r.shape[0]
+    chunk_rows: list = [None] * len(local)
+    per_device = []
+    for device in x.layout.devices:
+        mine = [k for k, d in enumerate(devices) if d == device]
+        for k, span in zip(mine, _stacked([local[k] for k in mine])[0]):
+            chunk_rows[k] = span
+        with backend.on(device):
+            stack = xp.concatenate([local[k][1] for k in mine], axis=0)
+            per_device.append(_qr(xp, stack, want_q))
+    device_rows, _ = _stacked(per_device)
     with backend.on(root):
         stack = xp.concatenate(
-            [backend.move(r, device, root) for (_, r), device in zip(local, devices)], axis=0
+            [backend.move(r, d, root) for (_, r), d in zip(per_device, x.layout.devices)],
+            axis=0,
         )
         q2, r = _nonnegative_diagonal(xp, *_qr(xp, stack, want_q))
-    return Factors(rows, tuple(q for q, _ in local), tuple(offsets), q2, r, root)
+    return Factors(
+        rows,
+        tuple(q for q, _ in local),
+        tuple(chunk_rows),
+        tuple(q for q, _ in per_device),
+        tuple(device_rows),
+        q2,
+        r,
+        root,
+    )
 
 
 def q_times(factors: Factors, right=None, *, conjugate: bool = False, dtype=None) -> DistArray:
@@ -205,12 +236,18 @@ def q_times(factors: Factors, right=None, *, conjugate: bool = False, dtype=None
         (x.shape[0], p),
         {d: [(index[0], slice(0, p, 1)) for index in ix] for d, ix in x.layout.index_map.items()},
     )
-    buffers = []
-    for k, device in enumerate(layout.chunk_devices):
-        start, stop = factors.offsets[k]
+    on_device = {}
+    for device, q_device, (start, stop) in zip(
+        x.layout.devices, factors.q_device, factors.device_rows
+    ):
         piece = backend.move(pieces[start:stop], root, device)
         with backend.on(device):
-            q_rows = factors.q1[k] @ piece
+            on_device[device] = q_device @ piece
+    buffers = []
+    for k, device in enumerate(layout.chunk_devices):
+        start, stop = factors.chunk_rows[k]
+        with backend.on(device):
+            q_rows = factors.q1[k] @ on_device[device][start:stop]
             if conjugate:
                 q_rows = xp.conj(q_rows)
             if dtype is not None:
@@ -323,8 +360,8 @@ def pinv(rows: RowBlocks, rcond: float, dtype) -> DistArray:
 def lstsq(rows: RowBlocks, b, rcond: float, result_dtype: np.dtype) -> tuple:
     """NumPy's ``lstsq(x, b, rcond)`` for tall x: ``(solution, residuals, rank, s)``.
 
-    ``Q^H b`` is gathered per chunk (``B_k^H (Q1_k^H b_k)``, n x nrhs each) and summed on
-    the root, where the SVD of R gives the minimum-norm solution (singular values at
+    ``Q^H b`` is summed per device (``Q_d^H`` of its chunks' ``Q1_k^H b_k``, n x nrhs)
+    and over devices on the root, where the SVD of R gives the minimum-norm solution (singular values at
     most ``rcond * largest`` cut off). The residuals (full rank and m > n only, as
     NumPy's) are ``|b - x @ solution|^2`` per column, each chunk summing its rows: the
     solution moves to the chunks, one sum per chunk back.
@@ -354,14 +391,18 @@ def lstsq(rows: RowBlocks, b, rcond: float, result_dtype: np.dtype) -> tuple:
     factors = factor(rows)
     root = factors.root
     projected = []
-    for k, device in enumerate(layout.chunk_devices):
+    for device, q_device in zip(layout.devices, factors.q_device):
         with backend.on(device):
-            local = xp.conj(factors.q1[k]).T @ b_blocks[k]
+            local = sum(
+                xp.conj(q_device[start:stop]).T @ (xp.conj(factors.q1[k]).T @ b_blocks[k])
+                for k, (start, stop) in enumerate(factors.chunk_rows)
+                if layout.chunk_devices[k] == device
+            )
         projected.append(backend.move(local, device, root))
     with backend.on(root):
         c = sum(
             xp.conj(factors.q2[start:stop]).T @ part
-            for (start, stop), part in zip(factors.offsets, projected)
+            for (start, stop), part in zip(factors.device_rows, projected)
         )
         u_r, s, vh = _svd(xp, factors.r, True)
         inverse, large = _reciprocals(xp, s, rcond)
