@@ -25,8 +25,9 @@ step 4. Least squares moves ``Q^H b``'s part of each device (n x nrhs) to the ro
 instead of the Q pieces back, and the solution out for the residuals.
 
 Chunks that split columns are resharded into row blocks first (the matrix moves once).
-Wide matrices, stacks of matrices and empty ones are not taken here (the callers in
-`_linalg` gather them onto one device, as fallbacks under the policy).
+Wide matrices, stacks of matrices and empty ones are not taken here: `_linalg` hands over
+a wide matrix's conjugate transpose for the SVD, the singular values, the rank and the
+pseudo-inverse, and gathers the rest onto one device (`_one_device`, a fallback).
 """
 
 from __future__ import annotations
