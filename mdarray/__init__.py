@@ -16,6 +16,7 @@ from . import (  # noqa: F401
     _histograms,
     _indexing,
     _nan_reductions,
+    _numpy_linalg,
     _numpy_statistics,
     _padding,
     _selection,

@@ -38,6 +38,10 @@ class Backend(Protocol):
     #: The array module of the chunks (NumPy or CuPy), for generic array functions.
     xp: ModuleType
     device_ids: tuple[int, ...]
+    #: Elements of a block that a local factorization takes whole; a larger one is cut
+    #: into row blocks of this size, factored one by one (TSQR on one device), because a
+    #: block that stays in cache factors faster. 0: never cut.
+    factor_block_elements: int
 
     # Devices and ordering
     def on(self, device: int) -> AbstractContextManager[Any]: ...

@@ -70,8 +70,13 @@ def options(**changes: Any) -> Iterator[Options]:
         _current.reset(token)
 
 
-def check_fallback(name: str, nbytes: int) -> None:
-    """Apply the fallback policy to gathering `nbytes` for `name`: raise, warn or allow."""
+def check_fallback(
+    name: str,
+    nbytes: int,
+    done: str = "gathered to the host, computed there, and the result re-distributed",
+) -> None:
+    """Apply the fallback policy to gathering `nbytes` for `name`: raise, warn or allow.
+    `done` says what the operands go through, for the warning."""
     opts = get_options()
     if opts.fallback == "raise":
         raise TypeError(
@@ -84,8 +89,7 @@ def check_fallback(name: str, nbytes: int) -> None:
         )
     if opts.fallback == "warn":
         warnings.warn(
-            f"{name} has no distributed implementation: the DistArray operands were gathered "
-            "to the host, computed there, and the result re-distributed",
+            f"{name} has no distributed implementation: the DistArray operands were {done}",
             PerformanceWarning,
             stacklevel=4,
         )

@@ -27,6 +27,8 @@ class CudaBackend:
     """CUDA GPUs holding CuPy chunks, one stream per device."""
 
     name = "cuda"
+    # cuSOLVER's factorizations do not hinge on a CPU cache, and each cut costs launches.
+    factor_block_elements = 0
 
     def __init__(self) -> None:
         import cupy  # noqa: PLC0415  (lazy: mdarray works without CuPy)

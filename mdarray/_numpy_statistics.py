@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
-from ._array import DistArray, wrap
+from ._array import DistArray, in_mode, wrap
 from ._chunkwise import map_chunks
 from ._contractions import _operand
 from ._fallback import as_distarrays, fallback
@@ -151,7 +151,12 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     if fact <= 0:
         warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=2)
         fact = 0.0
-    x = np.subtract(x, np.expand_dims(np.mean(x, axis=1), 1))
+    # The mean as NumPy's: the total divided once (partial sums divided chunk by chunk
+    # round otherwise, and a constant row must centre to exact zeros: corrcoef's NaN).
+    total = np.sum(x, axis=1)
+    if isinstance(total, DistArray):
+        total = in_mode(total, REPLICA)
+    x = np.subtract(x, np.expand_dims(total / x.shape[1], 1))
     c = np.matmul(x, np.conjugate(np.transpose(x)) if x.dtype.kind == "c" else np.transpose(x))
     scaled = np.multiply(c, np.true_divide(1, fact))
     if scaled.dtype != c.dtype:

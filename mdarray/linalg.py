@@ -1,9 +1,11 @@
 """The array API's ``linalg`` extension: ``mdarray.linalg.inv(x)``, ``.vector_norm(x)``, ...
 
 Each function takes DistArrays and returns DistArrays (named tuples of them for ``eigh``,
-``qr``, ``slogdet`` and ``svd``). Products and norms run on the chunks; factorizations,
-solves and determinants gather whole matrices, as fallbacks under the policy of
-`mdarray.options` (see `mdarray._linalg`).
+``qr``, ``slogdet`` and ``svd``). Products and norms run on the chunks; ``qr``, ``svd``,
+``svdvals``, ``pinv`` and ``matrix_rank`` of a tall matrix split by rows run by TSQR
+(`mdarray._tsqr`); solves, inverses, determinants and eigenvalues gather whole matrices
+onto one device, as fallbacks under the policy of `mdarray.options` (see
+`mdarray._linalg`).
 """
 
 from types import FunctionType

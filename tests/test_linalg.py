@@ -150,10 +150,12 @@ def test_norms_errors_and_numpy_norm():
         assert_close(
             np.linalg.norm(x, axis=0, keepdims=True), np.linalg.norm(x.get(), axis=0, keepdims=True)
         )
-        with pytest.raises(TypeError, match="fallback='raise'"):
-            np.linalg.norm(x, ord=2)
-    with mdarray.options(fallback="allow"):
+        # The 2-norm from singular values (TSQR of x^H, x being wide); order 1 gathers.
         assert_close(np.linalg.norm(x, ord=2), np.linalg.norm(x.get(), ord=2))
+        with pytest.raises(TypeError, match="fallback='raise'"):
+            np.linalg.norm(x, ord=1)
+    with mdarray.options(fallback="allow"):
+        assert_close(np.linalg.norm(x, ord=1), np.linalg.norm(x.get(), ord=1))
 
 
 @settings(max_examples=15)
@@ -244,6 +246,31 @@ RECTANGULAR = {
 }
 
 
+def assert_factors(result, expected, value):
+    """`result` (of ``qr`` or ``svd``) factors `value` as NumPy's `expected` does, up to
+    the signs (phases) of columns and rows, which TSQR sets its own way (R's diagonal
+    non-negative) where NumPy's follow LAPACK."""
+    assert isinstance(result, tuple)
+    assert len(result) == len(expected)
+    for r, e in zip(result, expected):
+        assert isinstance(r, mdarray.DistArray)
+        assert (r.shape, r.dtype) == (e.shape, e.dtype)
+    got = [r.get() for r in result]
+    single = value.dtype in (np.float32, np.complex64)
+    tol = {"rtol": 1e-3, "atol": 1e-3} if single else {"rtol": 1e-6, "atol": 1e-8}
+    if len(got) == 3:  # U, S, Vh
+        np.testing.assert_allclose(got[1], expected[1], **tol)
+        k = got[1].shape[-1]
+        product = (got[0][..., :k] * got[1][..., None, :]) @ got[2][..., :k, :]
+    else:
+        product = got[0] @ got[1]
+        assert np.all(np.tril(got[1], -1) == 0)
+    np.testing.assert_allclose(product, value, **tol)
+    first = got[0]
+    gram = np.conj(np.swapaxes(first, -1, -2)) @ first
+    np.testing.assert_allclose(gram, np.broadcast_to(np.eye(first.shape[-1]), gram.shape), **tol)
+
+
 @settings(max_examples=15)
 @given(st.data(), st.sampled_from(sorted(RECTANGULAR)))
 def test_rectangular_matrix_functions(data, name):
@@ -252,9 +279,11 @@ def test_rectangular_matrix_functions(data, name):
     expected = getattr(np.linalg, name)(value, **kwargs)
     with mdarray.options(fallback="allow"):
         result = getattr(la, name)(x, **kwargs)
-    assert_results(result, expected)
     if name in ("qr", "svd"):
         assert type(result) is getattr(la, f"{name.upper()}Result")
+        assert_factors(result, expected, value)
+    else:
+        assert_results(result, expected)
 
 
 @settings(max_examples=15)
@@ -351,4 +380,7 @@ def test_numpy_linalg_on_distarrays(name):
         result = func(*dist_args, **kwargs)
     if isinstance(expected, tuple):
         assert type(result) is type(expected)
-    assert_results(result, expected)
+    if name in ("qr", "svd"):
+        assert_factors(result, expected, A)
+    else:
+        assert_results(result, expected)

@@ -1,0 +1,344 @@
+"""TSQR (mdarray._tsqr): QR, SVD, singular values, pseudo-inverse, rank and least squares
+of tall matrices split by rows, natively (under ``fallback="raise"``), against NumPy
+over drawn row layouts (uneven, empty, strided, several chunks per device, overlapping,
+replicated) and modes; what moves (only the small R factors and combining pieces); and
+the one-device path of the square-matrix functions (mdarray._one_device)."""
+
+import numpy as np
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+import mdarray
+from mdarray import linalg as la
+from mdarray._backend import backend
+from mdarray.testing import strategies as mst
+from tests._layouts import D, devices, distinct
+
+DTYPES = [np.float64, np.float32, np.complex128, np.complex64]
+
+
+def tolerance(dtype) -> dict:
+    single = np.dtype(dtype) in (np.float32, np.complex64)
+    return {"rtol": 2e-3, "atol": 2e-3} if single else {"rtol": 1e-8, "atol": 1e-9}
+
+
+def random_matrix(seed: int, shape: tuple, dtype, rank: int | None = None) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    value = rng.standard_normal(shape)
+    if np.dtype(dtype).kind == "c":
+        value = value + 1j * rng.standard_normal(shape)
+    if rank is not None:  # a product of rank-`rank` factors, rounded so it is exactly so
+        left = rng.integers(-3, 4, (shape[0], rank))
+        value = (left @ rng.integers(-3, 4, (rank, shape[1]))).astype(float)
+    return value.astype(dtype)
+
+
+@st.composite
+def row_layouts(draw, shape: tuple, *, overlapping: bool = True) -> mdarray.Layout:
+    """Layouts of a matrix whose every chunk holds whole rows: the row index maps of
+    `mst.index_maps` (uneven, empty, strided, extra overlapping chunks, several chunks
+    per device), or a replicated one."""
+    if overlapping and draw(st.integers(0, 5)) == 0:
+        return mdarray.Layout.replicated(shape, devices=draw(st.sampled_from([D, D[:2]])))
+    rows = mdarray.Layout(
+        shape[:1], draw(mst.index_maps(shape[:1], overlapping=overlapping, max_blocks=4))
+    )
+    index_map: dict = {}
+    for device, (row_slice,) in rows.chunks:
+        index_map.setdefault(device, []).append((row_slice, slice(None)))
+    return mdarray.Layout(shape, index_map)
+
+
+@st.composite
+def tall_matrices(draw, *, dtype=None, min_rows: int = 1, rank_deficient: bool = True):
+    """``(DistArray, value)``: a matrix with at least as many rows as columns, split by
+    rows, in a drawn mode (a rank-deficient one now and then)."""
+    dtype = np.dtype(draw(st.sampled_from(DTYPES)) if dtype is None else dtype)
+    n = draw(st.integers(1, 5))
+    m = draw(st.integers(max(n, min_rows), 24))
+    rank = draw(st.sampled_from([None, None, None, 1, n - 1])) if rank_deficient else None
+    value = random_matrix(draw(st.integers(0, 2**16)), (m, n), dtype, rank or None)
+    layout = draw(row_layouts((m, n)))
+    mode = draw(st.sampled_from([mdarray.REPLICA, mdarray.REPLICA, mdarray.SUM]))
+    return mdarray.distributed_array(value, layout, mode), value
+
+
+def check_qr(q, r, value, *, full_rank: bool):
+    tol = tolerance(value.dtype)
+    n = value.shape[1]
+    q_value, r_value = q.get(), r.get()
+    assert q.shape == value.shape
+    assert r.shape == (n, n)
+    assert q.dtype == r.dtype == np.linalg.qr(value).Q.dtype
+    np.testing.assert_allclose(q_value @ r_value, value, **tol)
+    np.testing.assert_allclose(q_value.conj().T @ q_value, np.eye(n), **tol)
+    assert np.all(np.tril(r_value, -1) == 0)
+    diagonal = np.diagonal(r_value)
+    assert np.all(diagonal.real >= 0)
+    np.testing.assert_allclose(diagonal.imag, 0, atol=tol["atol"])
+    if full_rank:
+        # The factorization with R's diagonal real and non-negative is unique: NumPy's
+        # up to the phase of each of its R rows.
+        q_numpy, r_numpy = np.linalg.qr(value)
+        phase = np.diagonal(r_numpy) / np.abs(np.diagonal(r_numpy))
+        np.testing.assert_allclose(r_value, np.conj(phase)[:, None] * r_numpy, **tol)
+        np.testing.assert_allclose(q_value, q_numpy * phase, **tol)
+
+
+@settings(max_examples=40, deadline=None)
+@given(tall_matrices())
+@example(
+    (
+        mdarray.distributed_array(
+            np.arange(12.0).reshape(6, 2) ** 2,
+            mdarray.Layout((6, 2), {devices(0)[0]: [slice(0, 1)], devices(1)[0]: [slice(1, 6)]}),
+        ),
+        np.arange(12.0).reshape(6, 2) ** 2,
+    )
+).via("a block with fewer rows than columns")
+def test_qr(pair):
+    x, value = pair
+    with mdarray.options(fallback="raise"):
+        q, r = la.qr(x)
+        q2, r2 = np.linalg.qr(x)
+        r_only = np.linalg.qr(x, mode="r")
+    assert type(np.linalg.qr(value)) is type(np.linalg.qr(x))
+    full_rank = np.linalg.matrix_rank(value) == value.shape[1]
+    check_qr(q, r, value, full_rank=full_rank)
+    check_qr(q2, r2, value, full_rank=full_rank)
+    assert q.layout.chunks == tuple(
+        (d, (rows, slice(0, value.shape[1], 1))) for d, (rows, _) in x.layout.chunks
+    )
+    assert r.layout == mdarray.Layout.replicated(r.shape, devices=x.devices)
+    np.testing.assert_allclose(r_only.get(), r.get(), **tolerance(value.dtype))
+
+
+@settings(max_examples=30, deadline=None)
+@given(tall_matrices())
+def test_svd_svdvals_rank(pair):
+    x, value = pair
+    tol = tolerance(value.dtype)
+    with mdarray.options(fallback="raise"):
+        u, s, vh = la.svd(x, full_matrices=False)
+        values = la.svdvals(x)
+        via_numpy = np.linalg.svd(x, full_matrices=False)
+        rank = la.matrix_rank(x)
+        numpy_rank = np.linalg.matrix_rank(x)
+    expected = np.linalg.svd(value, full_matrices=False)
+    assert type(via_numpy) is type(expected)
+    for result in (u, s, vh, values):
+        assert isinstance(result, mdarray.DistArray)
+    assert u.dtype == expected.U.dtype
+    assert s.dtype == expected.S.dtype
+    np.testing.assert_allclose(s.get(), expected.S, **tol)
+    np.testing.assert_allclose(values.get(), expected.S, **tol)
+    np.testing.assert_allclose(via_numpy.S.get(), expected.S, **tol)
+    np.testing.assert_allclose((u.get() * s.get()) @ vh.get(), value, **tol)
+    n = value.shape[1]
+    np.testing.assert_allclose(u.get().conj().T @ u.get(), np.eye(n), **tol)
+    np.testing.assert_allclose(vh.get() @ vh.get().conj().T, np.eye(n), **tol)
+    assert u.layout.devices == x.layout.devices
+    assert rank.dtype == np.intp
+    assert rank.shape == ()
+    assert int(rank) == int(numpy_rank) == np.linalg.matrix_rank(value)
+
+
+@settings(max_examples=30, deadline=None)
+@given(tall_matrices(), st.sampled_from([None, 0.1]))
+def test_pinv(pair, rtol):
+    x, value = pair
+    with mdarray.options(fallback="raise"):
+        result = la.pinv(x, rtol=rtol)
+        via_numpy = np.linalg.pinv(x)
+    assert result.dtype == value.dtype
+    assert result.shape == value.shape[::-1]
+    tol = tolerance(value.dtype)
+    np.testing.assert_allclose(result.get(), np.linalg.pinv(value, rtol=rtol), **tol)
+    np.testing.assert_allclose(via_numpy.get(), np.linalg.pinv(value), **tol)
+
+
+@settings(max_examples=40, deadline=None)
+@given(tall_matrices(min_rows=1), st.data())
+def test_lstsq(pair, data):
+    x, value = pair
+    m = value.shape[0]
+    b_shape = data.draw(st.sampled_from([(m,), (m, 1), (m, 3)]))
+    b_dtype = data.draw(st.sampled_from([np.float64, np.float32, np.int16]))
+    b_value = random_matrix(data.draw(st.integers(0, 99)), (*b_shape, 1), np.float64)
+    b_value = b_value.reshape(b_shape).astype(b_dtype)
+    b = data.draw(st.sampled_from(["numpy", "dist"]))
+    if b == "dist":
+        b = mdarray.distributed_array(b_value, data.draw(mst.layouts(b_shape)))
+    else:
+        b = b_value
+    expected = np.linalg.lstsq(value, b_value)
+    with mdarray.options(fallback="raise"):
+        result = np.linalg.lstsq(x, b)
+    assert len(result) == 4
+    tol = tolerance(expected[0].dtype)
+    for got, want in zip(result, map(np.asarray, expected)):
+        assert isinstance(got, mdarray.DistArray)
+        assert got.shape == want.shape
+        assert got.dtype == want.dtype
+    solution, residuals, rank, s = (r.get() for r in result)
+    assert int(rank) == int(expected[2])
+    np.testing.assert_allclose(s, expected[3], **tol)
+    np.testing.assert_allclose(solution, expected[0], rtol=tol["rtol"], atol=1e-6)
+    scale = max(1.0, float(np.max(np.abs(expected[1]), initial=0)))
+    np.testing.assert_allclose(residuals, expected[1], rtol=tol["rtol"], atol=1e-6 * scale)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(1, 4), st.integers(0, 3), st.data())
+def test_columns_split_and_wide(n, extra, data):
+    """Chunks that split columns are resharded into row blocks (still native); a wide
+    matrix's singular values, SVD, rank and pseudo-inverse come from its conjugate
+    transpose; a wide QR is gathered onto one device."""
+    dtype = data.draw(st.sampled_from(DTYPES))
+    value = random_matrix(data.draw(st.integers(0, 99)), (n + extra, n), dtype)
+    tol = tolerance(dtype)
+    for matrix in (value, value.T):
+        x = mdarray.distributed_array(matrix, data.draw(mst.layouts(matrix.shape)))
+        with mdarray.options(fallback="raise"):
+            np.testing.assert_allclose(la.svdvals(x).get(), np.linalg.svdvals(matrix), **tol)
+            np.testing.assert_allclose(la.pinv(x).get(), np.linalg.pinv(matrix, rtol=None), **tol)
+            u, s, vh = la.svd(x, full_matrices=False)
+            assert int(la.matrix_rank(x)) == np.linalg.matrix_rank(matrix)
+        np.testing.assert_allclose((u.get() * s.get()) @ vh.get(), matrix, **tol)
+        wide = matrix.shape[0] < matrix.shape[1]
+        with mdarray.options(fallback="allow" if wide else "raise"):
+            q, r = la.qr(x)
+        np.testing.assert_allclose(q.get() @ r.get(), matrix, **tol)
+
+
+def test_qr_moves_only_small_pieces():
+    """Q keeps the row layout; what moves is one R factor up from each device off the
+    root and one combining piece back (n x n each, however many chunks a device holds)
+    and R out to the devices: nothing that grows with the number of rows."""
+    n = 8
+    for m in (64, 4096):
+        value = random_matrix(0, (m, n), np.float64)
+        layout = mdarray.Layout.block((m, n), devices=devices(0, 1, 2, 3, 0, 1))
+        x = mdarray.distributed_array(value, layout)
+        others = len(layout.devices) - 1
+        square = n * n * 8
+        with mdarray.options(fallback="raise"), mdarray.count_transfers() as moved:
+            q, r = la.qr(x)
+        assert all("host" not in pair for pair in moved.bytes)
+        assert moved.total == 3 * others * square  # R up, a piece down, R out
+        assert q.layout == layout
+        check_qr(q, r, value, full_rank=True)
+        with mdarray.count_transfers() as moved:
+            la.svdvals(x)
+        assert moved.total == others * (square + n * 8)  # R up, S out
+        b = mdarray.distributed_array(np.ones(m), mdarray.Layout.block((m,), devices=devices(1)))
+        with mdarray.count_transfers() as moved:
+            np.linalg.lstsq(x, b)
+        # b's rows to x's chunks; R up; Q^H b up; the solution out and residuals back;
+        # the four small results out.
+        rows_moved = 8 * sum(
+            len(range(*index[0].indices(m)))
+            for device, index in layout.chunks
+            if device != devices(1)[0]
+        )
+        small = others * (square + n * 8) + (len(layout.chunks) * 2 * n * 8)
+        assert rows_moved <= moved.total <= rows_moved + small + 4 * others * (square + 8)
+
+
+def test_replicated_rows_each_factor_once():
+    value = random_matrix(3, (12, 3), np.float64)
+    layout = mdarray.Layout.replicated((12, 3), devices=distinct(0, 1))
+    x = mdarray.distributed_array(value, layout)
+    with mdarray.options(fallback="raise"):
+        q, r = la.qr(x)
+    assert q.layout == layout
+    assert q.mode is mdarray.REPLICA
+    for chunk in q.all_chunks().values():
+        np.testing.assert_allclose(np.asarray(chunk[0]) @ r.get(), value, atol=1e-12)
+
+
+def test_lstsq_rank_deficient_and_errors():
+    value = random_matrix(1, (10, 4), np.float64, rank=2)
+    b = np.arange(10.0)
+    x = mdarray.distributed_array(value, mdarray.Layout.block((10, 4), devices=devices(0, 1, 2)))
+    expected = np.linalg.lstsq(value, b)
+    with mdarray.options(fallback="raise"):
+        solution, residuals, rank, s = np.linalg.lstsq(x, b)
+    assert int(rank) == 2
+    assert residuals.shape == (0,)
+    np.testing.assert_allclose(solution.get(), expected[0], atol=1e-10)
+    np.testing.assert_allclose(s.get(), expected[3], atol=1e-10)
+    with pytest.raises(np.linalg.LinAlgError), mdarray.options(fallback="allow"):
+        np.linalg.lstsq(x, np.ones(9))
+
+
+# Gathered onto one device ------------------------------------------------------------
+
+
+SQUARE = {
+    "inv": la.inv,
+    "det": la.det,
+    "slogdet": la.slogdet,
+    "eigh": la.eigh,
+    "eigvalsh": la.eigvalsh,
+    "cholesky": lambda a: la.cholesky(a, upper=True),
+    "matrix_power": lambda a: la.matrix_power(a, -2),
+    "solve": lambda a: la.solve(a, a[:, :2]),
+    "eigvals": np.linalg.eigvals,
+}
+
+
+@pytest.mark.parametrize("name", sorted(SQUARE))
+def test_square_functions_gather_onto_one_device(name):
+    value = random_matrix(5, (4, 4), np.float64)
+    value = value @ value.T + 4 * np.eye(4)
+    x = mdarray.distributed_array(value, mdarray.Layout.block((4, 4), devices=devices(1, 2)))
+    with (
+        mdarray.options(fallback="warn"),
+        pytest.warns(mdarray.PerformanceWarning, match=rf"numpy\.linalg\.{name}.*device"),
+        mdarray.count_transfers() as moved,
+    ):
+        result = SQUARE[name](x)
+    assert all("host" not in pair for pair in moved.bytes)
+    first = x.layout.devices[0]
+    for item in result if isinstance(result, tuple) else (result,):
+        assert item.layout.devices == (first,)
+    with mdarray.options(fallback="raise"), pytest.raises(TypeError, match=name):
+        SQUARE[name](x)
+    with mdarray.options(fallback="allow", fallback_limit=8), pytest.raises(TypeError):
+        SQUARE[name](x)
+
+
+@settings(max_examples=15, deadline=None)
+@given(tall_matrices(rank_deficient=False), st.sampled_from([2, -2, "nuc"]), st.booleans())
+def test_singular_value_norms(pair, ord, keepdims):
+    x, value = pair
+    with mdarray.options(fallback="raise"):
+        result = la.matrix_norm(x, ord=ord, keepdims=keepdims)
+        via_norm = np.linalg.norm(x, ord=ord, keepdims=keepdims)
+    expected = np.linalg.matrix_norm(value, ord=ord, keepdims=keepdims)
+    for got in (result, via_norm):
+        assert got.shape == expected.shape
+        assert got.dtype == expected.dtype
+        np.testing.assert_allclose(got.get(), expected, **tolerance(value.dtype))
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(1, 4), st.integers(0, 2**16), st.data())
+def test_blocks_cut_for_the_cache(n, seed, data):
+    """A chunk larger than the backend's ``factor_block_elements`` factors in row blocks
+    on its device: the same factors (here with a tiny limit, so the cut happens)."""
+    value = random_matrix(seed, (40 + n, n), data.draw(st.sampled_from(DTYPES)))
+    x = mdarray.distributed_array(value, data.draw(row_layouts(value.shape)))
+    chunks = backend()
+    saved = chunks.factor_block_elements
+    chunks.factor_block_elements = 4 * n * n  # row blocks of 4 n rows
+    try:
+        with mdarray.options(fallback="raise"):
+            q, r = la.qr(x)
+            values = la.svdvals(x)
+    finally:
+        chunks.factor_block_elements = saved
+    check_qr(q, r, value, full_rank=True)
+    np.testing.assert_allclose(values.get(), np.linalg.svdvals(value), **tolerance(value.dtype))
