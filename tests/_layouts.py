@@ -5,6 +5,8 @@ devices, cycling, so the same test runs with any number of devices: with one, ev
 chunk sits on device 0 (several chunks per device, still a real test of the chunk logic).
 """
 
+import numpy as np
+
 import mdarray
 
 D = mdarray.devices()
@@ -44,3 +46,23 @@ def two_chunks(first, second) -> dict:
     if D[0] == D[-1]:
         return {D[0]: [first, second]}
     return {D[0]: first, D[-1]: second}
+
+
+def holders(layout: mdarray.Layout) -> np.ndarray:
+    """The device holding each element of `layout` (one without overlaps), as an array of
+    its shape: what moves between two elements is a transfer where their holders differ
+    (moves within one device are not counted)."""
+    holder = np.empty(layout.shape, dtype=int)
+    for box, device in zip(layout.boxes, layout.chunk_devices):
+        holder[np.ix_(*box)] = device
+    return holder
+
+
+def fetched(source: mdarray.Layout, target: mdarray.Layout) -> int:
+    """How many elements `target`'s chunks hold that `source` (without overlaps) has on
+    another device: the elements a reshard from `source` to `target` moves."""
+    holder = holders(source)
+    return sum(
+        int(np.count_nonzero(holder[np.ix_(*box)] != device))
+        for box, device in zip(target.boxes, target.chunk_devices)
+    )

@@ -3,6 +3,7 @@ and modes, natively (``fallback="raise"``); diagonal moves nothing."""
 
 import numpy as np
 import pytest
+from _layouts import devices
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -57,7 +58,7 @@ def test_diag_of_a_vector_matches_numpy(pair, k):
 
 def test_diag_of_a_vector_moves_each_element_once_at_most():
     value = np.arange(12.0)
-    x = mdarray.distributed_array(value, mdarray.Layout.block((12,), devices=[0, 1, 2]))
+    x = mdarray.distributed_array(value, mdarray.Layout.block((12,), devices=devices(0, 1, 2)))
     with mdarray.options(fallback="raise"), mdarray.count_transfers() as moved:
         got = np.diag(x, 2)
     assert moved.total <= value.nbytes

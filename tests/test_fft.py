@@ -279,7 +279,9 @@ def test_one_dimensional_transforms_run_without_gathering(pair, name, data):
 
 def test_a_transform_along_an_unsplit_axis_moves_nothing():
     value = np.arange(48.0).reshape(6, 8)
-    x = mdarray.distributed_array(value, mdarray.Layout.block(value.shape, devices=[0, 1, 2]))
+    x = mdarray.distributed_array(
+        value, mdarray.Layout.block(value.shape, devices=devices(0, 1, 2))
+    )
     with mdarray.count_transfers() as moved, mdarray.options(fallback="raise"):
         got = mfft.rfft(x, axis=1)
     assert moved.total == 0

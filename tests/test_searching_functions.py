@@ -4,7 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
-from _layouts import spread
+from _layouts import devices, spread
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -236,9 +236,9 @@ def test_searchsorted_scalars_and_errors():
 
 def test_searchsorted_moves_only_the_queries_and_answers():
     v1 = np.arange(1000.0)
-    x1 = mdarray.distributed_array(v1, mdarray.Layout.block(v1.shape, devices=[0, 1, 2, 3]))
+    x1 = mdarray.distributed_array(v1, mdarray.Layout.block(v1.shape, devices=devices(0, 1, 2, 3)))
     v2 = np.array([3.5, 999.0, 250.0, 600.0])
-    x2 = mdarray.distributed_array(v2, mdarray.Layout.block(v2.shape, devices=[0]))
+    x2 = mdarray.distributed_array(v2, mdarray.Layout.block(v2.shape, devices=devices(0)))
     with mdarray.options(fallback="raise"), mdarray.count_transfers() as moved:
         got = mdarray.searchsorted(x1, x2)
     assert_dist_equal(got, np.searchsorted(v1, v2))

@@ -2,6 +2,7 @@
 drawn layouts and modes: NaNs distinct, signed zeros one, named tuples of DistArrays."""
 
 import numpy as np
+from _layouts import devices
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -135,12 +136,12 @@ def test_numpy_unique_matches_numpy(pair, return_index, return_inverse, return_c
 
 
 def test_unique_moves_little_beyond_the_sort():
-    n, devices = 40_000, [0, 1, 2, 3]
+    n = 40_000
     value = np.random.default_rng(3).integers(0, 50, size=n)
-    x = mdarray.distributed_array(value, mdarray.Layout.block((n,), devices=devices))
+    x = mdarray.distributed_array(value, mdarray.Layout.block((n,), devices=devices(0, 1, 2, 3)))
     with mdarray.options(fallback="raise"), mdarray.count_transfers() as moved:
         values, counts = mdarray.unique_counts(x)
     assert_dist_equal(values, np.unique(value))
     assert_dist_equal(counts, np.unique_counts(value).counts)
     between_devices = sum(b for (s, d), b in moved.bytes.items() if "host" not in (s, d))
-    assert between_devices <= value.nbytes + 8 * len(devices)
+    assert between_devices <= value.nbytes + 8 * len(x.layout.chunk_devices)
