@@ -6,6 +6,7 @@ the one-device path of the square-matrix functions (mdarray._one_device)."""
 
 import numpy as np
 import pytest
+from _layouts import D, devices, distinct
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -13,7 +14,6 @@ import mdarray
 from mdarray import linalg as la
 from mdarray._backend import backend
 from mdarray.testing import strategies as mst
-from tests._layouts import D, devices, distinct
 
 DTYPES = [np.float64, np.float32, np.complex128, np.complex64]
 
