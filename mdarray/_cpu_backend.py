@@ -137,9 +137,14 @@ class CpuBackend:
         kernel(*args, out=outs, where=mask, **options)
         return outs
 
-    def reduce(self, ufunc, chunk, axes: tuple, dtype, result_dtype):
-        """`ufunc` reduced over `axes` of one chunk, keeping dims, as `result_dtype`."""
-        out = ufunc.reduce(chunk, axis=axes, dtype=dtype, keepdims=True)
+    def reduce(self, ufunc, chunk, axes: tuple, dtype, result_dtype, skip_nan: bool = False):
+        """`ufunc` reduced over `axes` of one chunk, keeping dims, as `result_dtype`;
+        NaNs as the identity where `skip_nan` (``np.add`` and ``np.multiply``)."""
+        if skip_nan:
+            nan_reduce = np.nansum if ufunc is np.add else np.nanprod
+            out = nan_reduce(chunk, axis=axes, dtype=dtype, keepdims=True)
+        else:
+            out = ufunc.reduce(chunk, axis=axes, dtype=dtype, keepdims=True)
         if not isinstance(out, np.ndarray):
             out = np.array(out)  # a 0-d reduce gives a scalar: chunks are writable arrays
         return out if out.dtype == result_dtype else out.astype(result_dtype)
@@ -147,6 +152,10 @@ class CpuBackend:
     def accumulate(self, ufunc, chunk, axis: int, dtype):
         """`ufunc` accumulated along `axis` of one chunk."""
         return ufunc.accumulate(chunk, axis=axis, dtype=dtype)
+
+    def linalg_errors(self):
+        """Where linear algebra reports a singular matrix: NumPy raises LinAlgError."""
+        return contextlib.nullcontext()
 
     def convolve(self, a, v):
         """The full discrete convolution of 1-D `a` and `v` (NumPy's direct sums)."""

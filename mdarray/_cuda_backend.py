@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+import warnings
 from typing import Any
 
 import numpy as np
@@ -338,10 +339,14 @@ class CudaBackend:
             self._cupy.copyto(target, value, casting="unsafe", where=mask)
         return outs
 
-    def reduce(self, ufunc, chunk, axes: tuple, dtype, result_dtype):
-        """`ufunc` reduced over `axes` of one chunk, keeping dims, as `result_dtype`."""
+    def reduce(self, ufunc, chunk, axes: tuple, dtype, result_dtype, skip_nan: bool = False):
+        """`ufunc` reduced over `axes` of one chunk, keeping dims, as `result_dtype`;
+        NaNs as the identity where `skip_nan` (``np.add`` and ``np.multiply``: CuPy's
+        ``nansum`` and ``nanprod``, one kernel)."""
         cupy = self._cupy
         name = _REDUCERS.get(ufunc.__name__)
+        if skip_nan:
+            name = {"add": "nansum", "multiply": "nanprod"}[ufunc.__name__]
         if name is not None:
             kwargs = {"dtype": result_dtype} if ufunc in (np.add, np.multiply) else {}
             out = getattr(cupy, name)(chunk, axis=axes, keepdims=True, **kwargs)
@@ -365,9 +370,19 @@ class CudaBackend:
         """The full discrete convolution of 1-D `a` and `v` by direct sums, as NumPy's:
         ``cupy.convolve`` of floats goes through an FFT, whose rounding turns exact
         zeros into about 1e-16."""
-        import cupyx.scipy.signal  # noqa: PLC0415  (lazy, as CuPy)
+        with warnings.catch_warnings():  # its first import: "cupyx.jit is experimental"
+            warnings.simplefilter("ignore", FutureWarning)
+            import cupyx.scipy.signal  # noqa: PLC0415  (lazy, as CuPy)
 
         return cupyx.scipy.signal.convolve(a, v, mode="full", method="direct")
+
+    def linalg_errors(self):
+        """Where linear algebra reports a singular matrix: CuPy's solvers fill NaN unless
+        asked to check (one small read of their status), so they raise LinAlgError here
+        as NumPy does."""
+        import cupyx  # noqa: PLC0415  (lazy, as CuPy)
+
+        return cupyx.errstate(linalg="raise")
 
     def combine(self, ufunc, pieces, copies: int, dtype):
         """`ufunc` folded left over `pieces` (arrays of one shape on the current device, at

@@ -184,7 +184,12 @@ def _nan_reducer(func, ufunc, value):
         kwargs = {"dtype": dtype, "keepdims": keepdims, "initial": initial, "where": where}
         if not isinstance(a, DistArray):
             return fallback(func, (a,), _given(dict(kwargs, axis=axis, out=out)), name)
-        return _reduction.reduction(func, ufunc, _replaced(a, value), axis, out, **kwargs)
+        if not _has_nan(a.dtype):
+            return _reduction.reduction(func, ufunc, a, axis, out, **kwargs)
+        # Per chunk the backend's nansum (one pass); the copies of a partial input are
+        # combined first (a NaN copy does not make the value NaN).
+        x = in_mode(a, REPLICA)
+        return _reduction.reduction(func, ufunc, x, axis, out, skip_nan=True, **kwargs)
 
     return impl
 
@@ -371,7 +376,7 @@ def _nanmean(x, axes, keepdims, where, dtype) -> DistArray:
     count = _not_nan_count(x, axes, keepdims, where)
     sum_dtype = x.dtype if dtype is None else np.dtype(dtype)
     total = _reduction.reduce(
-        _replaced(x, 0), np.add, axes, keepdims, sum_dtype, dtype=dtype, where=where
+        x, np.add, axes, keepdims, sum_dtype, dtype=dtype, where=where, skip_nan=_has_nan(x.dtype)
     )
     if _any(wrap(count.storage.map(lambda c: c == 0))):
         _warn("Mean of empty slice")
@@ -423,7 +428,7 @@ def _nanvar(x, axes, keepdims, where, dtype, ddof) -> DistArray:
     count = _not_nan_count(x, axes, True, where)
     sum_dtype = x.dtype if dtype is None else np.dtype(dtype)
     total = _reduction.reduce(
-        _replaced(x, 0), np.add, axes, True, sum_dtype, dtype=dtype, where=where
+        x, np.add, axes, True, sum_dtype, dtype=dtype, where=where, skip_nan=_has_nan(x.dtype)
     )
     mean = in_mode(_divide_by_count(total, count), REPLICA)
     squares = wrap(map_chunks(x, _squared_deviations(xp), mean))

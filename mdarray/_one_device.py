@@ -14,8 +14,8 @@ The device functions here keep NumPy's semantics on either array module where th
 differ (``solve``'s vector rule and broadcasting, ``cholesky(upper=True)``, ``pinv``,
 ``matrix_rank`` and ``lstsq`` written on the module's SVD). Errors are NumPy's where
 NumPy computes (the cpu backend), and checked shapes raise NumPy's errors before anything
-moves; CuPy reports a singular or indefinite matrix by NaNs in the result, not by
-`numpy.linalg.LinAlgError` (unless ``cupyx.errstate(linalg="raise")``).
+moves; a singular or indefinite matrix raises `numpy.linalg.LinAlgError` on either
+backend (`Backend.linalg_errors`: CuPy's solvers are asked to check their status).
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def on_one_device(name: str, compute: Callable[..., Any], *operands: Any) -> Any
         f"gathered onto device {device} and computed there (the result stays there)",
     )
     values = [_onto(x, device, backend) for x in operands]
-    with backend.on(device):
+    with backend.on(device), backend.linalg_errors():
         result = compute(backend.xp, *values)
     return _results(result, device, backend)
 

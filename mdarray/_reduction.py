@@ -92,11 +92,13 @@ def combine_now(chunks: Chunks, ufunc, value) -> Chunks:
 
 
 def reduce(x: DistArray, ufunc, axes: tuple, keepdims: bool, result_dtype, *, dtype=None,
-           where=True, initial=NO_VALUE) -> DistArray:  # fmt: skip
+           where=True, initial=NO_VALUE, skip_nan=False) -> DistArray:  # fmt: skip
     """`ufunc` reduced over `axes` of `x` (non-empty): partial where the axes are split.
 
     `where` (an operand broadcastable to `x`) masks elements out; `initial` joins the
-    reduction once; `dtype` is the user's dtype, `result_dtype` NumPy's for the result.
+    reduction once; `dtype` is the user's dtype, `result_dtype` NumPy's for the result;
+    `skip_nan` (``np.add`` and ``np.multiply`` of a REPLICA `x`) reads NaN as the identity,
+    in the backend's one reduction per chunk (``nansum``).
     """
     result_dtype = np.dtype(result_dtype)
     mode = partial_mode(ufunc, result_dtype)
@@ -139,7 +141,7 @@ def reduce(x: DistArray, ufunc, axes: tuple, keepdims: bool, result_dtype, *, dt
         chunk = buffers[k]
         if masks is not None:
             chunk = backend.xp.where(masks[k], chunk, fill).astype(x.dtype)
-        return backend.reduce(ufunc, chunk, axes, dtype, result_dtype).reshape(shape)
+        return backend.reduce(ufunc, chunk, axes, dtype, result_dtype, skip_nan).reshape(shape)
 
     results = Chunks.generate(plan, backend, reduce_chunk, result_dtype)
     if combine is not None:
@@ -203,10 +205,11 @@ def filled(x: DistArray, shape: tuple, value_probe: np.ndarray, dtype) -> DistAr
     return wrap(Chunks.full(layout, value, dtype, x.storage.backend))
 
 
-def reduction(func, ufunc, x: DistArray, axis, out=None, **kwargs):
+def reduction(func, ufunc, x: DistArray, axis, out=None, *, skip_nan=False, **kwargs):
     """A NumPy reduction `func` (``np.sum`` or ``np.add.reduce``) of `x` by `ufunc`.
 
-    `kwargs` are those the caller gave (``dtype keepdims initial where``).
+    `kwargs` are those the caller gave (``dtype keepdims initial where``); `skip_nan` as
+    for `reduce`.
     """
     out = unwrap_out(out)
     kwargs = {k: v for k, v in kwargs.items() if v is not NO_VALUE}
@@ -230,6 +233,7 @@ def reduction(func, ufunc, x: DistArray, axis, out=None, **kwargs):
             dtype=kwargs.get("dtype"),
             where=kwargs.get("where", True),
             initial=kwargs.get("initial", NO_VALUE),
+            skip_nan=skip_nan,
         )
     return result if out is None else write_out(out, result)
 

@@ -362,9 +362,10 @@ def _order_statistic(func, a, q, axis, out, method, keepdims, *, median=False,
     plain = func.__name__.removeprefix("nan")
     # Lanes without NaN (no float dtype) take the plain form.
     name = "nan" + plain if skip_nan and a.dtype.kind in "fc" else plain
-    # Where the backend's function does not serve this call (CuPy has no nan forms, its
-    # quantile takes only the SELECTED methods), the lanes are sorted here.
-    own = hasattr(xp, name) and (xp is np or median or method in SELECTED)
+    # Where the backend's function does not serve this call as NumPy's does (CuPy has no
+    # nanquantile, its nanmedian gives no all-NaN warning, its quantile takes only the
+    # SELECTED methods), the lanes are sorted here.
+    own = xp is np or (name == plain and (median or method in SELECTED))
     q_frac = None if median else np.true_divide(q_host, scale)
 
     def stat(chunk, chunk_axes, keep):

@@ -310,7 +310,9 @@ def test_cross_and_tensordot(a, b, axes):
 def test_errors():
     singular = mdarray.asarray(np.ones((2, 2)))
     with mdarray.options(fallback="allow"):
-        with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):
+        # NumPy's message; CuPy's names its solver's error.
+        cpu = mdarray.default_backend() == "cpu"
+        with pytest.raises(np.linalg.LinAlgError, match="Singular matrix" if cpu else None):
             la.inv(singular)
         with pytest.raises(np.linalg.LinAlgError):
             la.solve(singular, mdarray.asarray(np.ones(2)))
@@ -382,5 +384,10 @@ def test_numpy_linalg_on_distarrays(name):
         assert type(result) is type(expected)
     if name in ("qr", "svd"):
         assert_factors(result, expected, A)
+    elif name == "eigh":  # eigenvectors up to sign (CuPy's solver picks other signs)
+        assert_results(result.eigenvalues, expected.eigenvalues)
+        got = result.eigenvectors.get()
+        signs = np.sign(np.sum(got * expected.eigenvectors, axis=0))
+        np.testing.assert_allclose(got * signs, expected.eigenvectors, rtol=1e-4, atol=1e-8)
     else:
         assert_results(result, expected)

@@ -6,7 +6,7 @@ the one-device path of the square-matrix functions (mdarray._one_device)."""
 
 import numpy as np
 import pytest
-from _layouts import D, devices, distinct
+from _layouts import D, devices, distinct, spread
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -92,7 +92,7 @@ def check_qr(q, r, value, *, full_rank: bool):
     (
         mdarray.distributed_array(
             np.arange(12.0).reshape(6, 2) ** 2,
-            mdarray.Layout((6, 2), {devices(0)[0]: [slice(0, 1)], devices(1)[0]: [slice(1, 6)]}),
+            mdarray.Layout((6, 2), spread({0: [slice(0, 1)], 1: [slice(1, 6)]})),
         ),
         np.arange(12.0).reshape(6, 2) ** 2,
     )
