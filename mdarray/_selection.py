@@ -380,7 +380,9 @@ def _order_statistic(func, a, q, axis, out, method, keepdims, *, median=False,
         q_chunk = q_host if np.ndim(q_host) == 0 else xp.asarray(np.ravel(q_host))
         return getattr(xp, name)(chunk, q_chunk, axis=chunk_axes, method=method, keepdims=keep)
 
-    if not whole and len(axes) == x.ndim and method in SELECTED:
+    # Over every axis of an array on several devices, the distributed selection; on one
+    # device its chunks join there (nothing moves between devices) and one sort serves.
+    if not whole and len(axes) == x.ndim and method in SELECTED and len(x.devices) > 1:
         result = _selected(x, q_frac, method, median, skip_nan, shape, checked.dtype)
     else:
         if not whole:

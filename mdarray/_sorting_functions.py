@@ -222,21 +222,28 @@ def sample_sort(x: DistArray, with_indices: bool) -> tuple[DistArray, DistArray 
     runs = sorted(plan, key=lambda piece: _first(piece[1][0], n))
     if not with_indices and not all(_is_run(piece[1][0], n) for piece in runs):
         return sample_sort(x, True)
-    pieces: list = []  # (device, sorted values, their global indices or None)
+    # With one target device there is nothing to split: the pieces go to the merge as
+    # they are, which sorts them once (a local sort first would sort everything twice).
+    split = len(targets) > 1
+    pieces: list = []  # (device, values (sorted where split), their global indices or None)
     for k, region_index, chunk_index in runs:
         device = layout.chunk_devices[k]
         with backend.on(device):
             values = _regions.apply_index(buffers[k], chunk_index, xp)
             if values.size == 0:
                 continue
-            if with_indices:
-                index = _positions(backend, region_index[0], n, device)
+            index = _positions(backend, region_index[0], n, device) if with_indices else None
+            if split and with_indices:
                 order = xp.argsort(values, kind="stable")
-                pieces.append((device, values[order], index[order]))
-            else:
-                pieces.append((device, stable_sort(xp, values, 0), None))
+                values, index = values[order], index[order]
+            elif split:
+                values = stable_sort(xp, values, 0)
+            pieces.append((device, values, index))
     in_order = all(_is_run(piece[1][0], n) for piece in runs)
-    cuts = _cuts(backend, pieces, len(targets), dtype, in_order)
+    if split:
+        cuts = _cuts(backend, pieces, len(targets), dtype, in_order)
+    else:
+        cuts = [np.array([0, values.size]) for _, values, _ in pieces]
     sizes = [sum(int(c[t + 1] - c[t]) for c in cuts) for t in range(len(targets))]
     starts = np.cumsum([0, *sizes])
     result_layout = Layout(
@@ -258,7 +265,7 @@ def sample_sort(x: DistArray, with_indices: bool) -> tuple[DistArray, DistArray 
                 continue
             values = xp.concatenate(received)
             if not with_indices:
-                merged_values.append(xp.sort(values, kind="stable"))
+                merged_values.append(stable_sort(xp, values, 0))
                 continue
             # Ties broken by the global index: order by index, then stably by value.
             index = xp.concatenate(received_index)
