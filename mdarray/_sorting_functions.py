@@ -232,10 +232,12 @@ def sample_sort(x: DistArray, with_indices: bool) -> tuple[DistArray, DistArray 
             values = _regions.apply_index(buffers[k], chunk_index, xp)
             if values.size == 0:
                 continue
-            index = _positions(backend, region_index[0], n, device) if with_indices else None
-            if split and with_indices:
-                order = xp.argsort(values, kind="stable")
-                values, index = values[order], index[order]
+            index = None
+            if with_indices:
+                index = _positions(backend, region_index[0], n, device)
+                if split:
+                    order = xp.argsort(values, kind="stable")
+                    values, index = values[order], index[order]
             elif split:
                 values = stable_sort(xp, values, 0)
             pieces.append((device, values, index))
