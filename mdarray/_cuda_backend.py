@@ -345,7 +345,10 @@ class CudaBackend:
         ``nansum`` and ``nanprod``, one kernel)."""
         cupy = self._cupy
         name = _REDUCERS.get(ufunc.__name__)
-        if skip_nan:
+        if skip_nan and chunk.dtype.kind == "c" and np.dtype(result_dtype).kind != "c":
+            # CuPy's complex nan kernels give only complex results: NaNs replaced first.
+            chunk = cupy.where(cupy.isnan(chunk), chunk.dtype.type(ufunc.identity), chunk)
+        elif skip_nan:
             name = {"add": "nansum", "multiply": "nanprod"}[ufunc.__name__]
         if name is not None:
             kwargs = {"dtype": result_dtype} if ufunc in (np.add, np.multiply) else {}

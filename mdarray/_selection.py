@@ -281,9 +281,9 @@ def _lanes_quantile(xp, chunk, q, axes: tuple, keepdims: bool, method: str, medi
         diff = b - a
         return xp.where(gamma >= 0.5, b - diff * (1 - gamma), a + diff * gamma)
 
-    if median:
+    if median:  # the mean of the middle two, complex ones kept complex
         low, high = take((n - 1) // 2), take(n // 2)
-        result = (low.astype(np.float64) + high) / 2
+        result = (low.astype(np.result_type(low.dtype, np.float64)) + high) / 2
     elif method in ("lower", "higher", "nearest"):
         rounded = {"lower": xp.floor, "higher": xp.ceil, "nearest": xp.around}[method]
         result = take(rounded(virtual))
@@ -364,8 +364,8 @@ def _order_statistic(func, a, q, axis, out, method, keepdims, *, median=False,
     name = "nan" + plain if skip_nan and a.dtype.kind in "fc" else plain
     # Where the backend's function does not serve this call as NumPy's does (CuPy has no
     # nanquantile, its nanmedian gives no all-NaN warning, its quantile takes only the
-    # SELECTED methods), the lanes are sorted here.
-    own = xp is np or (name == plain and (median or method in SELECTED))
+    # SELECTED methods and gives no NaN for a lane holding one), the lanes are sorted here.
+    own = xp is np or (median and name == plain)
     q_frac = None if median else np.true_divide(q_host, scale)
 
     def stat(chunk, chunk_axes, keep):

@@ -136,3 +136,19 @@ def test_sorted_lanes_follow_numpys_formulas(method, skip_nan):
             want = func(lanes, q, axis=1, method=method)
             got = _selection._lanes_quantile(np, lanes, q, (1,), False, method, False, skip_nan)
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("skip_nan", [False, True])
+def test_sorted_lanes_give_numpys_complex_median(skip_nan):
+    # The cuda backend's median of complex lanes with NaN (CuPy's nanmedian does not warn):
+    # the mean of the middle two, complex.
+    rng = np.random.default_rng(3)
+    func = np.nanmedian if skip_nan else np.median
+    for n in range(1, 7):
+        lanes = rng.integers(-3, 3, size=(3, n)) + 1j * rng.integers(-3, 3, size=(3, n))
+        lanes[1][rng.random(n) < 0.4] = np.nan
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            want = func(lanes, axis=1)
+            got = _selection._lanes_quantile(np, lanes, None, (1,), False, "linear", True, skip_nan)
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)

@@ -255,7 +255,7 @@ def test_replicated_rows_each_factor_once():
     assert q.layout == layout
     assert q.mode is mdarray.REPLICA
     for chunk in q.all_chunks().values():
-        np.testing.assert_allclose(np.asarray(chunk[0]) @ r.get(), value, atol=1e-12)
+        np.testing.assert_allclose(mdarray.testing._host(chunk[0]) @ r.get(), value, atol=1e-12)
 
 
 def test_lstsq_rank_deficient_and_errors():
