@@ -182,6 +182,18 @@ def wanted(args: argparse.Namespace, name: str) -> bool:
     return not args.only or name in args.only
 
 
+def run_figures(report: Report, args: argparse.Namespace, figures, subject, env=None) -> None:
+    """Each ``(name, bench)`` of `figures` that ``--only`` asks for, as
+    ``bench(subject, report, args.repeat)`` (a failing figure prints its error in its row),
+    CuPy's pool emptied after each where `env` is on cuda; then the table."""
+    for name, bench in figures:
+        if wanted(args, name):
+            report.attempt(name, lambda r, bench=bench: bench(subject, r, args.repeat))
+            if env is not None and env.cuda:
+                env.xp.get_default_memory_pool().free_all_blocks()
+    finish(report, args)
+
+
 def need(name: str):
     """``mdarray.<name>``, or an error saying it is not written yet."""
     value = getattr(mdarray, name, None)

@@ -34,14 +34,13 @@ import mdarray
 from ._harness import (
     Env,
     Report,
-    finish,
     median_time,
     ms,
     need,
     once_time,
     parse_args,
     ratio,
-    wanted,
+    run_figures,
 )
 
 PARTS = 4
@@ -348,7 +347,7 @@ def main() -> None:
     args = parse_args(__doc__)
     env = Env()
     report = Report(env, "Distributed algorithms: sort, median, mask, where, nansum, products, QR")
-    for name, bench in [
+    figures = [
         ("sort", bench_sort),
         ("median", bench_median),
         ("percentile", bench_percentile),
@@ -358,12 +357,8 @@ def main() -> None:
         ("matmul", lambda e, r, n: bench_products(e, r, n, "matmul")),
         ("einsum", lambda e, r, n: bench_products(e, r, n, "einsum")),
         ("qr", bench_qr),
-    ]:
-        if wanted(args, name):
-            report.attempt(name, lambda r, bench=bench: bench(env, r, args.repeat))
-            if env.cuda:
-                env.xp.get_default_memory_pool().free_all_blocks()
-    finish(report, args)
+    ]
+    run_figures(report, args, figures, env, env)
 
 
 if __name__ == "__main__":

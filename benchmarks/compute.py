@@ -5,8 +5,8 @@ On the cuda backend: 16384x16384 float32 (matmul 8192x8192), all chunks on devic
 against CuPy and the seed (``cupyx.distributed.array``) in the same run. On the cpu
 backend: 2048x2048 (matmul 1024x1024; the fused chain 4096x4096) against NumPy.
 
-Figures (names for --only): add, dispatch, sum, matmul, fuse, qr (TSQR of a tall
-matrix: 2^22x64 on the cuda backend, 2^18x64 on the cpu backend).
+Figures (names for --only): add, dispatch, sum, matmul, fuse. (QR is in
+`benchmarks.algorithms`.)
 
     MDARRAY_BACKEND=cuda python -m benchmarks.compute
 """
@@ -20,15 +20,14 @@ import mdarray
 from ._harness import (
     Env,
     Report,
-    finish,
     loop_time,
     median_time,
     ms,
     need,
     parse_args,
     ratio,
+    run_figures,
     us,
-    wanted,
 )
 
 
@@ -205,33 +204,6 @@ def bench_matmul(env: Env, report: Report, repeat: int) -> None:
     )
 
 
-def bench_qr(env: Env, report: Report, repeat: int) -> None:
-    """TSQR (`mdarray.linalg.qr`) of a tall float32 matrix in 4 row chunks against the
-    array module's own QR of the whole matrix (NumPy's computes in float64)."""
-    linalg = need("linalg")
-    m, n = (1 << 22 if env.cuda else 1 << 18), 64
-    a = random(env, (m, n), 9)
-    ref = median_time(env, lambda: env.xp.linalg.qr(a), repeat=repeat)
-    x = mdarray.distributed_array(a, row_blocks(m, n, 4))
-    with mdarray.options(fallback="raise"):
-        q, r = linalg.qr(x)
-        ours = median_time(env, lambda: linalg.qr(x), repeat=repeat)
-    host = a.get() if env.cuda else a
-    error = np.linalg.norm(q.get() @ r.get() - host) / np.linalg.norm(host)
-    if not error < 1e-4:
-        raise AssertionError(f"qr relative error {error:.2e}")
-    report.add(
-        f"qr {m}x{n} float32, 4 row chunks (TSQR)",
-        ms(ref),
-        "—",
-        ms(ours),
-        ratio(ours, ref),
-        reference_s=ref,
-        mdarray_s=ours,
-        relative_error=float(error),
-    )
-
-
 def chain(x, y):
     return np.sin(x) * 2 + y
 
@@ -267,19 +239,14 @@ def main() -> None:
     args = parse_args(__doc__)
     env = Env()
     report = Report(env, "Compute: ufuncs, dispatch, reductions, matmul")
-    for name, bench in [
+    figures = [
         ("add", bench_add),
         ("dispatch", bench_dispatch),
         ("sum", bench_sum),
         ("matmul", bench_matmul),
         ("fuse", bench_fuse),
-        ("qr", bench_qr),
-    ]:
-        if wanted(args, name):
-            report.attempt(name, lambda r, bench=bench: bench(env, r, args.repeat))
-            if env.cuda:
-                env.xp.get_default_memory_pool().free_all_blocks()
-    finish(report, args)
+    ]
+    run_figures(report, args, figures, env, env)
 
 
 if __name__ == "__main__":

@@ -19,14 +19,13 @@ import mdarray
 from ._harness import (
     Env,
     Report,
-    finish,
     median_time,
     mib,
     ms,
     once_time,
     parse_args,
     ratio,
-    wanted,
+    run_figures,
 )
 
 PARTS = 4
@@ -235,15 +234,13 @@ def main() -> None:
     env = Env()
     report = Report(env, "Data movement: get, distributed_array, reshard, change_mode")
     case = Case(env)
-    for name, bench in [
+    figures = [
         ("get", bench_get),
         ("from_host", bench_from_host),
         ("reshard", bench_reshard),
         ("change_mode", bench_change_mode),
-    ]:
-        if wanted(args, name):
-            report.attempt(name, lambda r, bench=bench: bench(case, r, args.repeat))
-    finish(report, args)
+    ]
+    run_figures(report, args, figures, case)
 
 
 if __name__ == "__main__":
