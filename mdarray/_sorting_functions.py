@@ -193,13 +193,15 @@ def stable_sort(xp, values, axis: int):
     if xp is not np or values.dtype.kind != "f" or values.ndim != 1:
         return xp.sort(values, axis=axis, kind="stable")
     result = np.sort(values)
-    zeros = values == 0
-    if zeros.any():
-        start = int(np.count_nonzero(values < 0))
-        result[start : start + int(np.count_nonzero(zeros))] = values[zeros]
-    nans = np.isnan(values)
-    if nans.any():
-        result[values.size - int(np.count_nonzero(nans)) :] = values[nans]
+    # The runs of zeros and of NaNs, found by bisection of the sorted lane; only a lane
+    # that holds some reads its input again.
+    zero, nan = result.dtype.type(0), result.dtype.type(np.nan)  # no cast of the lane
+    low, high = np.searchsorted(result, zero, "left"), np.searchsorted(result, zero, "right")
+    if high > low:
+        result[low:high] = values[values == 0]
+    first_nan = np.searchsorted(result, nan, "left")
+    if first_nan < result.size:
+        result[first_nan:] = values[np.isnan(values)]
     return result
 
 

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import mdarray
+from mdarray import _sorting_functions
 from mdarray.testing import assert_dist_equal
 from mdarray.testing import strategies as mst
 
@@ -183,3 +184,17 @@ def test_1d_sample_sort_spreads_ties():
     assert_dist_equal(values, np.sort(value))
     for result in (order, values):
         assert max(len(box[0]) for box in result.layout.boxes) < 1.25 * n / len(x.devices)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_stable_sort_of_numpy_chunks_is_the_stable_sort_bit_for_bit(dtype):
+    # NumPy's default sort, then signed zeros and NaNs back in their order of appearance.
+    rng = np.random.default_rng(5)
+    pool = np.array([0.0, -0.0, np.nan, -np.nan, 1.0, -1.0, np.inf, -np.inf, 2.5], dtype)
+    bits = f"u{np.dtype(dtype).itemsize}"
+    for size in range(16):
+        for _ in range(20):
+            values = rng.choice(pool, size=size)
+            got = _sorting_functions.stable_sort(np, values, 0)
+            want = np.sort(values, kind="stable")
+            np.testing.assert_array_equal(got.view(bits), want.view(bits))
