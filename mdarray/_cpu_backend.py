@@ -40,9 +40,19 @@ class CpuBackend:
         if n_devices < 1:
             raise ValueError(f"MDARRAY_CPU_DEVICES must be at least 1, got {n_devices}")
         self.device_ids = tuple(range(n_devices))
+        self.count = n_devices
 
     def __repr__(self) -> str:
         return f"<mdarray cpu backend, devices {list(self.device_ids)}>"
+
+    def join(self, device_ids: tuple, local: tuple) -> None:
+        """Take part in an SPMD run: arrays name the run's global `device_ids`, of which
+        this process holds `local` (virtual devices are names: any id serves)."""
+        self.device_ids = tuple(device_ids)
+
+    def leave(self) -> None:
+        """Back to this process's own devices."""
+        self.device_ids = tuple(range(self.count))
 
     def on(self, device: int):
         """Context in which work for `device` is issued (nothing to set on the CPU)."""

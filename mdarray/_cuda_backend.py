@@ -37,6 +37,10 @@ class CudaBackend:
         self.xp = cupy
         self._cupy = cupy
         self.device_ids = tuple(range(cupy.cuda.runtime.getDeviceCount()))
+        # CUDA ordinal of each device this process holds, by device id, and back: the
+        # identity until an SPMD run (`join`) gives the devices global ids.
+        self._ordinals = {d: d for d in self.device_ids}
+        self._ids = {d: d for d in self.device_ids}
         # CuPy objects (cupy.cuda.Stream, ...): CuPy has no type information.
         self._streams: dict[int, Any] = {}
         self._contexts: dict[int, Any] = {}
@@ -62,12 +66,12 @@ class CudaBackend:
     def stream(self, device: int):
         stream = self._streams.get(device)
         if stream is None:
-            if device not in self.device_ids:
+            if device not in self._ordinals:
                 raise ValueError(
-                    f"device {device} is not a device of the cuda backend "
-                    f"(devices {list(self.device_ids)})"
+                    f"device {device} is not a device of the cuda backend in this process "
+                    f"(devices {list(self._ordinals)})"
                 )
-            with self._cupy.cuda.Device(device):
+            with self._cupy.cuda.Device(self._ordinals[device]):
                 # A blocking stream: it stays ordered with the legacy default stream that
                 # users' own CuPy code runs on, so arrays handed in need no extra events.
                 stream = self._cupy.cuda.Stream(non_blocking=False)
@@ -78,12 +82,14 @@ class CudaBackend:
         """Context issuing work on `device`'s stream, with `device` current."""
         context = self._contexts.get(device)
         if context is None:
-            if len(self.device_ids) == 1:
+            if len(self._ordinals) == 1:
                 # One GPU is always the current device: entering the stream suffices and
                 # saves a device switch per chunk (about 1.5 us of a 4 us enter/exit).
                 context = self.stream(device)
             else:
-                context = _DeviceStream(self._cupy.cuda.Device(device), self.stream(device))
+                context = _DeviceStream(
+                    self._cupy.cuda.Device(self._ordinals[device]), self.stream(device)
+                )
             self._contexts[device] = context
         return context
 
@@ -92,8 +98,31 @@ class CudaBackend:
 
     def device_of(self, array) -> int | None:
         if isinstance(array, self._cupy.ndarray):
-            return array.device.id
+            return self._ids[array.device.id]
         return None
+
+    def join(self, device_ids: tuple, local: tuple) -> None:
+        """Take part in an SPMD run: arrays name the run's global `device_ids`, of which
+        this process holds `local` (its GPUs, in CUDA ordinal order)."""
+        ordinals = sorted(self._ordinals.values())
+        self._reset(dict(zip(local, ordinals)), tuple(device_ids))
+
+    def leave(self) -> None:
+        """Back to this process's own GPUs under their CUDA ordinals."""
+        ordinals = sorted(self._ordinals.values())
+        self._reset({o: o for o in ordinals}, tuple(ordinals))
+
+    def _reset(self, ordinals: dict, device_ids: tuple) -> None:
+        self.synchronize()
+        self._ordinals = ordinals
+        self._ids = {o: g for g, o in ordinals.items()}
+        self.device_ids = device_ids
+        self._streams.clear()
+        self._contexts.clear()
+
+    def ordinal(self, device: int) -> int:
+        """The CUDA ordinal of `device` (one this process holds)."""
+        return self._ordinals[device]
 
     def empty(self, shape, dtype, device: int):
         with self.on(device):
@@ -131,7 +160,7 @@ class CudaBackend:
         CUDA orders them with it. Any other stream (a user's non-blocking stream, the
         per-thread default stream) is ordered with ours only through events.
         """
-        with self._cupy.cuda.Device(device):
+        with self._cupy.cuda.Device(self._ordinals[device]):
             current = self._cupy.cuda.get_current_stream()
         if current.ptr == 0 or current.ptr == self.stream(device).ptr:
             return None
@@ -145,7 +174,7 @@ class CudaBackend:
         caller's stream waits for the copy, so the caller may free or overwrite `array`
         at once (CuPy's pool reuses its memory on the caller's stream).
         """
-        src_device = array.device.id
+        src_device = self._ids[array.device.id]
         foreign = self._foreign_stream(src_device)
         if foreign is not None:
             self.stream(src_device).wait_event(foreign.record())
@@ -194,7 +223,12 @@ class CudaBackend:
             dst_stream.wait_event(ready)
             if src.nbytes:
                 cupy.cuda.runtime.memcpyPeerAsync(
-                    out.data.ptr, dst_device, src.data.ptr, src_device, src.nbytes, dst_stream.ptr
+                    out.data.ptr,
+                    self._ordinals[dst_device],
+                    src.data.ptr,
+                    self._ordinals[src_device],
+                    src.nbytes,
+                    dst_stream.ptr,
                 )
             done = dst_stream.record()
         self.stream(src_device).wait_event(done)
@@ -289,7 +323,7 @@ class CudaBackend:
     def synchronize(self, devices=None) -> None:
         """Wait for the work issued on `devices` (all by default), then finish staged
         host copies."""
-        for device in self.device_ids if devices is None else devices:
+        for device in list(self._ordinals) if devices is None else devices:
             if device in self._streams:
                 self._streams[device].synchronize()
             for item in self._pending.pop(device, ()):

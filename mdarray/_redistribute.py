@@ -7,19 +7,27 @@ host). Reshard, mode changes and `to_host` are built on it and on the cover plan
 overlap, and a faster transfer path in the backend speeds all of them up. Everything here
 takes `Chunks` and the mode their copies are in, and returns `Chunks`; results share the
 buffers they do not change with their source (`Chunks.derive`, copy on write).
+
+In an SPMD run (`_processes`) every function here is collective: each process walks the
+same plan, computes the targets on its own devices, and the pieces that cross processes
+move in one `Exchange` per step (`Fetch`); a target on another process's device is a
+`Remote` here.
 """
 
 from __future__ import annotations
 
+import contextlib
 from typing import NamedTuple
 
 import numpy as np
 
-from . import _kernels, _regions
+from . import _kernels, _processes, _regions
 from ._debug import HOST, TransferCount
+from ._fetch import Fetch, gather_host, share_host, to_host_now
 from ._layout import Layout
 from ._modes import REPLICA, Mode
 from ._plan_cache import plan_cache
+from ._processes import Remote, is_local
 from ._storage import Chunks
 
 
@@ -67,52 +75,55 @@ def region_value(chunks: Chunks, mode: Mode, region: tuple, device):
     mode every chunk meeting the region contributes and the copies are combined (without
     overlaps each element has one copy, its value, and is read as in REPLICA mode).
     """
+    return _region_value(chunks, mode, region, device, None)
+
+
+def _region_value(chunks: Chunks, mode: Mode, region: tuple, device, root: int | None):
     backend = chunks.backend
     layout = chunks.layout
     ufunc_name = mode.ufunc_name  # None for REPLICA: not a partial mode
     if ufunc_name is not None and layout.has_overlaps:
         if device == HOST:
             first = layout.chunk_devices[0]
-            return _to_host(backend, region_value(chunks, mode, region, first), first)
+            value = region_value(chunks, mode, region, first)
+            host = to_host_now(backend, value, first) if is_local(first) else None
+            return share_host(backend, host, _regions.box_shape(region), chunks.dtype,
+                               _processes.owner(first), root)  # fmt: skip
         combine = mode.ufunc(chunks.backend.xp, chunks.dtype)
         return combine_partials(chunks, combine, mode.identity(chunks.dtype), region, device)
     shape = _regions.box_shape(region)
     plan = replica_plan(layout, region, device)
     if device == HOST:
-        out = backend.host_empty(shape, chunks.dtype)
-        staged = []
-        buffers = chunks.buffers
-        for k, region_index, chunk_index in plan:
-            piece = _regions.apply_index(buffers[k], chunk_index, backend.xp)
-            if _regions.is_basic(region_index):
-                key = (*region_index, ...)
-                backend.to_host_into(out[key], piece, layout.chunk_devices[k])
-            else:
-                staged.append((region_index, _to_host(backend, piece, layout.chunk_devices[k])))
-        backend.synchronize(layout.devices)
-        for region_index, piece in staged:
-            _kernels.assign(np, out, region_index, piece)
-        return out
+        return gather_host(chunks, plan, shape, root)
     return _gather(chunks, plan, shape, device)
 
 
-def to_host(chunks: Chunks, mode: Mode) -> np.ndarray:
-    """The value of `chunks` in `mode` as a NumPy array on the host."""
-    return region_value(chunks, mode, _regions.full_box(chunks.layout.shape), HOST)
+def to_host(chunks: Chunks, mode: Mode, root: int | None = None) -> np.ndarray | None:
+    """The value of `chunks` in `mode` as a NumPy array on the host: on every process of
+    an SPMD run, or only on process `root` (None on the others)."""
+    return _region_value(chunks, mode, _regions.full_box(chunks.layout.shape), HOST, root)
 
 
-def _gather(chunks: Chunks, plan, shape, device, out=None):
+def _gather(chunks: Chunks, plan, shape, device, out=None, fetch=None):
     """A new array on `device` (or `out`) filled by the pieces ``(chunk, out_index,
-    chunk_index)``."""
+    chunk_index)``; a `Remote` where `device` is another process's. With `fetch`, pieces
+    from other processes arrive when the caller runs it."""
+    own = fetch is None
+    if fetch is None:
+        fetch = Fetch(chunks)
     backend = chunks.backend
-    if out is None:
-        out = backend.empty(shape, chunks.dtype, device)
-    buffers = chunks.buffers
-    devices = chunks.layout.chunk_devices
-    with backend.on(device):
+    if not is_local(device):
         for k, region_index, chunk_index in plan:
-            piece = _regions.apply_index(buffers[k], chunk_index, backend.xp)
-            backend.assign(out, region_index, backend.move(piece, devices[k], device))
+            fetch.into(k, chunk_index, device, None, region_index)
+        out = Remote(shape, chunks.dtype, device) if out is None else out
+    else:
+        if out is None:
+            out = backend.empty(shape, chunks.dtype, device)
+        with backend.on(device):
+            for k, region_index, chunk_index in plan:
+                fetch.into(k, chunk_index, device, out, region_index)
+    if own:
+        fetch.run()
     return out
 
 
@@ -168,42 +179,52 @@ def combine_pieces(chunks: Chunks, combine, identity, shape: tuple, device, plan
     whose pieces cover it whole (partial copies of the same box, a reduction's partial
     results) thus costs one kernel per group of copies.
     """
+    return _combine_all(chunks, combine, identity, [(shape, device, plan, copies)])[0]
+
+
+def _combine_all(chunks: Chunks, combine, identity, jobs) -> list:
+    """`combine_pieces` for each job ``(shape, device, plan, copies)``, with one exchange
+    between processes for all of them; a `Remote` for a job on another process's
+    device."""
     backend = chunks.backend
     dtype = chunks.dtype
-    out_shape = (copies, *shape)
-    buffers = chunks.buffers
-    devices = chunks.layout.chunk_devices
-    xp = backend.xp
-    with backend.on(device), _quiet():
-        if not all(out_shape):
-            return backend.empty(out_shape, dtype, device)
-        whole = [
-            _local(backend, _part(buffers[k], chunk_index, basic, xp), devices[k], device)
-            for k, chunk_index, basic in plan.whole
-        ]
-        if whole:
-            out = backend.combine(combine, whole, copies, dtype)
-        else:
-            out = backend.full(out_shape, identity, dtype, device)
-        every_copy = slice(0, copies, 1)
-        for k, region_index, chunk_index in plan.parts:
-            piece = _local(
-                backend, _regions.apply_index(buffers[k], chunk_index, xp), devices[k], device
-            )
-            _kernels.combine_into(xp, out, (every_copy, *region_index), piece, combine)
+    fetch = Fetch(chunks)
+    pieces = []
+    for shape, device, plan, copies in jobs:
+        if not all((copies, *shape)):
+            pieces.append(None)
+            continue
+        with backend.on(device) if is_local(device) else _nowhere():
+            whole = [fetch.get(k, chunk_index, device) for k, chunk_index, _ in plan.whole]
+            parts = [fetch.get(k, chunk_index, device) for k, _, chunk_index in plan.parts]
+        pieces.append((whole, parts))
+    fetch.run()
+    out = []
+    for (shape, device, plan, copies), got in zip(jobs, pieces):
+        out_shape = (copies, *shape)
+        if not is_local(device):
+            out.append(Remote(out_shape, dtype, device))
+            continue
+        with backend.on(device), _quiet():
+            if got is None:
+                out.append(backend.empty(out_shape, dtype, device))
+                continue
+            whole, parts = got
+            if whole:
+                result = backend.combine(combine, whole, copies, dtype)
+            else:
+                result = backend.full(out_shape, identity, dtype, device)
+            every_copy = slice(0, copies, 1)
+            for (_, region_index, _), piece in zip(plan.parts, parts):
+                _kernels.combine_into(backend.xp, result, (every_copy, *region_index), piece,
+                                      combine)  # fmt: skip
+        out.append(result)
     return out
 
 
-def _part(buffer, chunk_index, basic: bool, xp):
-    """The part `chunk_index` of `buffer`: the buffer itself for None."""
-    if chunk_index is None:
-        return buffer
-    return buffer[chunk_index] if basic else _regions.apply_index(buffer, chunk_index, xp)
-
-
-def _local(backend, piece, source, device):
-    """`piece` (on `source`) on `device`: itself where they are one device, else moved."""
-    return piece if source == device else backend.move(piece, source, device)
+def _nowhere():
+    """No device to issue work on: the piece's destination is another process's."""
+    return contextlib.nullcontext()
 
 
 def combine_partials(chunks: Chunks, combine, identity, region: tuple, device):
@@ -212,7 +233,7 @@ def combine_partials(chunks: Chunks, combine, identity, region: tuple, device):
     contributes); see `combine_pieces` for the backend calls it makes."""
     plan = combine_plan(chunks.layout, region)
     shape = _regions.box_shape(region)
-    return combine_pieces(chunks, combine, identity, shape, device, plan)[0, ...]
+    return _first_copy(combine_pieces(chunks, combine, identity, shape, device, plan), device)
 
 
 @plan_cache
@@ -250,14 +271,17 @@ def combine_overlaps(chunks: Chunks, combine, identity) -> Chunks:
     are the slabs, so the ops that follow run one kernel per device.
     """
     layout = chunks.layout
-    combined = {}
-    for targets, box, device in overlap_groups(layout):
-        plan = combine_plan(layout, box)
-        shape = _regions.box_shape(box)
-        out = combine_pieces(chunks, combine, identity, shape, device, plan, len(targets))
-        combined[targets] = (out, device)
+    groups = overlap_groups(layout)
+    jobs = [
+        (_regions.box_shape(box), device, combine_plan(layout, box), len(targets))
+        for targets, box, device in groups
+    ]
+    combined = {
+        targets: (out, device)
+        for (targets, _, device), out in zip(groups, _combine_all(chunks, combine, identity, jobs))
+    }
     if _fills_slabs(layout):
-        slabs = {device: out.reshape(-1) for out, device in combined.values()}
+        slabs = {device: _flat(out, device) for out, device in combined.values()}
         return Chunks.packed(
             layout, [slabs[d] for d in layout.devices], chunks.backend, chunks.dtype
         )
@@ -268,11 +292,11 @@ def combine_overlaps(chunks: Chunks, combine, identity) -> Chunks:
     return chunks.derive(buffers=buffers)
 
 
-def _to_host(backend, array, device):
-    out = backend.host_empty(array.shape, array.dtype)
-    backend.to_host_into(out, array, device)
-    backend.synchronize([device])
-    return out
+def _flat(array, device):
+    """`array` as one axis (a `Remote` stays one, of the flat shape)."""
+    if isinstance(array, Remote):
+        return Remote((array.size,), array.dtype, device)
+    return array.reshape(-1)
 
 
 class ReshardPlan(NamedTuple):
@@ -326,22 +350,25 @@ def reshard(chunks: Chunks, mode: Mode, layout: Layout) -> Chunks:
     moves: dict = {}
     for s, t, chunk_index, target_index in plan.moves:
         moves.setdefault(t, []).append((s, target_index, chunk_index))
+    fetch = Fetch(chunks)
     if any(k is not None for k in plan.kept):
         buffers = chunks.buffers
-        return chunks.derive(
-            layout,
-            [
-                buffers[k] if k is not None else _gather(chunks, moves.get(t, ()), shape, device)
-                for t, (k, shape, device) in enumerate(
-                    zip(plan.kept, layout.chunk_shapes, layout.chunk_devices)
-                )
-            ],
-        )
+        made = [
+            buffers[k]
+            if k is not None
+            else _gather(chunks, moves.get(t, ()), shape, device, fetch=fetch)
+            for t, (k, shape, device) in enumerate(
+                zip(plan.kept, layout.chunk_shapes, layout.chunk_devices)
+            )
+        ]
+        fetch.run()
+        return chunks.derive(layout, made)
     # Nothing kept: the target is packed (`Layout.packing`), so elementwise ops on it run
     # one kernel per device.
     out = Chunks.empty(layout, chunks.dtype, chunks.backend)
     for t, (view, device) in enumerate(zip(out.buffers, layout.chunk_devices)):
-        _gather(chunks, moves.get(t, ()), view.shape, device, out=view)
+        _gather(chunks, moves.get(t, ()), view.shape, device, out=view, fetch=fetch)
+    fetch.run()
     return out
 
 
@@ -352,14 +379,22 @@ def _partial_reshard(chunks: Chunks, mode: Mode, layout: Layout) -> list:
     identity = mode.identity(chunks.dtype)
     ufunc = mode.ufunc(chunks.backend.xp, chunks.dtype)
     kept = reshard_plan(chunks.layout, layout, True).kept
+    targets = list(
+        zip(_partial_targets(chunks.layout, layout), layout.chunk_shapes, layout.chunk_devices)
+    )
+    jobs = [(shape, device, plan, 1) for plan, shape, device in targets if plan is not None]
+    combined = iter(_combine_all(chunks, ufunc, identity, jobs))
     return [
-        source[kept[t]]
-        if plan is None
-        else combine_pieces(chunks, ufunc, identity, shape, device, plan)[0, ...]
-        for t, (plan, shape, device) in enumerate(
-            zip(_partial_targets(chunks.layout, layout), layout.chunk_shapes, layout.chunk_devices)
-        )
+        source[kept[t]] if plan is None else _first_copy(next(combined), device)
+        for t, (plan, _, device) in enumerate(targets)
     ]
+
+
+def _first_copy(stacked, device):
+    """The first of the stacked copies `combine_pieces` made."""
+    if isinstance(stacked, Remote):
+        return Remote(stacked.shape[1:], stacked.dtype, device)
+    return stacked[0, ...]
 
 
 @plan_cache
@@ -466,7 +501,7 @@ def fill_shadowed(chunks: Chunks, value, *, in_place: bool = False) -> Chunks:
     backend = chunks.backend
     buffers = list(chunks.buffers)
     for k, shadowed in enumerate(layout.cover.shadowed):
-        if shadowed:
+        if shadowed and is_local(layout.chunk_devices[k]):
             with backend.on(layout.chunk_devices[k]):
                 if not in_place:
                     buffers[k] = backend.copy(buffers[k], layout.chunk_devices[k])
@@ -485,4 +520,4 @@ def _overlapping(layout: Layout) -> frozenset:
 
 def host_copy(backend, array, device) -> np.ndarray:
     """A small `array` on `device` copied to the host (counted as a transfer)."""
-    return _to_host(backend, array, device)
+    return to_host_now(backend, array, device)

@@ -40,6 +40,16 @@ def index_size(index: tuple, shape: tuple) -> int:
     return int(np.prod(sizes, dtype=np.int64))
 
 
+def index_shape(index: tuple | None, shape: tuple) -> tuple[int, ...]:
+    """The shape of ``apply_index(array, index)`` for an array of `shape` (None: the whole
+    array)."""
+    if index is None:
+        return tuple(shape)
+    return tuple(
+        len(range(*i.indices(n))) if isinstance(i, slice) else len(i) for i, n in zip(index, shape)
+    )
+
+
 def full_box(shape) -> Box:
     return tuple(range(n) for n in shape)
 

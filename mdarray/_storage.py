@@ -24,6 +24,10 @@ lock, so arrays may be shared across threads.
 
 `Stored` is what the layers under DistArray see of an array: its storage and its mode.
 DistArray is its one subclass; the execution layer recognizes operands by it.
+
+In an SPMD run (`_processes`) a process holds only the buffers of its own devices; each
+chunk (and slab) of another process's device is a `Remote`, which knows its shape and
+dtype. The constructors here make and run buffers of this process's devices only.
 """
 
 from __future__ import annotations
@@ -35,9 +39,10 @@ from typing import Any
 
 import numpy as np
 
-from . import _regions
+from . import _processes, _regions
 from ._layout import Layout, check_devices
 from ._modes import Mode
+from ._processes import Remote, is_local
 
 # Guards families, allocations and their moves (copy on write) across threads.
 _LOCK = threading.RLock()
@@ -123,6 +128,13 @@ class Chunks:
                 raise TypeError(
                     f"chunk {k} on device {device} has dtype {array.dtype}, the array's is {dtype}"
                 )
+            if isinstance(array, Remote) or not is_local(device):
+                if not isinstance(array, Remote):
+                    raise ValueError(
+                        f"chunk {k} belongs to device {device} of process "
+                        f"{_processes.owner(device)}, not to this process"
+                    )
+                continue
             where = backend.device_of(array)
             if where is not None and where != device:
                 raise ValueError(
@@ -150,6 +162,8 @@ class Chunks:
         check_devices(layout, backend)
         slabs = tuple(
             backend.empty((total,), dtype, device)
+            if is_local(device)
+            else Remote((total,), dtype, device)
             for device, (_, total) in zip(layout.devices, layout.packing)
         )
         return cls(layout, backend, np.dtype(dtype), None, slabs)
@@ -160,6 +174,8 @@ class Chunks:
         check_devices(layout, backend)
         slabs = tuple(
             backend.full((total,), value, dtype, device)
+            if is_local(device)
+            else Remote((total,), dtype, device)
             for device, (_, total) in zip(layout.devices, layout.packing)
         )
         return cls(layout, backend, np.dtype(dtype), None, slabs)
@@ -174,7 +190,8 @@ class Chunks:
         out = cls.empty(layout, array.dtype, backend)
         copy_in = backend.from_host if isinstance(array, np.ndarray) else backend.adopt
         for box, device, buffer in zip(layout.boxes, layout.chunk_devices, out.buffers):
-            copy_in(array[tuple(_regions.to_slice(r) for r in box)], device, out=buffer)
+            if is_local(device):
+                copy_in(array[tuple(_regions.to_slice(r) for r in box)], device, out=buffer)
         return out
 
     @classmethod
@@ -184,12 +201,15 @@ class Chunks:
         dtype = None if dtype is None else np.dtype(dtype)
         buffers = []
         for k, device in enumerate(layout.chunk_devices):
+            if not is_local(device):
+                buffers.append(None)
+                continue
             with backend.on(device):
                 buffer = make(k)
                 if dtype is not None and buffer.dtype != dtype:
                     buffer = buffer.astype(dtype)
                 buffers.append(buffer)
-        return cls.of(layout, buffers, backend, dtype)
+        return cls.of(layout, _fill_remote(layout, buffers, dtype), backend, dtype)
 
     def derive(self, layout: Layout | None = None, buffers=None, dtype=None) -> Chunks:
         """New Chunks (checked) of `buffers` in `layout` (both default to this one's): a
@@ -235,6 +255,11 @@ class Chunks:
             out_buffers = []
             refs: list[tuple[_Allocation, Callable[[Any], Any] | None]] = []
             for t, k in enumerate(range(len(buffers)) if sources is None else sources):
+                if isinstance(buffers[k], Remote):
+                    made = Remote(layout.chunk_shapes[t], self.dtype, devices[k])
+                    out_buffers.append(made)
+                    refs.append((_Allocation(made, devices[k]), None))
+                    continue
                 with self.backend.on(devices[k]):
                     made = make(t, buffers[k])
                 out_buffers.append(made)
@@ -280,12 +305,15 @@ class Chunks:
         on = self.backend.on
         out = []
         for k, (buffer, device) in enumerate(zip(self.buffers, self.layout.chunk_devices)):
+            if isinstance(buffer, Remote):
+                out.append(None)
+                continue
             with on(device):
                 result = fn(buffer, *(c[k] for c in columns))
                 if dtype is not None and result.dtype != dtype:
                     result = result.astype(dtype)
             out.append(result)
-        return Chunks.of(self.layout, out, self.backend, dtype)
+        return Chunks.of(self.layout, _fill_remote(self.layout, out, dtype), self.backend, dtype)
 
     # Reading --------------------------------------------------------------------------
 
@@ -303,9 +331,12 @@ class Chunks:
             # the slabs and the refs in step).
             return _unpack(self.layout, self._slabs, self.backend)
         out = []
-        for allocation, recipe in self._refs or ():
+        for k, (allocation, recipe) in enumerate(self._refs or ()):
+            array = allocation.array
+            if isinstance(array, Remote):
+                out.append(Remote(self.layout.chunk_shapes[k], self.dtype, allocation.device))
+                continue
             with self.backend.on(allocation.device):
-                array = allocation.array
                 out.append(array if recipe is None else recipe(array))
         return tuple(out)
 
@@ -346,9 +377,10 @@ class Chunks:
         """Move this family off `allocation` onto a copy of it (under `_LOCK`)."""
         family = self._family
         assert family is not None
-        copy = _Allocation(
-            self.backend.copy(allocation.array, allocation.device), allocation.device
-        )
+        array = allocation.array
+        if not isinstance(array, Remote):  # another process's memory: nothing to copy
+            array = self.backend.copy(array, allocation.device)
+        copy = _Allocation(array, allocation.device)
         allocation.families.discard(family)
         copy.families.add(family)
         for member in list(family.members):
@@ -437,6 +469,10 @@ def _unpack(layout: Layout, slabs, backend) -> tuple:
     buffers: list = [None] * len(layout.chunks)
     shapes = layout.chunk_shapes
     for slab, device, (entries, _) in zip(slabs, layout.devices, layout.packing):
+        if isinstance(slab, Remote):
+            for k, _, _ in entries:
+                buffers[k] = Remote(shapes[k], slab.dtype, device)
+            continue
         shape = shapes[entries[0][0]]
         with backend.on(device):
             if len(entries) > 1 and shape and all(shapes[k] == shape for k, _, _ in entries):
@@ -459,6 +495,25 @@ def _check_slabs(layout: Layout, slabs: tuple, dtype, backend) -> None:
                 f"the slab of device {device} is {slab.dtype}{list(slab.shape)}, "
                 f"the layout needs {dtype}[{total}]"
             )
+        if isinstance(slab, Remote) != (not is_local(device)):
+            raise ValueError(f"the slab of device {device} is not where its process holds it")
+        if isinstance(slab, Remote):
+            continue
         where = backend.device_of(slab)
         if where is not None and where != device:
             raise ValueError(f"the slab of device {device} is on device {where}")
+
+
+def _fill_remote(layout: Layout, buffers: list, dtype) -> list:
+    """`buffers` (None for each chunk of another process's device) with a `Remote` in
+    each gap, of the dtype the local buffers have (agreed between processes where some
+    process holds none of the chunks)."""
+    if _processes.current() is None:
+        return buffers
+    if dtype is None:
+        local = next((b.dtype for b in buffers if b is not None), None)
+        dtype = _processes.agree_dtype(local, layout.devices)
+    return [
+        Remote(shape, dtype, device) if b is None else b
+        for b, shape, device in zip(buffers, layout.chunk_shapes, layout.chunk_devices)
+    ]

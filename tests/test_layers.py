@@ -37,12 +37,14 @@ LAYERS = (
             "_cpu_backend",
             "_cuda_backend",
             "_backend",
+            "_processes",
+            "_transport",
             "_layout",
             "_visualize",
         },
     ),
     ("storage", {"_storage"}),
-    ("movement", {"_redistribute"}),
+    ("movement", {"_fetch", "_redistribute"}),
     ("chunkwise execution", {"_chunkwise"}),
     ("DistArray", {"_array", "_ndarray_methods"}),
     (
@@ -104,7 +106,7 @@ LAYERS = (
     ),
 )
 LAYER = {module: level for level, (_, modules) in enumerate(LAYERS) for module in modules}
-LAZY = {"cupy", "cupyx"}
+LAZY = {"cupy", "cupyx", "mpi4py"}
 MAX_LINES = 600
 
 

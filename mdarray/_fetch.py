@@ -1,0 +1,166 @@
+"""The pieces of one movement step, wherever they are: on this process's devices, or
+on another process's (moved in one `Exchange` per step).
+
+`Fetch` serves the device-to-device steps of `_redistribute`; `gather_host` and
+`share_host` make a host value on every process (or one). In a single-process run every
+piece is local and nothing here sends a message.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _kernels, _processes, _regions
+from ._processes import is_local
+from ._storage import Chunks
+from ._transport import Exchange
+
+
+class Fetch:
+    """The pieces of `chunks` that one movement step needs on devices.
+
+    A piece whose chunk and destination are on this process is read (and moved between
+    devices) at once. One that crosses processes is sent by its holder and received by
+    the destination's process when `run` moves them all in one `Exchange`; the pieces
+    for other processes' destinations that this process does not hold are skipped. In a
+    single-process run every piece is local and `run` does nothing.
+    """
+
+    def __init__(self, chunks: Chunks) -> None:
+        self.chunks = chunks
+        self.exchange = Exchange(chunks.backend)
+        self.landed: list = []
+
+    def _source(self, k: int, chunk_index):
+        buffer = self.chunks.buffers[k]
+        if chunk_index is None:
+            return buffer
+        return _regions.apply_index(buffer, chunk_index, self.chunks.backend.xp)
+
+    def _cross(self, k: int, chunk_index, device, into_shape) -> object:
+        """Send or receive a piece that crosses processes: the buffer it lands in on
+        `device` (here), or None (sent, or neither end here)."""
+        backend = self.chunks.backend
+        source = self.chunks.layout.chunk_devices[k]
+        if is_local(source):
+            with backend.on(source):
+                piece = self._source(k, chunk_index)
+            self.exchange.send(piece, _processes.owner(device), source, device)
+            return None
+        if not is_local(device):
+            return None
+        into = backend.empty(into_shape, self.chunks.dtype, device)
+        self.exchange.receive(into, _processes.owner(source), device, source)
+        return into
+
+    def get(self, k: int, chunk_index, device):
+        """Piece `chunk_index` (None: whole) of chunk `k` on `device`: the array now, or
+        the buffer it arrives in at `run`; None where `device` is another process's."""
+        source = self.chunks.layout.chunk_devices[k]
+        if is_local(source) and is_local(device):
+            piece = self._source(k, chunk_index)
+            return local_piece(self.chunks.backend, piece, source, device)
+        shape = _regions.index_shape(chunk_index, self.chunks.layout.chunk_shapes[k])
+        return self._cross(k, chunk_index, device, shape)
+
+    def into(self, k: int, chunk_index, device, out, region_index) -> None:
+        """Write piece `chunk_index` of chunk `k` into ``out[region_index]`` on `device`
+        (`out` is None where `device` is another process's)."""
+        backend = self.chunks.backend
+        source = self.chunks.layout.chunk_devices[k]
+        if is_local(source) and is_local(device):
+            piece = self._source(k, chunk_index)
+            backend.assign(out, region_index, backend.move(piece, source, device))
+            return
+        if out is not None and _regions.is_basic(region_index) and not is_local(source):
+            # Received in place: MPI writes the view itself.
+            self.exchange.receive(out[region_index], _processes.owner(source), device, source)
+            return
+        shape = _regions.index_shape(chunk_index, self.chunks.layout.chunk_shapes[k])
+        landing = self._cross(k, chunk_index, device, shape)
+        if landing is not None:
+            self.landed.append((out, region_index, landing, device))
+
+    def run(self) -> None:
+        """Move the pieces that cross processes and write those bound for a region."""
+        self.exchange.run()
+        backend = self.chunks.backend
+        for out, region_index, piece, device in self.landed:
+            with backend.on(device):
+                backend.assign(out, region_index, piece)
+
+
+def gather_host(chunks: Chunks, plan, shape, root: int | None):
+    """A host array filled by the pieces ``(chunk, out_index, chunk_index)``: each
+    process copies its own, then sends them to the others (to `root` alone where given)."""
+    backend = chunks.backend
+    layout = chunks.layout
+    group = _processes.current()
+    out = backend.host_empty(shape, chunks.dtype)
+    staged = []
+    buffers = chunks.buffers
+    for k, region_index, chunk_index in plan:
+        device = layout.chunk_devices[k]
+        if not is_local(device):
+            continue
+        piece = _regions.apply_index(buffers[k], chunk_index, backend.xp)
+        if _regions.is_basic(region_index):
+            backend.to_host_into(out[(*region_index, ...)], piece, device)
+        else:
+            staged.append((region_index, to_host_now(backend, piece, device)))
+    backend.synchronize([d for d in layout.devices if is_local(d)])
+    for region_index, piece in staged:
+        _kernels.assign(np, out, region_index, piece)
+    if group is None:
+        return out
+    exchange = Exchange(backend, host=True)
+    landed = []
+    for k, region_index, _ in plan:
+        holder = group.owner(layout.chunk_devices[k])
+        basic = _regions.is_basic(region_index)
+        if holder == group.rank:
+            piece = out[region_index] if basic else _regions.apply_index(out, region_index)
+            for rank in range(group.size) if root is None else (root,):
+                if rank != holder:
+                    exchange.send(piece, rank)
+        elif root is None or root == group.rank:
+            if basic:
+                exchange.receive(out[region_index], holder)
+            else:
+                into = np.empty(_regions.index_shape(region_index, shape), out.dtype)
+                exchange.receive(into, holder)
+                landed.append((region_index, into))
+    exchange.run()
+    for region_index, piece in landed:
+        _kernels.assign(np, out, region_index, piece)
+    return out if root is None or root == group.rank else None
+
+
+def share_host(backend, host, shape, dtype, holder: int, root: int | None):
+    """`host` (a host array on process `holder`, None elsewhere) on every process, or on
+    `root` alone (None elsewhere)."""
+    group = _processes.current()
+    if group is None:
+        return host
+    exchange = Exchange(backend, host=True)
+    if group.rank == holder:
+        for rank in range(group.size) if root is None else (root,):
+            if rank != holder:
+                exchange.send(host, rank)
+    elif root is None or root == group.rank:
+        host = np.empty(shape, dtype)
+        exchange.receive(host, holder)
+    exchange.run()
+    return host if root is None or root == group.rank else None
+
+
+def local_piece(backend, piece, source, device):
+    """`piece` (on `source`) on `device`: itself where they are one device, else moved."""
+    return piece if source == device else backend.move(piece, source, device)
+
+
+def to_host_now(backend, array, device):
+    out = backend.host_empty(array.shape, array.dtype)
+    backend.to_host_into(out, array, device)
+    backend.synchronize([device])
+    return out
