@@ -27,6 +27,7 @@ from . import (  # noqa: F401
 
 # The array API's extensions, as submodules: mdarray.linalg and mdarray.fft; and NumPy's
 # lib.stride_tricks, which array-agnostic code reaches through a namespace.
+from . import distributed as distributed
 from . import fft as fft
 from . import lib as lib
 from . import linalg as linalg

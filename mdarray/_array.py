@@ -19,7 +19,7 @@ import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
 from numpy.typing import DTypeLike
 
-from . import _redistribute, _visualize
+from . import _processes, _redistribute, _visualize
 from ._backend import DeviceSet
 from ._config import check_fallback
 from ._debug import TransferCount
@@ -107,15 +107,20 @@ class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
 
     # Moving data --------------------------------------------------------------------
 
-    def get(self) -> np.ndarray:
+    def get(self, root: int | None = None) -> Any:
         """The value as a NumPy array on the host (partial results are combined).
+
+        In an SPMD run (`mdarray.distributed`) it is collective and returns the value on
+        every process, or with `root` only on that process (None on the others).
 
         >>> import mdarray, numpy as np
         >>> x = mdarray.distributed_array([1, 2, 3], {0: slice(0, 2), 1: slice(1, 3)})
         >>> x.get()
         array([1, 2, 3])
         """
-        return _redistribute.to_host(self._storage, self._mode)
+        if root is not None:
+            _check_root(root)
+        return _redistribute.to_host(self._storage, self._mode, root)
 
     def __array__(self, dtype: DTypeLike | None = None, copy: bool | None = None) -> np.ndarray:
         if copy is False:
@@ -503,6 +508,13 @@ class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
         """CuPy's hook for its reduction kernels (``cupy.sum(x, axis=0)``, ``cupy.amax``):
         the result is a DistArray, partial where the axes are split."""
         return method("cupy_reduction")(self, kernel, axis, dtype, out, keepdims)
+
+
+def _check_root(root: Any) -> None:
+    group = _processes.current()
+    size = 1 if group is None else group.size
+    if isinstance(root, bool) or not isinstance(root, (int, np.integer)) or not 0 <= root < size:
+        raise ValueError(f"root must be the rank of a process (0..{size - 1}), got {root!r}")
 
 
 def in_group(result: Any, operands: Collection[Any]) -> Any:

@@ -59,6 +59,8 @@ class CudaBackend:
         self._kernels: dict = {}
         # cupy.fuse of the fold of a combining ufunc, by ufunc (`combine`).
         self._folds: dict = {}
+        # The NCCL communicators of an SPMD run (`_transport.NcclLinks`), or None.
+        self.nccl: Any = None
 
     def __repr__(self) -> str:
         return f"<mdarray cuda backend, devices {list(self.device_ids)}>"

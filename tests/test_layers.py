@@ -98,6 +98,7 @@ LAYERS = (
             "__main__",
             "linalg",
             "fft",
+            "distributed",
             "lib",
             "lib.stride_tricks",
             "testing",
