@@ -119,7 +119,7 @@ class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
         array([1, 2, 3])
         """
         if root is not None:
-            _check_root(root)
+            _processes.check_root(root)
         return _redistribute.to_host(self._storage, self._mode, root)
 
     def __array__(self, dtype: DTypeLike | None = None, copy: bool | None = None) -> np.ndarray:
@@ -508,13 +508,6 @@ class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
         """CuPy's hook for its reduction kernels (``cupy.sum(x, axis=0)``, ``cupy.amax``):
         the result is a DistArray, partial where the axes are split."""
         return method("cupy_reduction")(self, kernel, axis, dtype, out, keepdims)
-
-
-def _check_root(root: Any) -> None:
-    group = _processes.current()
-    size = 1 if group is None else group.size
-    if isinstance(root, bool) or not isinstance(root, (int, np.integer)) or not 0 <= root < size:
-        raise ValueError(f"root must be the rank of a process (0..{size - 1}), got {root!r}")
 
 
 def in_group(result: Any, operands: Collection[Any]) -> Any:

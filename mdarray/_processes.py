@@ -77,6 +77,13 @@ def owner(device: int) -> int:
     return 0 if _GROUP is None else _GROUP.owner(device)
 
 
+def check_root(root: Any) -> None:
+    """Raise ValueError unless `root` is the rank of a process of the run."""
+    size = 1 if _GROUP is None else _GROUP.size
+    if isinstance(root, bool) or not isinstance(root, (int, np.integer)) or not 0 <= root < size:
+        raise ValueError(f"root must be the rank of a process (0..{size - 1}), got {root!r}")
+
+
 def spans_processes(devices) -> bool:
     """Whether `devices` are held by more than one process, or by another one."""
     return _LOCAL is not None and not _LOCAL.issuperset(devices)
