@@ -26,7 +26,7 @@ from ._debug import TransferCount
 from ._layout import Device, IndexMap, Layout, check_devices, layout_for_device
 from ._modes import REPLICA, Mode, as_mode
 from ._ndarray_methods import NDArrayMethods
-from ._registry import FUNCTIONS, UFUNC_METHODS, UFUNC_OVERRIDES, method
+from ._registry import FUNCTIONS, UFUNC_METHODS, UFUNC_OVERRIDES, method, runs_here
 from ._storage import Chunks, Stored
 
 #: ``axis=`` of a reduction: one axis, several, or all of them (None).
@@ -118,9 +118,10 @@ class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
         >>> x.get()
         array([1, 2, 3])
         """
-        if root is not None:
-            _processes.check_root(root)
-        return _redistribute.to_host(self._storage, self._mode, root)
+        if root is None:
+            return _redistribute.to_host(self._storage, self._mode)
+        _processes.check_root(root)
+        return _redistribute.to_root(self._storage, self._mode, root)
 
     def __array__(self, dtype: DTypeLike | None = None, copy: bool | None = None) -> np.ndarray:
         if copy is False:
@@ -426,7 +427,7 @@ class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
         self, ufunc: np.ufunc, method_name: str, *inputs: Any, **kwargs: Any
     ) -> Any:
         impl = UFUNC_OVERRIDES.get((ufunc, method_name)) or UFUNC_METHODS.get(method_name)
-        if impl is None:
+        if impl is None or not runs_here(impl):
             return in_group(method("fallback_ufunc")(ufunc, method_name, inputs, kwargs), inputs)
         return in_group(impl(ufunc, inputs, kwargs), inputs)
 
@@ -438,7 +439,7 @@ class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
         kwargs: dict[str, Any],
     ) -> Any:
         impl = FUNCTIONS.get(func)
-        if impl is not None:
+        if impl is not None and runs_here(impl):
             return in_group(impl(*args, **kwargs), (*args, *kwargs.values()))
         return in_group(method("fallback_function")(func, types, args, kwargs), args)
 

@@ -42,6 +42,8 @@ class Backend(Protocol):
     #: into row blocks of this size, factored one by one (TSQR on one device), because a
     #: block that stays in cache factors faster. 0: never cut.
     factor_block_elements: int
+    #: The NCCL communicators of an SPMD run on GPUs (`_transport.NcclLinks`), or None.
+    nccl: Any
 
     # Devices and ordering
     def join(self, device_ids: tuple, local: tuple) -> None: ...

@@ -28,6 +28,7 @@ from ._layout import Layout
 from ._mode_rules import keeps_mode
 from ._modes import REPLICA, Mode
 from ._plan_cache import plan_cache
+from ._processes import Remote, is_local
 from ._storage import Chunks, Stored
 
 #: NumPy's casting rules (``casting=`` of ufuncs, ``can_cast``, ``concat``).
@@ -88,19 +89,21 @@ def aligned(operand, layout: Layout, backend) -> list:
             return list(storage.buffers)
         storage = _redistribute.change_mode(storage, mode, REPLICA)
         regions = broadcast_regions(layout, operand.shape)
-        return [
-            _redistribute.region_value(storage, REPLICA, region, device)
-            for region, device in zip(regions, layout.chunk_devices)
-        ]
+        return _redistribute.regions_value(storage, regions, layout.chunk_devices)
     if isinstance(operand, np.ndarray) or backend.is_native(operand):
         if operand.ndim == 0:
             if isinstance(operand, np.ndarray):
                 return [operand[()]] * len(layout.chunks)
-            return [backend.adopt(operand, d) for d in layout.chunk_devices]
+            return [
+                backend.adopt(operand, d) if is_local(d) else Remote((), operand.dtype, d)
+                for d in layout.chunk_devices
+            ]
         regions = broadcast_regions(layout, operand.shape)
         copy_in = backend.from_host if isinstance(operand, np.ndarray) else backend.adopt
         return [
             copy_in(operand[tuple(_regions.to_slice(r) for r in region)], device)
+            if is_local(device)
+            else Remote(_regions.box_shape(region), operand.dtype, device)
             for region, device in zip(regions, layout.chunk_devices)
         ]
     return [operand] * len(layout.chunks)
@@ -160,7 +163,7 @@ def write_out(out, value: Stored, *, casting: Casting | None = None, name: str =
         for device, buffer, piece in zip(
             target.layout.chunk_devices, target.writable(), storage.buffers
         ):
-            if buffer is not piece:
+            if buffer is not piece and is_local(device):
                 with backend.on(device):
                     buffer[...] = piece
         return out
@@ -169,6 +172,7 @@ def write_out(out, value: Stored, *, casting: Casting | None = None, name: str =
         return out
     backend = storage.backend
     device = backend.device_of(out)
+    # A CuPy `out` is this process's: the value comes to it (collective in an SPMD run).
     piece = _redistribute.region_value(storage, mode, _regions.full_box(value.shape), device)
     with backend.on(device):
         out[...] = piece

@@ -35,6 +35,7 @@ class CpuBackend:
     # QR of 2^18 x 64 float32 in row blocks (one OpenBLAS thread): blocks of 2^16 rows
     # took 1.6 s in all, of 2^13 rows (2^19 elements) 0.71 s, the whole 2.5 s.
     factor_block_elements = 1 << 19
+    nccl = None  # GPUs only
 
     def __init__(self, n_devices: int) -> None:
         if n_devices < 1:

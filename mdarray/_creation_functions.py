@@ -348,7 +348,7 @@ def _like_layout(x, shape, device) -> Layout:
     return layout_for_device(shape, device, x.storage.backend)
 
 
-@implements(np.full_like)
+@implements(np.full_like, spmd=True)
 def full_like(
     x: DistArray,
     /,
@@ -372,7 +372,7 @@ def full_like(
     return wrap(Chunks.full(layout, value.astype(dtype)[()], dtype, x.storage.backend))
 
 
-@implements(np.zeros_like)
+@implements(np.zeros_like, spmd=True)
 def zeros_like(
     x: DistArray,
     /,
@@ -392,7 +392,7 @@ def zeros_like(
     return full_like(x, 0, dtype=dtype, device=device, shape=shape)
 
 
-@implements(np.ones_like)
+@implements(np.ones_like, spmd=True)
 def ones_like(
     x: DistArray,
     /,
@@ -412,7 +412,7 @@ def ones_like(
     return full_like(x, 1, dtype=dtype, device=device, shape=shape)
 
 
-@implements(np.empty_like)
+@implements(np.empty_like, spmd=True)
 def empty_like(
     x: DistArray,
     /,

@@ -50,7 +50,7 @@ DTYPES = {
 }
 
 
-@implements(np.astype)
+@implements(np.astype, spmd=True)
 def astype(
     x: DistArray, dtype: DTypeLike, /, *, copy: builtins.bool = True, device: Device = None
 ) -> DistArray:
@@ -68,7 +68,7 @@ def astype(
     return out if device is None else out.to_device(device)
 
 
-@implements(np.copy)
+@implements(np.copy, spmd=True)
 def copy(a: DistArray, order: str = "K", subok: builtins.bool = False) -> DistArray:
     """A copy of `a` with the same layout and mode; each chunk is copied on its device."""
     return astype(a, a.dtype, copy=True)
@@ -78,7 +78,7 @@ def _dtype_of(x):
     return x.dtype if isinstance(x, DistArray) else x
 
 
-@implements(np.result_type)
+@implements(np.result_type, spmd=True)
 def result_type(*arrays_and_dtypes: Any) -> np.dtype:
     """The dtype NumPy's promotion gives for arrays, dtypes and Python scalars.
 
@@ -89,7 +89,7 @@ def result_type(*arrays_and_dtypes: Any) -> np.dtype:
     return np.result_type(*(_dtype_of(x) for x in arrays_and_dtypes))
 
 
-@implements(np.can_cast)
+@implements(np.can_cast, spmd=True)
 def can_cast(from_: Any, to: Any, /, casting: Casting = "safe") -> builtins.bool:
     """Whether `from_` (a dtype or array) can be cast to `to` under `casting`.
 
@@ -150,28 +150,28 @@ def isdtype(dtype: DTypeLike, kind: DTypeLike | str | tuple[DTypeLike | str, ...
     return builtins.bool(np.isdtype(np.dtype(dtype), kind))
 
 
-@implements(np.shape)
+@implements(np.shape, spmd=True)
 def shape(a) -> tuple[int, ...]:
     return a.shape
 
 
-@implements(np.ndim)
+@implements(np.ndim, spmd=True)
 def ndim(a) -> int:
     return a.ndim
 
 
-@implements(np.size)
+@implements(np.size, spmd=True)
 def size(a, axis=None) -> int:
     if axis is None:
         return a.size
     return a.shape[axis]
 
 
-@implements(np.iscomplexobj)
+@implements(np.iscomplexobj, spmd=True)
 def iscomplexobj(x) -> builtins.bool:
     return x.dtype.kind == "c"
 
 
-@implements(np.isrealobj)
+@implements(np.isrealobj, spmd=True)
 def isrealobj(x) -> builtins.bool:
     return x.dtype.kind != "c"

@@ -14,7 +14,7 @@ import numpy as np
 from ._array import DistArray, in_mode, wrap
 from ._chunkwise import write_out
 from ._modes import REPLICA
-from ._registry import implements
+from ._registry import implements, spmd
 
 # The array API's elementwise functions -------------------------------------------------
 
@@ -174,6 +174,7 @@ _SIGNATURES = {"clip": inspect.signature(_clip_signature)}
 
 
 def _array_api_function(name: str, func):
+    @spmd  # it only dispatches: the ufunc or function it calls decides
     def function(*args, **kwargs):
         return func(*args, **kwargs)
 

@@ -8,13 +8,15 @@ the host, NumPy computes, and array results are distributed again.
 
 from __future__ import annotations
 
+from types import ModuleType
+
 import numpy as np
 
 from ._array import DistArray, wrap
 from ._chunkwise import write_out
 from ._config import check_fallback
 from ._layout import Layout
-from ._registry import implements_method
+from ._registry import FUNCTIONS, implements_method
 from ._storage import Chunks
 
 
@@ -28,6 +30,19 @@ def fallback_function(func, types, args, kwargs):
     if not all(issubclass(t, (DistArray, np.ndarray)) or _is_cupy_type(t) for t in types):
         return NotImplemented
     return fallback(func, args, kwargs, f"{func.__module__}.{func.__name__}")
+
+
+def numpy_twin(impl, numpy: ModuleType = np):
+    """The NumPy function `impl` implements (its registered NumPy function, else the one
+    of its name in `numpy`), or None."""
+    if not _TWINS:  # first call: every op module has registered by now
+        for func, implementation in FUNCTIONS.items():
+            if getattr(func, "__module__", "").startswith("numpy"):
+                _TWINS.setdefault(implementation, func)
+    return _TWINS.get(impl) or getattr(numpy, getattr(impl, "__name__", ""), None)
+
+
+_TWINS: dict = {}
 
 
 def _is_cupy_type(t) -> bool:

@@ -74,7 +74,8 @@ class Fetch:
             return
         if out is not None and _regions.is_basic(region_index) and not is_local(source):
             # Received in place: MPI writes the view itself.
-            self.exchange.receive(out[region_index], _processes.owner(source), device, source)
+            view = out[_view_key(region_index)]
+            self.exchange.receive(view, _processes.owner(source), device, source)
             return
         shape = _regions.index_shape(chunk_index, self.chunks.layout.chunk_shapes[k])
         landing = self._cross(k, chunk_index, device, shape)
@@ -105,7 +106,7 @@ def gather_host(chunks: Chunks, plan, shape, root: int | None):
             continue
         piece = _regions.apply_index(buffers[k], chunk_index, backend.xp)
         if _regions.is_basic(region_index):
-            backend.to_host_into(out[(*region_index, ...)], piece, device)
+            backend.to_host_into(out[_view_key(region_index)], piece, device)
         else:
             staged.append((region_index, to_host_now(backend, piece, device)))
     backend.synchronize([d for d in layout.devices if is_local(d)])
@@ -119,13 +120,15 @@ def gather_host(chunks: Chunks, plan, shape, root: int | None):
         holder = group.owner(layout.chunk_devices[k])
         basic = _regions.is_basic(region_index)
         if holder == group.rank:
-            piece = out[region_index] if basic else _regions.apply_index(out, region_index)
+            piece = (
+                out[_view_key(region_index)] if basic else _regions.apply_index(out, region_index)
+            )
             for rank in range(group.size) if root is None else (root,):
                 if rank != holder:
                     exchange.send(piece, rank)
         elif root is None or root == group.rank:
             if basic:
-                exchange.receive(out[region_index], holder)
+                exchange.receive(out[_view_key(region_index)], holder)
             else:
                 into = np.empty(_regions.index_shape(region_index, shape), out.dtype)
                 exchange.receive(into, holder)
@@ -152,6 +155,11 @@ def share_host(backend, host, shape, dtype, holder: int, root: int | None):
         exchange.receive(host, holder)
     exchange.run()
     return host if root is None or root == group.rank else None
+
+
+def _view_key(index: tuple) -> tuple:
+    """A basic index that gives a view even where it names one element (0-d)."""
+    return (*index, Ellipsis)
 
 
 def local_piece(backend, piece, source, device):

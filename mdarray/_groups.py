@@ -1,27 +1,48 @@
 """Public functions keep their operands' device group (DESIGN.md: ``x[:5].device ==
-x.device``): the namespaces wrap each of their functions with `keeping_groups`."""
+x.device``), and in an SPMD run of several processes those without a multi-process
+implementation take the fallback: the namespaces wrap each of their functions with
+`keeping_groups`."""
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
+import numpy as np
+
 from ._array import in_group
+from ._fallback import distarrays_in, fallback, numpy_twin
+from ._registry import FUNCTIONS, runs_here
 
 
-def keeping_groups(func: Callable[..., Any]) -> Callable[..., Any]:
+def keeping_groups(func: Callable[..., Any], numpy: ModuleType = np) -> Callable[..., Any]:
     """`func` (a public function) whose results keep its DistArray operands' device group
     (`in_group`), unless a ``device=`` argument places them. One wrapper per function, so
     a name exported by two modules (``mdarray.matmul``, ``mdarray.linalg.matmul``) is one
-    object."""
+    object.
+
+    In a run of several processes a `func` not marked to run across them
+    (`_registry.runs_here`) takes the fallback with its NumPy twin (the function it
+    implements, or the one of its name in `numpy`, the module its namespace mirrors),
+    unless the twin's own implementation is marked (`func` then reaches it).
+    """
     known = _KEEPING_GROUPS.get(func)
     if known is not None:
         return known
 
     @functools.wraps(func)
     def function(*args: Any, **kwargs: Any) -> Any:
-        result = func(*args, **kwargs)
+        twin = None if runs_here(func) else numpy_twin(func, numpy)
+        if (
+            twin is not None
+            and not runs_here(FUNCTIONS.get(twin))
+            and distarrays_in((args, kwargs))
+        ):
+            result = fallback(twin, args, kwargs, f"mdarray.{func.__name__}")
+        else:
+            result = func(*args, **kwargs)
         if kwargs.get("device") is not None:
             return result
         return in_group(result, (*args, *kwargs.values()))

@@ -35,6 +35,7 @@ from ._fallback import fallback, gathered
 from ._index_writes import integer_setitem
 from ._layout import Layout
 from ._plan_cache import plan_cache
+from ._processes import Remote, is_local, several
 from ._redistribute import region_value
 from ._registry import implements_method
 from ._storage import Chunks
@@ -160,6 +161,8 @@ def getitem(x: DistArray, key) -> DistArray:
     (array([7, 4, 1]), {0: [(slice(2, 3, 1),)], 1: [(slice(0, 2, 1),)]})
     """
     basic = _basic_key(key, x.shape)
+    if basic is None and several():  # no multi-process implementation yet
+        return fallback(operator.getitem, (x, key), {}, "DistArray.__getitem__ (advanced index)")
     if basic is None:
         mask = _mask_of(x, key)
         if mask is not None:
@@ -196,6 +199,9 @@ def setitem(x: DistArray, key, value) -> None:
     [[0.0, 5.0, 6.0, 0.0]]
     """
     basic = _basic_key(key, x.shape)
+    if basic is None and several():  # no multi-process implementation yet
+        _gathered_setitem(x, key, value)
+        return
     if basic is None:
         mask = _mask_of(x, key)
         if mask is not None:
@@ -245,6 +251,8 @@ def _write(x: DistArray, writes) -> None:
     buffers = x.storage.writable([k for k, *_ in writes])
     for k, chunk_index, piece, shadowed in writes:
         buffer = buffers[k]
+        if isinstance(buffer, Remote):
+            continue
         with backend.on(x.layout.chunk_devices[k]):
             backend.assign(buffer, chunk_index, piece)  # bit for bit: -0.0 stays -0.0
             for index in shadowed:
@@ -296,6 +304,8 @@ def _operand_in_box_order(x: DistArray, key: tuple, value, shape: tuple):
 def _operand_piece(operand, within: tuple, device, backend):
     """The part of the box-ordered operand that the selection-box region `within` reads,
     on `device` (broadcast axes of length 1 stay 1)."""
+    if not is_local(device) and not isinstance(operand, DistArray):
+        return None  # another process writes that chunk (a DistArray's value moves, below)
     if not hasattr(operand, "shape") or not operand.ndim:
         if isinstance(operand, DistArray):
             return region_value(operand.storage, operand.mode, (), device)
@@ -320,6 +330,8 @@ def _scalar_value(x: DistArray, value):
 
 def _check_writable(x: DistArray) -> None:
     for k, chunk in enumerate(x.storage.buffers):
+        if isinstance(chunk, Remote):  # its process checks it, with the same outcome
+            continue
         flags = getattr(chunk, "flags", None)
         if flags is not None and hasattr(flags, "writeable") and not flags.writeable:
             raise ValueError(

@@ -37,6 +37,7 @@ from ._layout import Layout
 from ._manipulation_functions import squeeze
 from ._modes import REPLICA, SUM
 from ._plan_cache import plan_cache
+from ._processes import Remote, is_local
 from ._registry import implements_ufunc_method
 from ._storage import Chunks
 
@@ -65,7 +66,7 @@ def matmul(x1: Any, x2: Any, /) -> DistArray:
     return np.matmul(x1, x2)
 
 
-@implements_ufunc_method("__call__", ufuncs=[np.matmul])
+@implements_ufunc_method("__call__", ufuncs=[np.matmul], spmd=True)
 def matmul_call(ufunc, inputs, kwargs):
     """``np.matmul(a, b, out=..., dtype=..., casting=...)`` with DistArray operands."""
     if set(kwargs) - _SUPPORTED_KWARGS:
@@ -465,9 +466,12 @@ def _run(a: DistArray, b: DistArray, dtype, kernel_kwargs, backend) -> DistArray
     xp = backend.xp
     fetched: dict = {}
     results = []
-    for task in plan.tasks:
+    for t, task in enumerate(plan.tasks):
         x = _piece(a, task.a_source, task.device, fetched, 0)
         y = _piece(b, task.b_source, task.device, fetched, 1)
+        if not is_local(task.device):  # another process's task; fetching was collective
+            results.append(Remote(plan.layout.chunk_shapes[t], dtype, task.device))
+            continue
         with backend.on(task.device):
             results.append(xp.matmul(x, y, **kernel_kwargs))
     return wrap(Chunks.of(plan.layout, results, backend, dtype), plan.mode)
@@ -477,6 +481,8 @@ def _piece(x: DistArray, source: tuple, device, fetched: dict, side: int):
     if source[0] == "chunk":
         _, k, index = source
         chunk = x.storage.buffers[k]
+        if isinstance(chunk, Remote):
+            return chunk
         return (
             chunk if all(s == slice(0, n, 1) for s, n in zip(index, chunk.shape)) else chunk[index]
         )

@@ -16,6 +16,7 @@ import inspect
 import numpy as np
 
 from ._fallback import as_distarrays, distarrays_in
+from ._registry import spmd
 
 NAMES = (
     "allclose",
@@ -63,6 +64,7 @@ NAMES = (
 def _numpy_function(name: str):
     func = getattr(np, name)
 
+    @spmd  # it only dispatches: NumPy's function on DistArrays decides
     @functools.wraps(func)
     def function(*args, **kwargs):
         result = func(*args, **kwargs)

@@ -77,6 +77,11 @@ def owner(device: int) -> int:
     return 0 if _GROUP is None else _GROUP.owner(device)
 
 
+def several() -> bool:
+    """Whether this is an SPMD run of more than one process."""
+    return _GROUP is not None and _GROUP.size > 1
+
+
 def check_root(root: Any) -> None:
     """Raise ValueError unless `root` is the rank of a process of the run."""
     size = 1 if _GROUP is None else _GROUP.size

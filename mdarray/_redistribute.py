@@ -98,9 +98,33 @@ def _region_value(chunks: Chunks, mode: Mode, region: tuple, device, root: int |
     return _gather(chunks, plan, shape, device)
 
 
-def to_host(chunks: Chunks, mode: Mode, root: int | None = None) -> np.ndarray | None:
-    """The value of `chunks` in `mode` as a NumPy array on the host: on every process of
-    an SPMD run, or only on process `root` (None on the others)."""
+def regions_value(chunks: Chunks, regions, devices) -> list:
+    """`region_value` of REPLICA `chunks` for each region on its device, with one
+    exchange between processes for all of them (a `Remote` for another process's
+    device)."""
+    fetch = Fetch(chunks)
+    out = [
+        _gather(
+            chunks,
+            replica_plan(chunks.layout, region, device),
+            _regions.box_shape(region),
+            device,
+            fetch=fetch,
+        )
+        for region, device in zip(regions, devices)
+    ]
+    fetch.run()
+    return out
+
+
+def to_host(chunks: Chunks, mode: Mode) -> np.ndarray:
+    """The value of `chunks` in `mode` as a NumPy array on the host (on every process of
+    an SPMD run)."""
+    return _region_value(chunks, mode, _regions.full_box(chunks.layout.shape), HOST, None)
+
+
+def to_root(chunks: Chunks, mode: Mode, root: int) -> np.ndarray | None:
+    """`to_host` on process `root` of an SPMD run only (None on the others)."""
     return _region_value(chunks, mode, _regions.full_box(chunks.layout.shape), HOST, root)
 
 
@@ -189,7 +213,7 @@ def _combine_all(chunks: Chunks, combine, identity, jobs) -> list:
     backend = chunks.backend
     dtype = chunks.dtype
     fetch = Fetch(chunks)
-    pieces = []
+    pieces: list[tuple | None] = []
     for shape, device, plan, copies in jobs:
         if not all((copies, *shape)):
             pieces.append(None)

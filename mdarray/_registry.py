@@ -10,39 +10,68 @@
   module (``"getitem"``, ``"setitem"``, ``"fallback"``, CuPy's hooks, ...). DistArray
   reaches op code only through these tables, so the op modules sit above it and import it,
   never the other way round.
+- `SPMD`: the implementations that run in an SPMD run across processes
+  (`mdarray.distributed`): each process computes its own chunks and moves data only
+  through the movement layer. The decorators' ``spmd=True`` adds one. In a run of
+  several processes DistArray sends every other function to the fallback (gathered on
+  every process, computed there, each keeping its part): correct everywhere, fast where
+  marked (`runs_here`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
+
+from . import _processes
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 FUNCTIONS: dict[Any, Callable[..., Any]] = {}
 UFUNC_METHODS: dict[str, Callable[..., Any]] = {}
 UFUNC_OVERRIDES: dict[tuple[Any, str], Callable[..., Any]] = {}
 METHODS: dict[str, Callable[..., Any]] = {}
+SPMD: set[Callable[..., Any]] = set()
 
 
-def implements(*funcs):
-    """Register the decorated function as the DistArray implementation of `funcs`."""
+def runs_here(impl) -> bool:
+    """Whether `impl` may run as it is: always in one process; in a run of several, only
+    an implementation marked ``spmd=True``."""
+    return impl in SPMD or not _processes.several()
+
+
+def spmd(impl: F) -> F:
+    """Mark `impl` as running across the processes of an SPMD run (see `SPMD`)."""
+    SPMD.add(impl)
+    return impl
+
+
+def implements(*funcs, spmd: bool = False):
+    """Register the decorated function as the DistArray implementation of `funcs` (and as
+    running across processes with `spmd`)."""
 
     def register(impl):
         for func in funcs:
             if func in FUNCTIONS:
                 raise ValueError(f"{func!r} is registered twice")
             FUNCTIONS[func] = impl
+        if spmd:
+            SPMD.add(impl)
         return impl
 
     return register
 
 
-def implements_ufunc_method(method: str, ufuncs=None):
-    """Register the decorated ``impl(ufunc, inputs, kwargs)`` for a ufunc method.
+def implements_ufunc_method(method: str, ufuncs=None, spmd: bool = False):
+    """Register the decorated ``impl(ufunc, inputs, kwargs)`` for a ufunc method (and as
+    running across processes with `spmd`).
 
     With `ufuncs`, only for those ufuncs (an override); without, for every ufunc.
     """
 
     def register(impl):
+        if spmd:
+            SPMD.add(impl)
         if ufuncs is None:
             if method in UFUNC_METHODS:
                 raise ValueError(f"ufunc method {method!r} is registered twice")

@@ -33,7 +33,7 @@ from ._registry import implements, implements_ufunc_method
 # Reductions by ufunc ----------------------------------------------------------------
 
 
-@implements_ufunc_method("reduce")
+@implements_ufunc_method("reduce", spmd=True)
 def ufunc_reduce(ufunc, inputs, kwargs):
     """``np.<ufunc>.reduce`` of a DistArray (partial where the axes are split)."""
     kwargs = dict(kwargs)
@@ -81,12 +81,12 @@ def _all_like(func, ufunc):
     return all_impl
 
 
-implements(np.sum)(_reducer(np.sum, np.add))
-implements(np.prod)(_reducer(np.prod, np.multiply))
-implements(np.max, np.amax)(_max_like(np.max, np.maximum))
-implements(np.min, np.amin)(_max_like(np.min, np.minimum))
-implements(np.all)(_all_like(np.all, np.logical_and))
-implements(np.any)(_all_like(np.any, np.logical_or))
+implements(np.sum, spmd=True)(_reducer(np.sum, np.add))
+implements(np.prod, spmd=True)(_reducer(np.prod, np.multiply))
+implements(np.max, np.amax, spmd=True)(_max_like(np.max, np.maximum))
+implements(np.min, np.amin, spmd=True)(_max_like(np.min, np.minimum))
+implements(np.all, spmd=True)(_all_like(np.all, np.logical_and))
+implements(np.any, spmd=True)(_all_like(np.any, np.logical_or))
 
 
 # Mean, variance, standard deviation ------------------------------------------------
@@ -178,7 +178,7 @@ def _moment(func, stat, a, axis, dtype, out, keepdims, where, **extra):
     return result if out is None else write_out(out, result)
 
 
-@implements(np.mean)
+@implements(np.mean, spmd=True)
 def _np_mean(a, axis=None, dtype=None, out=None, keepdims=NO_VALUE, *, where=NO_VALUE):
     args = {"axis": axis, "dtype": dtype, "out": out, "keepdims": keepdims, "where": where}
     if not isinstance(a, DistArray):
@@ -217,8 +217,8 @@ def _variance_impl(func, root: bool):
     return impl
 
 
-implements(np.var)(_variance_impl(np.var, root=False))
-implements(np.std)(_variance_impl(np.std, root=True))
+implements(np.var, spmd=True)(_variance_impl(np.var, root=False))
+implements(np.std, spmd=True)(_variance_impl(np.std, root=True))
 
 
 # Scans ------------------------------------------------------------------------------

@@ -199,7 +199,7 @@ class Chunks:
         """Chunks whose buffer `k` is ``make(k)`` (run on chunk k's device), cast to
         `dtype` where given."""
         dtype = None if dtype is None else np.dtype(dtype)
-        buffers = []
+        buffers: list = []
         for k, device in enumerate(layout.chunk_devices):
             if not is_local(device):
                 buffers.append(None)
@@ -303,7 +303,7 @@ class Chunks:
         """Fresh Chunks of this layout: buffer k is ``fn(buffer k, *(c[k] for c in
         columns))`` on chunk k's device (cast to `dtype` where the kernel gave another)."""
         on = self.backend.on
-        out = []
+        out: list = []
         for k, (buffer, device) in enumerate(zip(self.buffers, self.layout.chunk_devices)):
             if isinstance(buffer, Remote):
                 out.append(None)

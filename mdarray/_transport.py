@@ -41,15 +41,16 @@ class Exchange:
     def __init__(self, backend, host: bool = False) -> None:
         self.backend = backend
         self.host = host
-        self.sends: dict[int, list[tuple[Any, int | None]]] = {}
-        self.receives: dict[int, list[tuple[Any, int | None]]] = {}
+        # Per peer rank: (array, device, the device at the other end), in listing order.
+        self.sends: dict[int, list[tuple[Any, Any, Any]]] = {}
+        self.receives: dict[int, list[tuple[Any, Any, Any]]] = {}
 
     def send(self, piece, rank: int, device: int | None = None, to_device: int | None = None):
         """Send `piece` (on `device`, or host memory) to process `rank` (to `to_device`
         there, for NCCL)."""
         if piece.size:
             self.sends.setdefault(rank, []).append((piece, device, to_device))
-            if not self.host:
+            if device is not None and to_device is not None:
                 _debug.record_transfer(device, to_device, piece.nbytes)
 
     def receive(self, into, rank: int, device: int | None = None, from_device: int | None = None):

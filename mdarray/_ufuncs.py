@@ -32,6 +32,7 @@ from ._chunkwise import aligned, backend_of, result_layout, shape_of, write_out
 from ._fallback import fallback
 from ._mode_rules import R, result_mode
 from ._modes import REPLICA
+from ._processes import Remote, is_local
 from ._registry import implements_method, implements_ufunc_method
 from ._storage import Chunks
 
@@ -133,14 +134,26 @@ def _fast_call(ufunc, inputs, kwargs):
         for device, args, targets in zip(
             layout.chunk_devices, zip(*columns), zip(*(o.storage.writable() for o in out))
         ):
+            if not is_local(device):
+                continue
             with on(device):
                 kernel(*args, out=targets)
         return out[0] if len(out) == 1 else out
     results = []
     for device, args in zip(layout.chunk_devices, zip(*columns)):
+        if not is_local(device):
+            results.append(_remote_results(ufunc.nout, args, dtypes, device))
+            continue
         with on(device):
             results.append(kernel(*args))
     return _wrap_results(ufunc, layout, results, backend, REPLICA, dtypes)
+
+
+def _remote_results(nout: int, args, dtypes, device):
+    """What a chunk of another process's device yields here: a `Remote` per output."""
+    shape = next(a.shape for a in args if isinstance(a, Remote))
+    remote = tuple(Remote(shape, dtype, device) for dtype in dtypes)
+    return remote if nout > 1 else remote[0]
 
 
 def _slab_call(ufunc, kernel, layout, backend, operands, out, dtypes):
@@ -157,6 +170,10 @@ def _slab_call(ufunc, kernel, layout, backend, operands, out, dtypes):
     for d, device in enumerate(layout.devices):
         # `_fast_call` came here only with every Chunks operand packed (slabs not None).
         args = [x.slabs[d] if type(x) is Chunks else x for x in operands]  # type: ignore[index]
+        if not is_local(device):
+            if targets is None:
+                results.append(_remote_results(len(dtypes), args, dtypes, device))
+            continue
         with backend.on(device):
             if targets is not None:
                 kernel(*args, out=tuple(t[d] for t in targets))
@@ -167,6 +184,7 @@ def _slab_call(ufunc, kernel, layout, backend, operands, out, dtypes):
             results.append([g if g.dtype == t else g.astype(t) for g, t in zip(got, dtypes)])
     if out is not None:
         return out[0] if len(out) == 1 else out
+    results = [r if isinstance(r, (list, tuple)) else (r,) for r in results]
     values = [
         wrap(Chunks.packed(layout, [r[i] for r in results], backend, dtype, check=False))
         for i, dtype in enumerate(dtypes)
@@ -184,11 +202,14 @@ def _wrap_results(ufunc, layout, results, backend, mode, dtypes):
 
 
 def _wrap(layout, buffers, backend, mode, dtype):
-    if buffers[0].dtype != dtype:
+    if any(b.dtype != dtype for b in buffers):
         # A backend whose kernels promote differently from NumPy (CuPy in corner cases):
         # NumPy's dtype is the contract.
         casts = []
         for device, buffer in zip(layout.chunk_devices, buffers):
+            if isinstance(buffer, Remote):
+                casts.append(Remote(buffer.shape, dtype, device))
+                continue
             with backend.on(device):
                 casts.append(buffer.astype(dtype))
         buffers = casts
@@ -198,7 +219,7 @@ def _wrap(layout, buffers, backend, mode, dtype):
 # The general path --------------------------------------------------------------------
 
 
-@implements_ufunc_method("__call__")
+@implements_ufunc_method("__call__", spmd=True)
 def ufunc_call(ufunc, inputs, kwargs):
     """Run `ufunc` on each chunk of the result's layout, operands aligned to it."""
     result = _fast_call(ufunc, inputs, kwargs)
@@ -249,7 +270,7 @@ def ufunc_call(ufunc, inputs, kwargs):
     )
     targets = _targets(ufunc, outs, direct, where, layout, backend, dtypes)
     masks = None if where is None else aligned(where, layout, backend)
-    results = _run(kernel, columns, targets, masks, layout, backend, kwargs)
+    results = _run(kernel, columns, targets, masks, layout, backend, kwargs, dtypes)
     return _deliver(ufunc, outs, direct, results, layout, backend, mode, dtypes)
 
 
@@ -351,6 +372,8 @@ def _targets(ufunc, outs, direct, where, layout, backend, dtypes):
             targets.append(
                 [
                     backend.empty(shape, dtypes[i], device)
+                    if is_local(device)
+                    else Remote(shape, dtypes[i], device)
                     for shape, device in zip(layout.chunk_shapes, layout.chunk_devices)
                 ]
             )
@@ -365,16 +388,21 @@ def _private_copies(chunks, owner, layout, backend):
     own = {id(c) for c in owner.storage.buffers} if isinstance(owner, DistArray) else set()
     out = []
     for chunk, device in zip(chunks, layout.chunk_devices):
-        out.append(backend.copy(chunk, device) if id(chunk) in own else chunk)
+        mine = id(chunk) in own and not isinstance(chunk, Remote)
+        out.append(backend.copy(chunk, device) if mine else chunk)
     return out
 
 
-def _run(kernel, columns, targets, masks, layout, backend, options):
+def _run(kernel, columns, targets, masks, layout, backend, options, dtypes):
     """Run `kernel` on every chunk: per chunk, the tuple of its output arrays."""
     results = []
     for k, device in enumerate(layout.chunk_devices):
         args = [column[k] for column in columns]
         given = [None if t is None else t[k] for t in targets]
+        if not is_local(device):
+            shape = layout.chunk_shapes[k]
+            results.append(tuple(Remote(shape, dtype, device) for dtype in dtypes))
+            continue
         mask = None if masks is None else masks[k]
         with backend.on(device):
             results.append(_run_chunk(kernel, args, given, mask, backend, options))

@@ -6,6 +6,8 @@ return DistArrays; the shifts run on the chunks (see `mdarray._fft`).
 
 from types import FunctionType
 
+import numpy as np
+
 from ._fft import (
     fft,
     fftfreq,
@@ -44,7 +46,7 @@ __all__ = [
 # Every function keeps its operands' device group (DESIGN: ``x[:5].device == x.device``).
 globals().update(
     {
-        name: keeping_groups(value)
+        name: keeping_groups(value, np.fft)
         for name, value in globals().items()
         if name in __all__ and isinstance(value, FunctionType)
     }

@@ -10,6 +10,8 @@ onto one device, as fallbacks under the policy of `mdarray.options` (see
 
 from types import FunctionType
 
+import numpy as np
+
 from ._groups import keeping_groups
 from ._linalg import (
     EighResult,
@@ -74,7 +76,7 @@ __all__ = [
 # Every function keeps its operands' device group (DESIGN: ``x[:5].device == x.device``).
 globals().update(
     {
-        name: keeping_groups(value)
+        name: keeping_groups(value, np.linalg)
         for name, value in globals().items()
         if name in __all__ and isinstance(value, FunctionType)
     }
