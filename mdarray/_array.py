@@ -118,6 +118,7 @@ class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
         >>> x.get()
         array([1, 2, 3])
         """
+        _processes.check_call("get", (self,))
         if root is None:
             return _redistribute.to_host(self._storage, self._mode)
         _processes.check_root(root)
@@ -140,6 +141,7 @@ class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
         [[0, 0, 0, 0]]
         """
         mode = as_mode(mode)
+        _processes.check_call("change_mode", (self,), mode)
         if mode is self._mode:
             # A new array all the same, sharing the buffers (copy on write): whether a
             # later write to one reaches the other must not depend on the mode.
@@ -158,6 +160,7 @@ class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
         {1: [(slice(0, 4, 1),)]}
         """
         layout = self._as_layout(index_map)
+        _processes.check_call("reshard", (self,), layout)
         if layout == self.layout:
             return DistArray._new(self._storage.derive(), self._mode)
         return DistArray._new(_redistribute.reshard(self._storage, self._mode, layout), self._mode)
@@ -192,7 +195,7 @@ class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
     # Presentation -------------------------------------------------------------------
 
     def __repr__(self) -> str:
-        part, summarize = _printed_part(self)
+        part, summarize = _visualize.printed_part(self)
         values = np.array2string(
             part, separator=", ", prefix="DistArray(", threshold=0 if summarize else None
         )
@@ -349,9 +352,11 @@ class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
     __hash__ = None  # type: ignore[assignment]  # mutable, as ndarray
 
     def __getitem__(self, key: Any) -> DistArray:
+        _processes.check_call("getitem", (self,))
         return in_group(method("getitem")(self, key), (self,))
 
     def __setitem__(self, key: Any, value: Any) -> None:
+        _processes.check_call("setitem", (self, value))
         method("setitem")(self, key, value)
 
     # Python scalar protocols --------------------------------------------------------
@@ -426,6 +431,7 @@ class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
     def __array_ufunc__(
         self, ufunc: np.ufunc, method_name: str, *inputs: Any, **kwargs: Any
     ) -> Any:
+        _processes.check_call(f"{ufunc.__name__}.{method_name}", inputs)
         impl = UFUNC_OVERRIDES.get((ufunc, method_name)) or UFUNC_METHODS.get(method_name)
         if impl is None or not runs_here(impl):
             return in_group(method("fallback_ufunc")(ufunc, method_name, inputs, kwargs), inputs)
@@ -438,6 +444,7 @@ class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
     ) -> Any:
+        _processes.check_call(getattr(func, "__name__", "function"), args)
         impl = FUNCTIONS.get(func)
         if impl is not None and runs_here(impl):
             return in_group(impl(*args, **kwargs), (*args, *kwargs.values()))
@@ -568,28 +575,3 @@ def in_mode(x: DistArray, mode: Mode) -> DistArray:
 def laid_out(x: DistArray, layout: Layout) -> DistArray:
     """`x` itself where it has `layout`, else ``x.reshard(layout)`` (see `in_mode`)."""
     return x if x.layout == layout else x.reshard(layout)
-
-
-def _printed_part(x: DistArray) -> tuple:
-    """``(values, summarize)``: what NumPy's printer shows of `x`, gathered. All of it when
-    it is small; else only the edges of every long axis (``edgeitems`` each side), which
-    NumPy prints with the same "..." when told to summarize (threshold 0), so the repr of
-    a 1 GiB array moves kilobytes."""
-    options = np.get_printoptions()
-    if x.size <= options["threshold"]:
-        return x.get(), False
-    edge = options["edgeitems"]
-    sides = [
-        # One element more than shown keeps the axis longer than 2 * edgeitems, so NumPy
-        # prints "..." in its place.
-        [slice(0, edge + 1), slice(n - edge, n)] if n > 2 * edge else [slice(None)]
-        for n in x.shape
-    ]
-
-    def gather(axis: int, key: tuple) -> np.ndarray:
-        if axis == x.ndim:
-            return x[key].get()
-        parts = [gather(axis + 1, (*key, side)) for side in sides[axis]]
-        return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=axis)
-
-    return gather(0, ()), True

@@ -30,6 +30,8 @@ class Fetch:
         self.chunks = chunks
         self.exchange = Exchange(chunks.backend)
         self.landed: list = []
+        # A single-process run: every piece is local and nothing waits for `run`.
+        self.alone = _processes.current() is None
 
     def _source(self, k: int, chunk_index):
         buffer = self.chunks.buffers[k]
@@ -57,7 +59,7 @@ class Fetch:
         """Piece `chunk_index` (None: whole) of chunk `k` on `device`: the array now, or
         the buffer it arrives in at `run`; None where `device` is another process's."""
         source = self.chunks.layout.chunk_devices[k]
-        if is_local(source) and is_local(device):
+        if self.alone or (is_local(source) and is_local(device)):
             piece = self._source(k, chunk_index)
             return local_piece(self.chunks.backend, piece, source, device)
         shape = _regions.index_shape(chunk_index, self.chunks.layout.chunk_shapes[k])
@@ -68,7 +70,7 @@ class Fetch:
         (`out` is None where `device` is another process's)."""
         backend = self.chunks.backend
         source = self.chunks.layout.chunk_devices[k]
-        if is_local(source) and is_local(device):
+        if self.alone or (is_local(source) and is_local(device)):
             piece = self._source(k, chunk_index)
             backend.assign(out, region_index, backend.move(piece, source, device))
             return

@@ -14,6 +14,7 @@ import numpy as np
 
 from ._array import in_group
 from ._fallback import distarrays_in, fallback, numpy_twin
+from ._processes import check_call
 from ._registry import FUNCTIONS, runs_here
 
 
@@ -34,6 +35,7 @@ def keeping_groups(func: Callable[..., Any], numpy: ModuleType = np) -> Callable
 
     @functools.wraps(func)
     def function(*args: Any, **kwargs: Any) -> Any:
+        check_call(func.__name__, args)
         twin = None if runs_here(func) else numpy_twin(func, numpy)
         if (
             twin is not None

@@ -15,8 +15,10 @@ process is making the same call (`check_collective`).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -43,6 +45,8 @@ class Group:
         self.owners = tuple(owners)
         self.local = tuple(d for d, r in zip(self.device_ids, owners) if r == self.rank)
         self.local_set = frozenset(self.local)
+        # Whether collectives first check that every process makes the same call.
+        self.checking = checking_collectives()
 
     def owner(self, device: int) -> int:
         """The rank holding `device`."""
@@ -186,11 +190,25 @@ def checking_collectives() -> bool:
     return os.environ.get("MDARRAY_CHECK_COLLECTIVES", "") not in ("", "0")
 
 
+def check_call(name: str, values, *extra: Any) -> None:
+    """`check_collective` of the call `name` on `values` (its arguments): the layout,
+    mode and dtype of each array among them, and the `extra` values' reprs (a target
+    layout, a mode), name the call. Free unless checking: nothing is computed before."""
+    if _GROUP is None or not _GROUP.checking:
+        return
+    keys = [
+        (hash(v.layout), str(v.mode), str(v.dtype))
+        for v in values
+        if hasattr(v, "layout") and hasattr(v, "mode")
+    ]
+    check_collective(name, *keys, *map(repr, extra))
+
+
 def check_collective(name: str, *keys: Any) -> None:
     """With ``MDARRAY_CHECK_COLLECTIVES=1``: raise on every process unless every process
     is calling the collective `name` on the same metadata `keys` (layouts, modes, ...)."""
     group = _GROUP
-    if group is None or not checking_collectives():
+    if group is None or not group.checking:
         return
     digest = hashlib.sha1(repr((name, *keys)).encode()).hexdigest()[:16]
     calls = group.comm.allgather((name, digest))
@@ -200,6 +218,22 @@ def check_collective(name: str, *keys: Any) -> None:
             f"processes disagree on the collective call (name and layout hash): {lines}. "
             "Every process must make the same collective calls in the same order."
         )
+
+
+@contextlib.contextmanager
+def agreeing(may_fail: bool) -> Iterator[None]:
+    """Run the block (local work that `may_fail` on its data); in a run of several
+    processes every process then raises if any raised, before the next collective, so
+    none is left waiting."""
+    if not may_fail or not several():
+        yield
+        return
+    try:
+        yield
+    except Exception as error:  # re-raised by agree_error, on every process
+        agree_error(error)
+    else:
+        agree_error(None)
 
 
 def agree_error(error: BaseException | None) -> None:

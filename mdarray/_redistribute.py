@@ -210,40 +210,47 @@ def _combine_all(chunks: Chunks, combine, identity, jobs) -> list:
     """`combine_pieces` for each job ``(shape, device, plan, copies)``, with one exchange
     between processes for all of them; a `Remote` for a job on another process's
     device."""
+    fetch = Fetch(chunks)
+    if fetch.alone:  # one process: each job reads its pieces as it combines them
+        return [_combine_job(chunks, combine, identity, job, _pieces(fetch, job)) for job in jobs]
+    pieces = [_pieces(fetch, job) for job in jobs]
+    fetch.run()
+    return [_combine_job(chunks, combine, identity, job, got) for job, got in zip(jobs, pieces)]
+
+
+def _pieces(fetch: Fetch, job) -> tuple | None:
+    """The pieces of one job of `_combine_all` on its device (see `Fetch.get`), or None
+    where its result is empty."""
+    shape, device, plan, copies = job
+    if not all((copies, *shape)):
+        return None
+    backend = fetch.chunks.backend
+    with backend.on(device) if fetch.alone or is_local(device) else _nowhere():
+        whole = [fetch.get(k, chunk_index, device) for k, chunk_index, _ in plan.whole]
+        parts = [fetch.get(k, chunk_index, device) for k, _, chunk_index in plan.parts]
+    return whole, parts
+
+
+def _combine_job(chunks: Chunks, combine, identity, job, got):
+    """One job of `_combine_all`, its pieces `got` (fetched, or arrived)."""
     backend = chunks.backend
     dtype = chunks.dtype
-    fetch = Fetch(chunks)
-    pieces: list[tuple | None] = []
-    for shape, device, plan, copies in jobs:
-        if not all((copies, *shape)):
-            pieces.append(None)
-            continue
-        with backend.on(device) if is_local(device) else _nowhere():
-            whole = [fetch.get(k, chunk_index, device) for k, chunk_index, _ in plan.whole]
-            parts = [fetch.get(k, chunk_index, device) for k, _, chunk_index in plan.parts]
-        pieces.append((whole, parts))
-    fetch.run()
-    out = []
-    for (shape, device, plan, copies), got in zip(jobs, pieces):
-        out_shape = (copies, *shape)
-        if not is_local(device):
-            out.append(Remote(out_shape, dtype, device))
-            continue
-        with backend.on(device), _quiet():
-            if got is None:
-                out.append(backend.empty(out_shape, dtype, device))
-                continue
-            whole, parts = got
-            if whole:
-                result = backend.combine(combine, whole, copies, dtype)
-            else:
-                result = backend.full(out_shape, identity, dtype, device)
-            every_copy = slice(0, copies, 1)
-            for (_, region_index, _), piece in zip(plan.parts, parts):
-                _kernels.combine_into(backend.xp, result, (every_copy, *region_index), piece,
-                                      combine)  # fmt: skip
-        out.append(result)
-    return out
+    shape, device, plan, copies = job
+    out_shape = (copies, *shape)
+    if not is_local(device):
+        return Remote(out_shape, dtype, device)
+    with backend.on(device), _quiet():
+        if got is None:
+            return backend.empty(out_shape, dtype, device)
+        whole, parts = got
+        if whole:
+            result = backend.combine(combine, whole, copies, dtype)
+        else:
+            result = backend.full(out_shape, identity, dtype, device)
+        every_copy = slice(0, copies, 1)
+        for (_, region_index, _), piece in zip(plan.parts, parts):
+            _kernels.combine_into(backend.xp, result, (every_copy, *region_index), piece, combine)
+    return result
 
 
 def _nowhere():

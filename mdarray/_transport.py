@@ -82,11 +82,11 @@ def _mpi_exchange(comm, sends: dict, receives: dict) -> None:
     types: list = []
     requests = []
     for rank in sorted(receives):
-        struct = _struct(MPI, [p for p, _, _ in receives[rank]], types)
-        requests.append(comm.Irecv([MPI.BOTTOM, 1, struct], source=rank, tag=_TAG))
+        message = _message(MPI, [p for p, _, _ in receives[rank]], types)
+        requests.append(comm.Irecv(message, source=rank, tag=_TAG))
     for rank in sorted(sends):
-        struct = _struct(MPI, [p for p, _, _ in sends[rank]], types)
-        requests.append(comm.Isend([MPI.BOTTOM, 1, struct], dest=rank, tag=_TAG))
+        message = _message(MPI, [p for p, _, _ in sends[rank]], types)
+        requests.append(comm.Isend(message, dest=rank, tag=_TAG))
     try:
         MPI.Request.Waitall(requests)
     finally:
@@ -94,15 +94,18 @@ def _mpi_exchange(comm, sends: dict, receives: dict) -> None:
             datatype.Free()
 
 
-def _struct(MPI, arrays: list, types: list):
-    """One committed datatype covering `arrays` (NumPy arrays, any strides) at their
-    absolute addresses; every datatype made is added to `types`, to be freed."""
+def _message(MPI, arrays: list, types: list) -> list:
+    """One MPI message spec covering `arrays` (NumPy arrays, any strides): a committed
+    struct datatype of their places relative to the first, over a buffer at that
+    address; every datatype made is added to `types`, to be freed. (Relative, not from
+    ``MPI.BOTTOM``: MPICH moves the same strided datatype 3-6x slower from BOTTOM.)"""
+    base = arrays[0].ctypes.data
     parts = [_layout_type(MPI, a, types) for a in arrays]
     struct = MPI.Datatype.Create_struct(
-        [1] * len(arrays), [a.ctypes.data for a in arrays], parts
+        [1] * len(arrays), [a.ctypes.data - base for a in arrays], parts
     ).Commit()
     types.append(struct)
-    return struct
+    return [MPI.buffer.fromaddress(base, 0), 1, struct]
 
 
 def _layout_type(MPI, array: np.ndarray, types: list):

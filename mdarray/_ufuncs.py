@@ -32,7 +32,7 @@ from ._chunkwise import aligned, backend_of, result_layout, shape_of, write_out
 from ._fallback import fallback
 from ._mode_rules import R, result_mode
 from ._modes import REPLICA
-from ._processes import Remote, is_local
+from ._processes import Remote, agreeing, is_local
 from ._registry import implements_method, implements_ufunc_method
 from ._storage import Chunks
 
@@ -126,8 +126,12 @@ def _fast_call(ufunc, inputs, kwargs):
     kernel = backend.ufunc_kernel(ufunc)
     if kernel is None or (out is not None and backend.may_fail(ufunc)):
         return None
+    # No collective until the kernels ran: a process whose kernel raised must not
+    # leave the others waiting (`agreeing`).
+    may_fail = backend.may_fail(ufunc)
     if all(type(x) is not Chunks or x.slabs is not None for x in operands):
-        return _slab_call(ufunc, kernel, layout, backend, operands, out, dtypes)
+        with agreeing(may_fail):
+            return _slab_call(ufunc, kernel, layout, backend, operands, out, dtypes)
     columns = [x.buffers if type(x) is Chunks else repeat(x) for x in operands]
     on = backend.on
     if out is not None:
@@ -140,12 +144,13 @@ def _fast_call(ufunc, inputs, kwargs):
                 kernel(*args, out=targets)
         return out[0] if len(out) == 1 else out
     results = []
-    for device, args in zip(layout.chunk_devices, zip(*columns)):
-        if not is_local(device):
-            results.append(_remote_results(ufunc.nout, args, dtypes, device))
-            continue
-        with on(device):
-            results.append(kernel(*args))
+    with agreeing(may_fail):
+        for device, args in zip(layout.chunk_devices, zip(*columns)):
+            if not is_local(device):
+                results.append(_remote_results(ufunc.nout, args, dtypes, device))
+                continue
+            with on(device):
+                results.append(kernel(*args))
     return _wrap_results(ufunc, layout, results, backend, REPLICA, dtypes)
 
 
@@ -270,7 +275,8 @@ def ufunc_call(ufunc, inputs, kwargs):
     )
     targets = _targets(ufunc, outs, direct, where, layout, backend, dtypes)
     masks = None if where is None else aligned(where, layout, backend)
-    results = _run(kernel, columns, targets, masks, layout, backend, kwargs, dtypes)
+    with agreeing(backend.may_fail(ufunc)):
+        results = _run(kernel, columns, targets, masks, layout, backend, kwargs, dtypes)
     return _deliver(ufunc, outs, direct, results, layout, backend, mode, dtypes)
 
 

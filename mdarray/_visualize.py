@@ -221,3 +221,28 @@ def _bytes(n: int) -> str:
         if scaled < 1024 or unit == "TiB":
             return f"{scaled:.1f} {unit}"
     raise AssertionError("unreachable")
+
+
+def printed_part(x) -> tuple:
+    """``(values, summarize)``: what NumPy's printer shows of `x`, gathered. All of it when
+    it is small; else only the edges of every long axis (``edgeitems`` each side), which
+    NumPy prints with the same "..." when told to summarize (threshold 0), so the repr of
+    a 1 GiB array moves kilobytes."""
+    options = np.get_printoptions()
+    if x.size <= options["threshold"]:
+        return x.get(), False
+    edge = options["edgeitems"]
+    sides = [
+        # One element more than shown keeps the axis longer than 2 * edgeitems, so NumPy
+        # prints "..." in its place.
+        [slice(0, edge + 1), slice(n - edge, n)] if n > 2 * edge else [slice(None)]
+        for n in x.shape
+    ]
+
+    def gather(axis: int, key: tuple) -> np.ndarray:
+        if axis == x.ndim:
+            return x[key].get()
+        parts = [gather(axis + 1, (*key, side)) for side in sides[axis]]
+        return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=axis)
+
+    return gather(0, ()), True

@@ -1,0 +1,109 @@
+"""The transport between processes (`mdarray._transport`), in a run of one process.
+
+`mdarray.distributed.initialize()` without ``mpiexec`` makes an MPI run of one process; an
+`Exchange` from that process to itself then goes through the same MPI (or NCCL) calls as
+between processes. The multi-process suite (tests/spmd, run by tests/test_spmd.py under
+``mpiexec``) covers the rest.
+"""
+
+import numpy as np
+import pytest
+
+import mdarray
+from mdarray import _transport
+from mdarray._backend import backend as default_backend
+from mdarray._transport import Exchange
+
+pytest.importorskip("mpi4py", reason="the transport needs mpi4py (the mpi extra)")
+
+
+@pytest.fixture(scope="module")
+def run_of_one():
+    mdarray.distributed.initialize()
+    try:
+        yield default_backend()
+    finally:
+        mdarray.distributed.finalize()
+
+
+def _exchange(backend, host, pieces, intos, devices):
+    exchange = Exchange(backend, host=host)
+    for piece, into, device in zip(pieces, intos, devices):
+        exchange.send(piece, 0, None if host else device, None if host else device)
+        exchange.receive(into, 0, None if host else device, None if host else device)
+    exchange.run()
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex64", "bool", "int16"])
+def test_host_pieces_of_any_strides_arrive_in_place(run_of_one, dtype):
+    rng = np.random.default_rng(0)
+    source = (rng.standard_normal((9, 10, 4)) * 10).astype(dtype)
+    pieces = [source[1:8:3, ::2, 1:], source[4], source[0, 0, 0:1], source[::-1][0, 5, 1:2]]
+    target = np.zeros((9, 10, 4), dtype)
+    intos = [target[0:3, 5:10, :3], target[8], target[1, 1, 3:4], target[2, 2, 0:1]]
+    _exchange(run_of_one, True, pieces, intos, [None] * 4)
+    for piece, into in zip(pieces, intos):
+        np.testing.assert_array_equal(into, piece)
+    untouched = np.ones(target.shape, bool)
+    untouched[0:3, 5:10, :3] = untouched[8] = False
+    untouched[1, 1, 3] = untouched[2, 2, 0] = False
+    assert not target[untouched].any()
+
+
+def test_runs_longer_than_the_count_limit_are_split(run_of_one, monkeypatch):
+    monkeypatch.setattr(_transport, "COUNT_LIMIT", 7)
+    source = np.arange(100, dtype=np.float64)
+    into = np.zeros(100)
+    strided = np.zeros((5, 30))[:, 3:23]  # rows of 160 bytes, split in runs of 7
+    _exchange(run_of_one, True, [source, source[:100].reshape(5, 20)], [into, strided], [None] * 2)
+    np.testing.assert_array_equal(into, source)
+    np.testing.assert_array_equal(strided, source.reshape(5, 20))
+
+
+def test_empty_pieces_move_nothing(run_of_one):
+    exchange = Exchange(run_of_one, host=True)
+    exchange.send(np.zeros((0, 3)), 0)
+    exchange.receive(np.zeros((3, 0)), 0)
+    assert not exchange.sends and not exchange.receives
+    exchange.run()
+
+
+def test_device_pieces_cross_by_the_backends_transport(run_of_one):
+    backend = run_of_one
+    device = mdarray.devices()[0]
+    rng = np.random.default_rng(1)
+    host = rng.standard_normal((6, 8)).astype(np.float32)
+    chunk = backend.from_host(host, device)
+    into = backend.full((8, 6), 0, np.float32, device)
+    # A strided piece, received into a strided view: NCCL on GPUs, MPI on the cpu backend.
+    _exchange(backend, False, [chunk[::2, 1:7]], [into[1:4, :]], [device])
+    got = np.asarray(into.get() if hasattr(into, "get") else into)
+    np.testing.assert_array_equal(got[1:4], host[::2, 1:7])
+    assert not got[0].any() and not got[4:].any()
+
+
+def test_gpu_pieces_without_nccl_go_through_the_host(run_of_one, monkeypatch):
+    backend = run_of_one
+    if backend.name != "cuda":
+        pytest.skip("the staged path is the cuda backend's (CuPy chunks without NCCL)")
+    monkeypatch.setattr(backend, "nccl", None)
+    device = mdarray.devices()[0]
+    host = np.arange(24, dtype=np.int64).reshape(4, 6)
+    chunk = backend.from_host(host, device)
+    into = backend.full((4, 6), -1, np.int64, device)
+    _exchange(backend, False, [chunk[:, ::2]], [into[:, 3:]], [device])
+    got = into.get()
+    np.testing.assert_array_equal(got[:, 3:], host[:, ::2])
+    assert (got[:, :3] == -1).all()
+
+
+def test_the_run_of_one_is_the_single_process_library(run_of_one):
+    assert mdarray.distributed.is_initialized()
+    assert (mdarray.distributed.rank(), mdarray.distributed.size()) == (0, 1)
+    assert mdarray.distributed.local_devices() == mdarray.devices()
+    a = np.arange(12.0).reshape(3, 4)
+    x = mdarray.distributed_array(a, mdarray.Layout.block(a.shape, axis=1))
+    np.testing.assert_array_equal((x * 2).sum(axis=0).get(), (a * 2).sum(axis=0))
+    np.testing.assert_array_equal(x.get(root=0), a)
+    with pytest.raises(ValueError, match="root must be the rank"):
+        x.get(root=1)
