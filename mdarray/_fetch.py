@@ -13,7 +13,7 @@ import numpy as np
 from . import _kernels, _processes, _regions
 from ._processes import is_local
 from ._storage import Chunks
-from ._transport import Exchange
+from ._transport import Exchange, allreduce_op
 
 
 class Fetch:
@@ -173,4 +173,32 @@ def to_host_now(backend, array, device):
     out = backend.host_empty(array.shape, array.dtype)
     backend.to_host_into(out, array, device)
     backend.synchronize([device])
+    return out
+
+
+def allreduced(chunks: Chunks, combine) -> Chunks | None:
+    """The copies of `chunks` combined by `combine` into every chunk, by one MPI
+    all-reduce, where that is the plan: a run of several processes, every chunk the whole
+    array, every process holding one, NumPy chunks, and an MPI operation that gives
+    `combine`'s result (`allreduce_op`). Each process folds its own copies first; None
+    where the general plan is needed."""
+    group = _processes.current()
+    layout = chunks.layout
+    if group is None or group.size == 1 or chunks.backend.name != "cpu":
+        return None
+    op = allreduce_op(combine, chunks.dtype)
+    whole = _regions.full_box(layout.shape)
+    if op is None or any(box != whole for box in layout.boxes):
+        return None
+    if group.ranks_of(layout.devices) != frozenset(range(group.size)):
+        return None
+    backend = chunks.backend
+    mine = [b for b, d in zip(chunks.buffers, layout.chunk_devices) if is_local(d)]
+    with np.errstate(all="ignore"):
+        local = backend.combine(combine, mine, 1, chunks.dtype)[0]
+    out = Chunks.empty(layout, chunks.dtype, backend)
+    views = [b for b, d in zip(out.buffers, layout.chunk_devices) if is_local(d)]
+    group.comm.Allreduce(local, views[0], op=op)
+    for view in views[1:]:
+        view[...] = views[0]
     return out

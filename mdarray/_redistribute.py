@@ -23,7 +23,7 @@ import numpy as np
 
 from . import _kernels, _processes, _regions
 from ._debug import HOST, TransferCount
-from ._fetch import Fetch, gather_host, share_host, to_host_now
+from ._fetch import Fetch, allreduced, gather_host, share_host, to_host_now
 from ._layout import Layout
 from ._modes import REPLICA, Mode
 from ._plan_cache import plan_cache
@@ -299,8 +299,13 @@ def combine_overlaps(chunks: Chunks, combine, identity) -> Chunks:
     a reduction's partial results), one kernel and one allocation for the whole group,
     plus one move per piece on another device. Where each device's chunks are one such
     group (a reduction's partials on each device), the result is packed: those arrays
-    are the slabs, so the ops that follow run one kernel per device.
+    are the slabs, so the ops that follow run one kernel per device. Across processes,
+    copies that all hold the whole array (a reduction's partials over every process)
+    combine by one all-reduce (`allreduced`).
     """
+    dense = allreduced(chunks, combine)
+    if dense is not None:
+        return dense
     layout = chunks.layout
     groups = overlap_groups(layout)
     jobs = [

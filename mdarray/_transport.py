@@ -218,3 +218,20 @@ class NcclLinks:
                 into[...] = target
         # The sent copies must live until their sends finish.
         backend.synchronize({d for pieces in sends.values() for _, d, _ in pieces})
+
+
+def allreduce_op(combine, dtype):
+    """The MPI operation that combines NumPy arrays of `dtype` as the ufunc `combine`
+    does, or None: sums and products of numbers MPI has a type for (not float16), and
+    the maximum and minimum of integers (of floats MPI's leave NaN unspecified)."""
+    from mpi4py import MPI  # noqa: PLC0415  (lazy: MPI only in an SPMD run)
+
+    dtype = np.dtype(dtype)
+    if dtype.kind not in "iufc" or dtype == np.float16 or dtype.itemsize > 16:
+        return None
+    if dtype.kind in "fc" and dtype.itemsize > (16 if dtype.kind == "c" else 8):
+        return None  # long double
+    ops = {"add": MPI.SUM, "multiply": MPI.PROD}
+    if dtype.kind in "iu":
+        ops |= {"maximum": MPI.MAX, "minimum": MPI.MIN}
+    return ops.get(getattr(combine, "__name__", ""))
