@@ -125,6 +125,7 @@ from ._statistical_functions import (
     var,
 )
 from ._utility_functions import diff
+from ._ways_in import from_callback, from_local_chunks
 
 __array_api_version__ = "2024.12"
 
@@ -174,7 +175,9 @@ __all__ = [
     "flip",
     "float32",
     "float64",
+    "from_callback",
     "from_dlpack",
+    "from_local_chunks",
     "full",
     "full_like",
     "fuse",

@@ -18,10 +18,11 @@ from ._manipulation_functions import broadcast_to, reshape
 from ._modes import REPLICA, Mode, as_mode
 from ._registry import implements
 from ._storage import Chunks
+from ._ways_in import as_layout, scatter
 
 
 def distributed_array(
-    array: Any, index_map: IndexMap | Layout, mode: Mode | str = REPLICA
+    array: Any, index_map: IndexMap | Layout, mode: Mode | str = REPLICA, *, src: int | None = None
 ) -> DistArray:
     """A DistArray holding `array`, split as `index_map` says, in `mode`.
 
@@ -34,6 +35,13 @@ def distributed_array(
     mode : Mode or str
         In a partial mode (SUM, PROD, MAX, MIN) each element's value is held by one
         chunk and the other chunks holding it hold the mode's identity.
+    src : int, optional
+        In an SPMD run (`mdarray.distributed`): without `src` every process passes the
+        same `array` and keeps its own chunks' parts of it. With ``src=r`` only process
+        ``r`` has the data (the others pass anything, None say; it is not read): its
+        shape and dtype are broadcast, then it sends each process the parts of that
+        process's chunks, in one grouped exchange. Collective. In a single-process run
+        only ``src=0`` is valid.
 
     >>> import mdarray, numpy as np
     >>> x = mdarray.distributed_array(np.arange(6).reshape(2, 3), {0: (0,), 1: (1,)})
@@ -41,28 +49,20 @@ def distributed_array(
     array([[3, 4, 5]])
     """
     mode = as_mode(mode)
+    if src is not None:
+        return scatter(array, index_map, mode, src)
     if isinstance(array, DistArray):
-        return array.reshard(_as_layout(array.shape, index_map)).change_mode(mode)
+        return array.reshard(as_layout(array.shape, index_map)).change_mode(mode)
     backend = default_backend_object()
     if not backend.is_native(array):
         array = np.asarray(array)
-    layout = _as_layout(array.shape, index_map)
+    layout = as_layout(array.shape, index_map)
     mode.check_dtype(array.dtype)
     storage = Chunks.from_host(array, layout, backend)
     if mode.is_partial and not mode.idempotent:
         # The chunks are fresh copies, so the identities may be written into them.
         _redistribute.fill_shadowed(storage, mode.identity(array.dtype), in_place=True)
     return wrap(storage, mode)
-
-
-def _as_layout(shape, index_map) -> Layout:
-    if isinstance(index_map, Layout):
-        if index_map.shape != tuple(shape):
-            raise ValueError(
-                f"layout shape {index_map.shape} does not match the array's shape {tuple(shape)}"
-            )
-        return index_map
-    return Layout(shape, index_map)
 
 
 def _backend_for(device):

@@ -57,6 +57,7 @@ LAYERS = (
             "_fusion",
             "_elementwise_functions",
             "_creation_functions",
+            "_ways_in",
             "_data_type_functions",
             "_indexing",
             "_advanced_indexing",
