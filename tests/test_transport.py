@@ -64,7 +64,8 @@ def test_empty_pieces_move_nothing(run_of_one):
     exchange = Exchange(run_of_one, host=True)
     exchange.send(np.zeros((0, 3)), 0)
     exchange.receive(np.zeros((3, 0)), 0)
-    assert not exchange.sends and not exchange.receives
+    assert not exchange.sends
+    assert not exchange.receives
     exchange.run()
 
 
@@ -79,7 +80,8 @@ def test_device_pieces_cross_by_the_backends_transport(run_of_one):
     _exchange(backend, False, [chunk[::2, 1:7]], [into[1:4, :]], [device])
     got = np.asarray(into.get() if hasattr(into, "get") else into)
     np.testing.assert_array_equal(got[1:4], host[::2, 1:7])
-    assert not got[0].any() and not got[4:].any()
+    assert not got[0].any()
+    assert not got[4:].any()
 
 
 def test_gpu_pieces_without_nccl_go_through_the_host(run_of_one, monkeypatch):
