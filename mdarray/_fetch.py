@@ -28,13 +28,15 @@ class Fetch:
 
     def __init__(self, chunks: Chunks) -> None:
         self.chunks = chunks
+        self.buffers = chunks.buffers
+        self.devices = chunks.layout.chunk_devices
         self.exchange = Exchange(chunks.backend)
         self.landed: list = []
         # A single-process run: every piece is local and nothing waits for `run`.
         self.alone = _processes.current() is None
 
     def _source(self, k: int, chunk_index):
-        buffer = self.chunks.buffers[k]
+        buffer = self.buffers[k]
         if chunk_index is None:
             return buffer
         return _regions.apply_index(buffer, chunk_index, self.chunks.backend.xp)
@@ -58,10 +60,10 @@ class Fetch:
     def get(self, k: int, chunk_index, device):
         """Piece `chunk_index` (None: whole) of chunk `k` on `device`: the array now, or
         the buffer it arrives in at `run`; None where `device` is another process's."""
-        source = self.chunks.layout.chunk_devices[k]
+        source = self.devices[k]
         if self.alone or (is_local(source) and is_local(device)):
-            piece = self._source(k, chunk_index)
-            return local_piece(self.chunks.backend, piece, source, device)
+            piece = self.buffers[k] if chunk_index is None else self._source(k, chunk_index)
+            return piece if source == device else self.chunks.backend.move(piece, source, device)
         shape = _regions.index_shape(chunk_index, self.chunks.layout.chunk_shapes[k])
         return self._cross(k, chunk_index, device, shape)
 
@@ -162,11 +164,6 @@ def share_host(backend, host, shape, dtype, holder: int, root: int | None):
 def _view_key(index: tuple) -> tuple:
     """A basic index that gives a view even where it names one element (0-d)."""
     return (*index, Ellipsis)
-
-
-def local_piece(backend, piece, source, device):
-    """`piece` (on `source`) on `device`: itself where they are one device, else moved."""
-    return piece if source == device else backend.move(piece, source, device)
 
 
 def to_host_now(backend, array, device):
