@@ -30,10 +30,10 @@ class Fetch:
         self.chunks = chunks
         self.buffers = chunks.buffers
         self.devices = chunks.layout.chunk_devices
-        self.exchange = Exchange(chunks.backend)
-        self.landed: list = []
         # A single-process run: every piece is local and nothing waits for `run`.
         self.alone = _processes.current() is None
+        self.exchange = Exchange(chunks.backend)
+        self.landed: list = []
 
     def _source(self, k: int, chunk_index):
         buffer = self.buffers[k]

@@ -212,27 +212,24 @@ def _combine_all(chunks: Chunks, combine, identity, jobs) -> list:
     device."""
     fetch = Fetch(chunks)
     if fetch.alone:  # one process: each job reads its pieces as it combines them
-        return [_combine_job(chunks, combine, identity, job, _pieces(fetch, job)) for job in jobs]
-    pieces = [_pieces(fetch, job) for job in jobs]
+        return [_combine_job(chunks, combine, identity, job, fetch) for job in jobs]
+    pieces = []
+    for shape, device, plan, copies in jobs:
+        with chunks.backend.on(device) if is_local(device) else _nowhere():
+            pieces.append(_pieces(fetch, plan, device) if all((copies, *shape)) else None)
     fetch.run()
     return [_combine_job(chunks, combine, identity, job, got) for job, got in zip(jobs, pieces)]
 
 
-def _pieces(fetch: Fetch, job) -> tuple | None:
-    """The pieces of one job of `_combine_all` on its device (see `Fetch.get`), or None
-    where its result is empty."""
-    shape, device, plan, copies = job
-    if not all((copies, *shape)):
-        return None
-    backend = fetch.chunks.backend
-    with backend.on(device) if fetch.alone or is_local(device) else _nowhere():
-        whole = [fetch.get(k, chunk_index, device) for k, chunk_index, _ in plan.whole]
-        parts = [fetch.get(k, chunk_index, device) for k, _, chunk_index in plan.parts]
-    return whole, parts
+def _pieces(fetch: Fetch, plan: CombinePlan, device) -> tuple:
+    """The pieces of `plan` on `device` (see `Fetch.get`): the whole ones, the parts."""
+    whole = [fetch.get(k, chunk_index, device) for k, chunk_index, _ in plan.whole]
+    return whole, [fetch.get(k, chunk_index, device) for k, _, chunk_index in plan.parts]
 
 
 def _combine_job(chunks: Chunks, combine, identity, job, got):
-    """One job of `_combine_all`, its pieces `got` (fetched, or arrived)."""
+    """One job of `_combine_all`, its pieces `got` (fetched, or arrived), or a `Fetch`
+    to read them from on the job's device (one process)."""
     backend = chunks.backend
     dtype = chunks.dtype
     shape, device, plan, copies = job
@@ -240,9 +237,9 @@ def _combine_job(chunks: Chunks, combine, identity, job, got):
     if not is_local(device):
         return Remote(out_shape, dtype, device)
     with backend.on(device), _quiet():
-        if got is None:
+        if not all(out_shape):
             return backend.empty(out_shape, dtype, device)
-        whole, parts = got
+        whole, parts = _pieces(got, plan, device) if isinstance(got, Fetch) else got
         if whole:
             result = backend.combine(combine, whole, copies, dtype)
         else:
