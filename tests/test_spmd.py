@@ -19,8 +19,9 @@ import pytest
 import mdarray
 
 SPMD = Path(__file__).parent / "spmd"
-# Generous for 4 processes on 2 cores; a hang waits this long (MDARRAY_SPMD_TIMEOUT).
-TIMEOUT = float(os.environ.get("MDARRAY_SPMD_TIMEOUT", "300"))
+# Each run takes under a minute, 4 processes on 2 cores included; a hang fails after this
+# (MDARRAY_SPMD_TIMEOUT).
+TIMEOUT = float(os.environ.get("MDARRAY_SPMD_TIMEOUT", "180"))
 # (processes, devices per process)
 RUNS = [(2, 1), (2, 2), (4, 1)]
 MODULES = ["test_spmd_movement.py", "test_spmd_operations.py", "test_spmd_ways_in.py"]
@@ -67,7 +68,10 @@ def run_spmd(processes: int, devices: int, module: str, **env: str) -> None:
         sys.executable, "-m", "mpi4py", "-m", "pytest",
         "--rootdir", str(root), "-c", str(root / "pyproject.toml"),
         # Every process runs the same tests in the same order: no reordering plugin.
-        "-p", "no:randomly", "-p", "no:cacheprovider", "-q",
+        "-p", "no:randomly", "-p", "no:cacheprovider",
+        # Process 0 names each test as it ends (tests/spmd/conftest.py quiets the others): a
+        # hang's output ends at the test that hung.
+        "-v",
         # A test stuck in a collective prints every process's stack before the kill.
         "-o", f"faulthandler_timeout={TIMEOUT / 3:.0f}",
         str(SPMD / module),
