@@ -55,14 +55,18 @@ def run(compute):
     """``compute()`` on every process, its result; if it raised on any process, an error
     on every one. (An operation not yet multi-process may raise on one process and return
     on another, which would then wait for it in the next collective.)"""
+    error = None
     try:
         # What has no distributed implementation gathers (with a warning, an error in the
         # test run): these tests check values, wherever they were computed.
         with mdarray.options(fallback="allow"):
-            result, problem = compute(), ""
-    except Exception as error:
-        result, problem = None, f"{type(error).__name__}: {error}"
-    everywhere(not problem, problem)
+            result = compute()
+    except Exception as caught:  # reported on every process just below
+        result, error = None, caught
+    try:
+        everywhere(error is None, f"{type(error).__name__}: {error}")
+    except AssertionError as failure:
+        raise failure from error  # the traceback shows where it raised, on that process
     return result
 
 
