@@ -1,6 +1,6 @@
 """The SPMD suite (``tests/spmd``) run under MPI: each module as its own ``mpiexec`` run of
-2 and 4 processes on the cpu backend, with 1 and 2 virtual devices per process, every
-process running the same pytest. A hang fails the test at its timeout (the run's processes
+2 and 4 processes on the cpu backend, with 1 and 2 virtual devices per process (and one
+process with 4), every process running the same pytest. A hang fails the test at its timeout (the run's processes
 are killed) instead of stalling the suite, and a failure shows the inner run's output.
 
 The inner runs set ``MDARRAY_CPU_DEVICES`` themselves, so the outer run with one device
