@@ -12,11 +12,12 @@ operations under test are collective: so no test reordering (``-p no:randomly``)
 and hypothesis draws the same examples everywhere (the ``spmd`` profile below).
 """
 
-from _spmd import COMM
 from hypothesis import HealthCheck, Phase, settings
 
 import mdarray
 from mdarray import distributed
+
+from ._spmd import COMM
 
 # The same examples on every process: derandomized (seeded by the test), no example
 # database (each process would replay what it alone saw fail), no health check (they time

@@ -7,10 +7,11 @@ import os
 
 import numpy as np
 import pytest
-from _spmd import check_value, raises_everywhere
 
 import mdarray
 from mdarray import distributed
+
+from ._spmd import check_value, raises_everywhere
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("MDARRAY_CHECK_COLLECTIVES", "") in ("", "0"),

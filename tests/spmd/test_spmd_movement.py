@@ -4,7 +4,15 @@ every process. Each result equals NumPy's on the same data, which every process 
 
 import numpy as np
 import pytest
-from _spmd import (
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import mdarray
+from mdarray import MAX, MIN, PROD, REPLICA, SUM, distributed
+from mdarray.testing import strategies as mst
+
+from ._spmd import (
     check_local_chunks,
     check_value,
     everywhere,
@@ -13,13 +21,6 @@ from _spmd import (
     run,
     same_everywhere,
 )
-from hypothesis import given
-from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
-
-import mdarray
-from mdarray import MAX, MIN, PROD, REPLICA, SUM, distributed
-from mdarray.testing import strategies as mst
 
 MODES = [REPLICA, SUM, PROD, MAX, MIN]
 DTYPES = [np.float64, np.int32, np.bool_, np.complex128]

@@ -4,7 +4,6 @@ on the same data (every process builds it)."""
 
 import numpy as np
 import pytest
-from _spmd import check_value, everywhere, raises_everywhere, rng, run
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -12,6 +11,8 @@ from hypothesis.extra import numpy as hnp
 import mdarray
 from mdarray import REPLICA, distributed
 from mdarray.testing import strategies as mst
+
+from ._spmd import check_value, everywhere, raises_everywhere, rng, run
 
 SHAPE = (6, 5)
 

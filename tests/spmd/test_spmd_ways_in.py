@@ -5,10 +5,11 @@ chunks). Each array equals the NumPy array the data came from."""
 
 import numpy as np
 import pytest
-from _spmd import check_value, everywhere, raises_everywhere, rng, run
 
 import mdarray
 from mdarray import distributed
+
+from ._spmd import check_value, everywhere, raises_everywhere, rng, run
 
 SHAPE = (7, 6)
 
