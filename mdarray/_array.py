@@ -118,7 +118,7 @@ class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
         >>> x.get()
         array([1, 2, 3])
         """
-        _processes.check_call("get", (self,))
+        _processes.check_call("get", (self,), root)
         if root is None:
             return _redistribute.to_host(self._storage, self._mode)
         _processes.check_root(root)

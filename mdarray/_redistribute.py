@@ -319,9 +319,9 @@ def combine_overlaps(chunks: Chunks, combine, identity) -> Chunks:
             layout, [slabs[d] for d in layout.devices], chunks.backend, chunks.dtype
         )
     buffers = list(chunks.buffers)
-    for targets, (out, _) in combined.items():
+    for targets, (out, device) in combined.items():
         for m, k in enumerate(targets):
-            buffers[k] = out[m, ...]
+            buffers[k] = _copy_of(out, m, device)
     return chunks.derive(buffers=buffers)
 
 
@@ -425,9 +425,15 @@ def _partial_reshard(chunks: Chunks, mode: Mode, layout: Layout) -> list:
 
 def _first_copy(stacked, device):
     """The first of the stacked copies `combine_pieces` made."""
+    return _copy_of(stacked, 0, device)
+
+
+def _copy_of(stacked, m: int, device):
+    """Copy `m` of the stacked copies `combine_pieces` made (a `Remote` of one copy's
+    shape where they are another process's)."""
     if isinstance(stacked, Remote):
         return Remote(stacked.shape[1:], stacked.dtype, device)
-    return stacked[0, ...]
+    return stacked[m, ...]
 
 
 @plan_cache

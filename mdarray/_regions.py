@@ -340,9 +340,11 @@ def _to_source(positions, region_range: range, source_range: range):
 
 
 def apply_index(array, index: tuple, xp=np):
-    """`array[index]` where index items are slices or 1-D int arrays (outer indexing)."""
+    """`array[index]` where index items are slices or 1-D int arrays (outer indexing); a
+    view for slices, 0-d ones too (an array, never a scalar)."""
     if all(isinstance(i, slice) for i in index):
-        return array[index]
+        view = (*index, Ellipsis)
+        return array[view]
     return array[xp.ix_(*[positions(i, n) for i, n in zip(index, array.shape)])]
 
 
