@@ -60,6 +60,9 @@ def run_spmd(processes: int, devices: int, module: str, **env: str) -> None:
         **os.environ,
         "MDARRAY_BACKEND": "cpu",
         "MDARRAY_CPU_DEVICES": str(devices),
+        # Open MPI's mpiexec (the GPU machine's) refuses root without these; MPICH ignores them.
+        "OMPI_ALLOW_RUN_AS_ROOT": "1",
+        "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
         # The mdarray this run imports (the source tree or the installed copy), first.
         "PYTHONPATH": os.pathsep.join(
             [str(Path(mdarray.__file__).parent.parent), os.environ.get("PYTHONPATH", "")]
