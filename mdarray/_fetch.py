@@ -32,8 +32,14 @@ class Fetch:
         self.devices = chunks.layout.chunk_devices
         # A single-process run: every piece is local and nothing waits for `run`.
         self.alone = _processes.current() is None
-        self.exchange = Exchange(chunks.backend)
+        self._exchange: Exchange | None = None  # made by the first piece that crosses
         self.landed: list = []
+
+    @property
+    def exchange(self) -> Exchange:
+        if self._exchange is None:
+            self._exchange = Exchange(self.chunks.backend)
+        return self._exchange
 
     def _source(self, k: int, chunk_index):
         buffer = self.buffers[k]
@@ -88,7 +94,8 @@ class Fetch:
 
     def run(self) -> None:
         """Move the pieces that cross processes and write those bound for a region."""
-        self.exchange.run()
+        if self._exchange is not None:
+            self._exchange.run()
         backend = self.chunks.backend
         for out, region_index, piece, device in self.landed:
             with backend.on(device):

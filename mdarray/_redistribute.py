@@ -234,7 +234,8 @@ def _combine_job(chunks: Chunks, combine, identity, job, got):
     dtype = chunks.dtype
     shape, device, plan, copies = job
     out_shape = (copies, *shape)
-    if not is_local(device):
+    alone = isinstance(got, Fetch) and got.alone
+    if not alone and not is_local(device):
         return Remote(out_shape, dtype, device)
     with backend.on(device), _quiet():
         if not all(out_shape):
@@ -300,9 +301,10 @@ def combine_overlaps(chunks: Chunks, combine, identity) -> Chunks:
     copies that all hold the whole array (a reduction's partials over every process)
     combine by one all-reduce (`allreduced`).
     """
-    dense = allreduced(chunks, combine)
-    if dense is not None:
-        return dense
+    if _processes.current() is not None:
+        dense = allreduced(chunks, combine)
+        if dense is not None:
+            return dense
     layout = chunks.layout
     groups = overlap_groups(layout)
     jobs = [
