@@ -76,6 +76,9 @@ def run_spmd(processes: int, devices: int, module: str, **env: str) -> None:
         "--rootdir", str(root), "-c", str(root / "pyproject.toml"),
         # Every process runs the same tests in the same order: no reordering plugin.
         "-p", "no:randomly", "-p", "no:cacheprovider",
+        # No xdist inside (one pytest per process), and so no pytest-benchmark warning
+        # that xdist is on, which the warnings-as-errors setting makes an internal error.
+        "-p", "no:xdist", "-p", "no:benchmark",
         # Process 0 names each test as it ends (tests/spmd/conftest.py quiets the others): a
         # hang's output ends at the test that hung.
         "-v",
