@@ -68,8 +68,7 @@ class Fetch:
         the buffer it arrives in at `run`; None where `device` is another process's."""
         source = self.devices[k]
         if self.alone or (is_local(source) and is_local(device)):
-            piece = self.buffers[k] if chunk_index is None else self._source(k, chunk_index)
-            return piece if source == device else self.chunks.backend.move(piece, source, device)
+            return read_here(self.chunks, k, chunk_index, device)
         shape = _regions.index_shape(chunk_index, self.chunks.layout.chunk_shapes[k])
         return self._cross(k, chunk_index, device, shape)
 
@@ -166,6 +165,19 @@ def share_host(backend, host, shape, dtype, holder: int, root: int | None):
         exchange.receive(host, holder)
     exchange.run()
     return host if root is None or root == group.rank else None
+
+
+def read_here(chunks: Chunks, k: int, chunk_index, device):
+    """Piece `chunk_index` (None: whole) of chunk `k` of `chunks`, both it and `device`
+    this process's, on `device`: a view where it is the chunk's device, else moved."""
+    buffer = chunks.buffers[k]
+    piece = (
+        buffer
+        if chunk_index is None
+        else _regions.apply_index(buffer, chunk_index, chunks.backend.xp)
+    )
+    source = chunks.layout.chunk_devices[k]
+    return piece if source == device else chunks.backend.move(piece, source, device)
 
 
 def _view_key(index: tuple) -> tuple:

@@ -23,7 +23,7 @@ import numpy as np
 
 from . import _kernels, _processes, _regions
 from ._debug import HOST, TransferCount
-from ._fetch import Fetch, allreduced, gather_host, share_host, to_host_now
+from ._fetch import Fetch, allreduced, gather_host, read_here, share_host, to_host_now
 from ._layout import Layout
 from ._modes import REPLICA, Mode
 from ._plan_cache import plan_cache
@@ -210,9 +210,9 @@ def _combine_all(chunks: Chunks, combine, identity, jobs) -> list:
     """`combine_pieces` for each job ``(shape, device, plan, copies)``, with one exchange
     between processes for all of them; a `Remote` for a job on another process's
     device."""
+    if _processes.current() is None:  # one process: each job reads its pieces as it combines
+        return [_combine_job(chunks, combine, identity, job, None) for job in jobs]
     fetch = Fetch(chunks)
-    if fetch.alone:  # one process: each job reads its pieces as it combines them
-        return [_combine_job(chunks, combine, identity, job, fetch) for job in jobs]
     pieces = []
     for shape, device, plan, copies in jobs:
         with chunks.backend.on(device) if is_local(device) else _nowhere():
@@ -228,19 +228,23 @@ def _pieces(fetch: Fetch, plan: CombinePlan, device) -> tuple:
 
 
 def _combine_job(chunks: Chunks, combine, identity, job, got):
-    """One job of `_combine_all`, its pieces `got` (fetched, or arrived), or a `Fetch`
-    to read them from on the job's device (one process)."""
+    """One job of `_combine_all`, its pieces `got` (fetched, or arrived); None in a
+    single-process run, where the job reads them itself (`read_here`)."""
     backend = chunks.backend
     dtype = chunks.dtype
     shape, device, plan, copies = job
     out_shape = (copies, *shape)
-    alone = isinstance(got, Fetch) and got.alone
-    if not alone and not is_local(device):
+    if got is not None and not is_local(device):
         return Remote(out_shape, dtype, device)
     with backend.on(device), _quiet():
         if not all(out_shape):
             return backend.empty(out_shape, dtype, device)
-        whole, parts = _pieces(got, plan, device) if isinstance(got, Fetch) else got
+        if got is None:
+            got = (
+                [read_here(chunks, k, chunk_index, device) for k, chunk_index, _ in plan.whole],
+                [read_here(chunks, k, chunk_index, device) for k, _, chunk_index in plan.parts],
+            )
+        whole, parts = got
         if whole:
             result = backend.combine(combine, whole, copies, dtype)
         else:
