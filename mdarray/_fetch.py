@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _kernels, _processes, _regions
+from ._layout import Layout
 from ._processes import is_local
 from ._storage import Chunks
 from ._transport import Exchange, allreduce_op
@@ -192,12 +193,12 @@ def to_host_now(backend, array, device):
     return out
 
 
-def allreduced(chunks: Chunks, combine) -> Chunks | None:
-    """The copies of `chunks` combined by `combine` into every chunk, by one MPI
-    all-reduce, where that is the plan: a run of several processes, every chunk the whole
-    array, every process holding one, NumPy chunks, and an MPI operation that gives
-    `combine`'s result (`allreduce_op`). Each process folds its own copies first; None
-    where the general plan is needed."""
+def _dense_fold(chunks: Chunks, combine):
+    """``(group, op, folded)`` where the partial copies of `chunks` can combine by one MPI
+    collective: a run of several processes, every chunk the whole array, every process
+    holding one, NumPy chunks, and an MPI operation that gives `combine`'s result
+    (`allreduce_op`); `folded` is this process's copies combined. Else None. Decided on
+    metadata alone, so alike on every process."""
     group = _processes.current()
     layout = chunks.layout
     if group is None or group.size == 1 or chunks.backend.name != "cpu":
@@ -208,13 +209,60 @@ def allreduced(chunks: Chunks, combine) -> Chunks | None:
         return None
     if group.ranks_of(layout.devices) != frozenset(range(group.size)):
         return None
-    backend = chunks.backend
     mine = [b for b, d in zip(chunks.buffers, layout.chunk_devices) if is_local(d)]
     with np.errstate(all="ignore"):
-        local = backend.combine(combine, mine, 1, chunks.dtype)[0]
-    out = Chunks.empty(layout, chunks.dtype, backend)
-    views = [b for b, d in zip(out.buffers, layout.chunk_devices) if is_local(d)]
-    group.comm.Allreduce(local, views[0], op=op)
+        folded = chunks.backend.combine(combine, mine, 1, chunks.dtype)[0]
+    return group, op, folded
+
+
+def allreduced(chunks: Chunks, combine) -> Chunks | None:
+    """The copies of `chunks` combined by `combine` into every chunk, by one MPI
+    all-reduce where `_dense_fold` allows (each process folds its own copies first);
+    None where the general plan is needed."""
+    dense = _dense_fold(chunks, combine)
+    if dense is None:
+        return None
+    group, op, folded = dense
+    out = Chunks.empty(chunks.layout, chunks.dtype, chunks.backend)
+    views = [b for b, d in zip(out.buffers, out.layout.chunk_devices) if is_local(d)]
+    group.comm.Allreduce(folded, views[0], op=op)
     for view in views[1:]:
         view[...] = views[0]
     return out
+
+
+def reduce_scattered(chunks: Chunks, combine, target: Layout) -> Chunks | None:
+    """The copies of `chunks` combined by `combine` and laid out as `target`, by one MPI
+    reduce-scatter, where `_dense_fold` allows and `target` gives each process, in rank
+    order, one block of whole rows (a contiguous part of the array in C order); None
+    where the general plan is needed."""
+    group = _processes.current()
+    if group is None or not _rank_row_blocks(target, group):
+        return None
+    dense = _dense_fold(chunks, combine)
+    if dense is None:
+        return None
+    group, op, folded = dense
+    out = Chunks.empty(target, chunks.dtype, chunks.backend)
+    row = int(np.prod(target.shape[1:], dtype=np.int64))
+    counts = [len(box[0]) * row for box in target.boxes]
+    mine = out.buffers[group.rank]
+    group.comm.Reduce_scatter(folded.reshape(-1), mine.reshape(-1), recvcounts=counts, op=op)
+    return out
+
+
+def _rank_row_blocks(layout: Layout, group) -> bool:
+    """Whether `layout`'s chunk r is process r's, and the chunks are consecutive blocks
+    of whole rows from the first row to the last."""
+    shape = layout.shape
+    if not shape or len(layout.chunks) != group.size:
+        return False
+    start = 0
+    for r, (box, device) in enumerate(zip(layout.boxes, layout.chunk_devices)):
+        rows = box[0]
+        if group.owner(device) != r or rows.start != start or (len(rows) > 1 and rows.step != 1):
+            return False
+        if any(box[a] != range(n) for a, n in enumerate(shape) if a):
+            return False
+        start = rows.start + len(rows)
+    return start == shape[0]

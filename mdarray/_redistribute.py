@@ -23,7 +23,15 @@ import numpy as np
 
 from . import _kernels, _processes, _regions
 from ._debug import HOST, TransferCount
-from ._fetch import Fetch, allreduced, gather_host, read_here, share_host, to_host_now
+from ._fetch import (
+    Fetch,
+    allreduced,
+    gather_host,
+    read_here,
+    reduce_scattered,
+    share_host,
+    to_host_now,
+)
 from ._layout import Layout
 from ._modes import REPLICA, Mode
 from ._plan_cache import plan_cache
@@ -384,6 +392,10 @@ def reshard(chunks: Chunks, mode: Mode, layout: Layout) -> Chunks:
     if layout == chunks.layout:
         return chunks
     plan = reshard_plan(chunks.layout, layout, mode.is_partial)
+    if mode.is_partial and _processes.current() is not None:
+        scattered = reduce_scattered(chunks, mode.ufunc(chunks.backend.xp, chunks.dtype), layout)
+        if scattered is not None:
+            return scattered
     if mode.is_partial:
         return chunks.derive(layout, _partial_reshard(chunks, mode, layout))
     moves: dict = {}
