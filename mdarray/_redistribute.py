@@ -289,6 +289,15 @@ def overlap_groups(layout: Layout) -> tuple:
 
 
 @plan_cache
+def _overlap_jobs(layout: Layout) -> tuple:
+    """The `_combine_all` jobs of `overlap_groups`: ``(shape, device, plan, copies)``."""
+    return tuple(
+        (_regions.box_shape(box), device, combine_plan(layout, box), len(targets))
+        for targets, box, device in overlap_groups(layout)
+    )
+
+
+@plan_cache
 def _fills_slabs(layout: Layout) -> bool:
     """Whether each device's chunks make one group of `overlap_groups`, in layout order:
     the group's stacked copies are then that device's packed slab (`Layout.packing`)."""
@@ -318,15 +327,10 @@ def combine_overlaps(chunks: Chunks, combine, identity) -> Chunks:
         if dense is not None:
             return dense
     layout = chunks.layout
-    groups = overlap_groups(layout)
-    jobs = [
-        (_regions.box_shape(box), device, combine_plan(layout, box), len(targets))
-        for targets, box, device in groups
-    ]
-    combined = {
-        targets: (out, device)
-        for (targets, _, device), out in zip(groups, _combine_all(chunks, combine, identity, jobs))
-    }
+    combined = {}
+    outs = _combine_all(chunks, combine, identity, _overlap_jobs(layout))
+    for (targets, _, device), out in zip(overlap_groups(layout), outs):
+        combined[targets] = (out, device)
     if _fills_slabs(layout):
         slabs = {device: _flat(out, device) for out, device in combined.values()}
         return Chunks.packed(
