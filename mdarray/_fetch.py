@@ -14,7 +14,7 @@ from . import _kernels, _processes, _regions
 from ._layout import Layout
 from ._processes import is_local
 from ._storage import Chunks
-from ._transport import Exchange, allreduce_op
+from ._transport import Exchange, allreduce_op, nccl_op
 
 
 class Fetch:
@@ -217,8 +217,11 @@ def _dense_fold(chunks: Chunks, combine):
 
 def allreduced(chunks: Chunks, combine) -> Chunks | None:
     """The copies of `chunks` combined by `combine` into every chunk, by one MPI
-    all-reduce where `_dense_fold` allows (each process folds its own copies first);
-    None where the general plan is needed."""
+    all-reduce where `_dense_fold` allows (each process folds its own copies first), or
+    one NCCL all-reduce on GPUs (`_nccl_allreduced`); None where the general plan is
+    needed."""
+    if chunks.backend.name == "cuda":
+        return _nccl_allreduced(chunks, combine)
     dense = _dense_fold(chunks, combine)
     if dense is None:
         return None
@@ -228,6 +231,32 @@ def allreduced(chunks: Chunks, combine) -> Chunks | None:
     group.comm.Allreduce(folded, views[0], op=op)
     for view in views[1:]:
         view[...] = views[0]
+    return out
+
+
+def _nccl_allreduced(chunks: Chunks, combine) -> Chunks | None:
+    """`allreduced` over NCCL: where every GPU of the run holds a chunk, every chunk is
+    the whole array and NCCL has the operation (`nccl_op`), each GPU folds its own
+    copies and one NCCL all-reduce combines the folds."""
+    group = _processes.current()
+    backend = chunks.backend
+    layout = chunks.layout
+    if group is None or backend.nccl is None or nccl_op(combine, chunks.dtype) is None:
+        return None
+    whole = _regions.full_box(layout.shape)
+    if set(layout.devices) != set(group.device_ids) or any(b != whole for b in layout.boxes):
+        return None
+    folded = {}
+    for device in group.local:
+        mine = [b for b, d in zip(chunks.buffers, layout.chunk_devices) if d == device]
+        with backend.on(device), np.errstate(all="ignore"):
+            folded[device] = backend.combine(combine, mine, 1, chunks.dtype)[0]
+    backend.nccl.allreduce(backend, folded, combine, chunks.dtype)
+    out = Chunks.empty(layout, chunks.dtype, backend)
+    for buffer, device in zip(out.buffers, layout.chunk_devices):
+        if is_local(device):
+            with backend.on(device):
+                buffer[...] = folded[device]
     return out
 
 

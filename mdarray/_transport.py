@@ -182,6 +182,23 @@ class NcclLinks:
                 self.comms[device] = nccl.NcclCommunicator(len(group.device_ids), uid, device)
         nccl.groupEnd()
 
+    def allreduce(self, backend, buffers: dict, combine, dtype) -> None:
+        """Combine `buffers` (``{local device: contiguous CuPy array}``, every GPU of the
+        run taking part) in place by one NCCL all-reduce, on the devices' streams."""
+        nccl = self._nccl
+        found = nccl_op(combine, dtype)
+        assert found is not None, "the caller checks nccl_op first"
+        op, kind, per_item = found
+        nccl.groupStart()
+        try:
+            for device, buffer in buffers.items():
+                self.comms[device].allReduce(
+                    buffer.data.ptr, buffer.data.ptr, buffer.size * per_item,
+                    getattr(nccl, kind), getattr(nccl, op), backend.stream(device).ptr,
+                )  # fmt: skip
+        finally:
+            nccl.groupEnd()
+
     def exchange(self, backend, sends: dict, receives: dict) -> None:
         """Every piece as one NCCL send or receive, all in one group, on the streams of
         the pieces' devices; non-contiguous receives land in a buffer first."""
@@ -235,3 +252,29 @@ def allreduce_op(combine, dtype):
     if dtype.kind in "iu":
         ops |= {"maximum": MPI.MAX, "minimum": MPI.MIN}
     return ops.get(getattr(combine, "__name__", ""))
+
+
+# NCCL's element types by NumPy dtype (complex as pairs of its real type, for sums).
+_NCCL_TYPES = {
+    "int8": "NCCL_INT8", "uint8": "NCCL_UINT8", "int32": "NCCL_INT32",
+    "uint32": "NCCL_UINT32", "int64": "NCCL_INT64", "uint64": "NCCL_UINT64",
+    "float16": "NCCL_FLOAT16", "float32": "NCCL_FLOAT32", "float64": "NCCL_FLOAT64",
+}  # fmt: skip
+
+
+def nccl_op(combine, dtype) -> tuple[str, str, int] | None:
+    """``(operation, element type, elements per item)`` of the NCCL all-reduce that
+    combines arrays of `dtype` as the ufunc `combine` does, or None: sums and products
+    of real numbers, sums of complex ones (pairs of reals), maxima and minima of integers
+    (NCCL's leave NaN unspecified). Names of `cupy.cuda.nccl`'s constants."""
+    dtype = np.dtype(dtype)
+    name = getattr(combine, "__name__", "")
+    if dtype.kind == "c":
+        real = np.dtype(dtype.char.lower()).name
+        return ("NCCL_SUM", _NCCL_TYPES[real], 2) if name == "add" and real in _NCCL_TYPES else None
+    kind = _NCCL_TYPES.get(dtype.name)
+    ops = {"add": "NCCL_SUM", "multiply": "NCCL_PROD"}
+    if dtype.kind in "iu":
+        ops |= {"maximum": "NCCL_MAX", "minimum": "NCCL_MIN"}
+    op = ops.get(name)
+    return None if kind is None or op is None else (op, kind, 1)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import mdarray
-from mdarray import _transport
+from mdarray import _fetch, _transport
 from mdarray._backend import backend as default_backend
 from mdarray._transport import Exchange
 
@@ -109,3 +109,19 @@ def test_the_run_of_one_is_the_single_process_library(run_of_one):
     np.testing.assert_array_equal(x.get(root=0), a)
     with pytest.raises(ValueError, match="root must be the rank"):
         x.get(root=1)
+
+
+@pytest.mark.parametrize(
+    ("mode", "dtype"),
+    [("sum", np.float32), ("sum", np.complex128), ("prod", np.float64), ("max", np.int32)],
+)
+def test_whole_partials_combine_by_one_collective(run_of_one, mode, dtype):
+    """Partial copies that each hold the whole array, over every device of the run: on
+    GPUs one NCCL all-reduce (a communicator of one here); the value on every backend."""
+    value = (np.arange(24).reshape(4, 6) % 5 + 1).astype(dtype)
+    layout = mdarray.Layout.replicated(value.shape, devices=mdarray.devices())
+    x = mdarray.distributed_array(value, layout, mode)
+    np.testing.assert_array_equal(x.change_mode("replica").get(), value)
+    if run_of_one.name == "cuda":
+        combine = x.mode.ufunc(run_of_one.xp, x.dtype)
+        assert _fetch.allreduced(x.storage, combine) is not None
