@@ -116,10 +116,13 @@ class CudaBackend:
 
     def _reset(self, ordinals: dict, device_ids: tuple) -> None:
         self.synchronize()
+        # Each GPU keeps its stream under its new id: work issued before stays ordered
+        # with work issued after.
+        streams = {self._ordinals[d]: s for d, s in self._streams.items() if d in self._ordinals}
         self._ordinals = ordinals
         self._ids = {o: g for g, o in ordinals.items()}
         self.device_ids = device_ids
-        self._streams.clear()
+        self._streams = {d: streams[o] for d, o in ordinals.items() if o in streams}
         self._contexts.clear()
 
     def ordinal(self, device: int) -> int:

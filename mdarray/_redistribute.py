@@ -219,7 +219,7 @@ def _combine_all(chunks: Chunks, combine, identity, jobs) -> list:
     between processes for all of them; a `Remote` for a job on another process's
     device."""
     if _processes.current() is None:  # one process: each job reads its pieces as it combines
-        return [_combine_job(chunks, combine, identity, job, None) for job in jobs]
+        return [_combine_job(chunks, combine, identity, job, _HERE) for job in jobs]
     fetch = Fetch(chunks)
     pieces = []
     for shape, device, plan, copies in jobs:
@@ -235,19 +235,24 @@ def _pieces(fetch: Fetch, plan: CombinePlan, device) -> tuple:
     return whole, [fetch.get(k, chunk_index, device) for k, _, chunk_index in plan.parts]
 
 
+# `_combine_job`'s pieces in a single-process run: the job reads them itself.
+_HERE = object()
+
+
 def _combine_job(chunks: Chunks, combine, identity, job, got):
-    """One job of `_combine_all`, its pieces `got` (fetched, or arrived); None in a
-    single-process run, where the job reads them itself (`read_here`)."""
+    """One job of `_combine_all`, its pieces `got` (fetched, or arrived; None where the
+    job's result is empty); `_HERE` in a single-process run, where the job reads them
+    itself (`read_here`)."""
     backend = chunks.backend
     dtype = chunks.dtype
     shape, device, plan, copies = job
     out_shape = (copies, *shape)
-    if got is not None and not is_local(device):
+    if got is not _HERE and not is_local(device):
         return Remote(out_shape, dtype, device)
     with backend.on(device), _quiet():
         if not all(out_shape):
             return backend.empty(out_shape, dtype, device)
-        if got is None:
+        if got is _HERE:
             got = (
                 [read_here(chunks, k, chunk_index, device) for k, chunk_index, _ in plan.whole],
                 [read_here(chunks, k, chunk_index, device) for k, _, chunk_index in plan.parts],

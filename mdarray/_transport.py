@@ -251,7 +251,12 @@ def allreduce_op(combine, dtype):
     ops = {"add": MPI.SUM, "multiply": MPI.PROD}
     if dtype.kind in "iu":
         ops |= {"maximum": MPI.MAX, "minimum": MPI.MIN}
-    return ops.get(getattr(combine, "__name__", ""))
+    return ops.get(_ufunc_name(combine))
+
+
+def _ufunc_name(ufunc) -> str:
+    """NumPy's name of a NumPy or CuPy ufunc (CuPy's are ``cupy_add`` ...)."""
+    return getattr(ufunc, "__name__", "").removeprefix("cupy_")
 
 
 # NCCL's element types by NumPy dtype (complex as pairs of its real type, for sums).
@@ -268,7 +273,7 @@ def nccl_op(combine, dtype) -> tuple[str, str, int] | None:
     of real numbers, sums of complex ones (pairs of reals), maxima and minima of integers
     (NCCL's leave NaN unspecified). Names of `cupy.cuda.nccl`'s constants."""
     dtype = np.dtype(dtype)
-    name = getattr(combine, "__name__", "")
+    name = _ufunc_name(combine)
     if dtype.kind == "c":
         real = np.dtype(dtype.char.lower()).name
         return ("NCCL_SUM", _NCCL_TYPES[real], 2) if name == "add" and real in _NCCL_TYPES else None
