@@ -93,11 +93,6 @@ def check_root(root: Any) -> None:
         raise ValueError(f"root must be the rank of a process (0..{size - 1}), got {root!r}")
 
 
-def spans_processes(devices) -> bool:
-    """Whether `devices` are held by more than one process, or by another one."""
-    return _LOCAL is not None and not _LOCAL.issuperset(devices)
-
-
 def join(comm, backend) -> Group:
     """Join the SPMD run of `comm`'s processes with `backend`'s devices: gather the device
     table and give the backend its global ids."""
@@ -169,10 +164,6 @@ class Remote:
         if name.startswith("__"):  # protocol lookups (copy, pickle, array interfaces)
             raise AttributeError(name)
         raise self._unreachable()
-
-
-def remote_like(buffer, device: int) -> Remote:
-    return Remote(buffer.shape, buffer.dtype, device)
 
 
 def agree_dtype(dtype, devices) -> np.dtype:

@@ -223,7 +223,8 @@ def _combine_all(chunks: Chunks, combine, identity, jobs) -> list:
     fetch = Fetch(chunks)
     pieces = []
     for shape, device, plan, copies in jobs:
-        with chunks.backend.on(device) if is_local(device) else _nowhere():
+        # No device to issue work on where the destination is another process's.
+        with chunks.backend.on(device) if is_local(device) else contextlib.nullcontext():
             pieces.append(_pieces(fetch, plan, device) if all((copies, *shape)) else None)
     fetch.run()
     return [_combine_job(chunks, combine, identity, job, got) for job, got in zip(jobs, pieces)]
@@ -266,11 +267,6 @@ def _combine_job(chunks: Chunks, combine, identity, job, got):
         for (_, region_index, _), piece in zip(plan.parts, parts):
             _kernels.combine_into(backend.xp, result, (every_copy, *region_index), piece, combine)
     return result
-
-
-def _nowhere():
-    """No device to issue work on: the piece's destination is another process's."""
-    return contextlib.nullcontext()
 
 
 def combine_partials(chunks: Chunks, combine, identity, region: tuple, device):

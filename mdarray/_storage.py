@@ -495,9 +495,10 @@ def _check_slabs(layout: Layout, slabs: tuple, dtype, backend) -> None:
                 f"the slab of device {device} is {slab.dtype}{list(slab.shape)}, "
                 f"the layout needs {dtype}[{total}]"
             )
-        if isinstance(slab, Remote) or not is_local(device):
-            if not isinstance(slab, Remote) or is_local(device):
-                raise ValueError(f"the slab of device {device} is not where its process holds it")
+        remote = not is_local(device)
+        if isinstance(slab, Remote) != remote:
+            raise ValueError(f"the slab of device {device} is not where its process holds it")
+        if remote:
             continue
         where = backend.device_of(slab)
         if where is not None and where != device:

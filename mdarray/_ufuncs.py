@@ -32,7 +32,7 @@ from ._chunkwise import aligned, backend_of, result_layout, shape_of, write_out
 from ._fallback import fallback
 from ._mode_rules import R, result_mode
 from ._modes import REPLICA
-from ._processes import Remote, agreeing, is_local
+from ._processes import Remote, agreeing, is_local, several
 from ._registry import implements_method, implements_ufunc_method
 from ._storage import Chunks
 
@@ -128,7 +128,7 @@ def _fast_call(ufunc, inputs, kwargs):
         return None
     # No collective until the kernels ran: a process whose kernel raised must not
     # leave the others waiting (`agreeing`).
-    may_fail = backend.may_fail(ufunc)
+    may_fail = several() and backend.may_fail(ufunc)
     if all(type(x) is not Chunks or x.slabs is not None for x in operands):
         with agreeing(may_fail):
             return _slab_call(ufunc, kernel, layout, backend, operands, out, dtypes)
@@ -275,7 +275,7 @@ def ufunc_call(ufunc, inputs, kwargs):
     )
     targets = _targets(ufunc, outs, direct, where, layout, backend, dtypes)
     masks = None if where is None else aligned(where, layout, backend)
-    with agreeing(backend.may_fail(ufunc)):
+    with agreeing(not in_place):
         results = _run(kernel, columns, targets, masks, layout, backend, kwargs, dtypes)
     return _deliver(ufunc, outs, direct, results, layout, backend, mode, dtypes)
 

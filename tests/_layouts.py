@@ -1,4 +1,4 @@
-"""Devices and small index maps shared by the tests.
+"""Devices, small index maps and data shared by the tests.
 
 Tests name devices by number (0, 1, 2, ...); `device` maps a number onto the backend's
 devices, cycling, so the same test runs with any number of devices: with one, every
@@ -6,8 +6,11 @@ chunk sits on device 0 (several chunks per device, still a real test of the chun
 """
 
 import numpy as np
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 import mdarray
+from mdarray.testing import strategies as mst
 
 D = mdarray.devices()
 
@@ -66,3 +69,12 @@ def fetched(source: mdarray.Layout, target: mdarray.Layout) -> int:
         int(np.count_nonzero(holder[np.ix_(*box)] != device))
         for box, device in zip(target.boxes, target.chunk_devices)
     )
+
+
+@st.composite
+def sources(draw):
+    """(array, layout, mode) with small values so every mode is exact."""
+    dtype = draw(mst.dtypes())
+    shape = draw(mst.shapes())
+    array = draw(hnp.arrays(dtype, shape, elements=mst._small_elements(dtype)))
+    return array, draw(mst.layouts(shape)), draw(mst.modes(dtype))

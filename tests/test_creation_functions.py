@@ -5,10 +5,9 @@
 
 import numpy as np
 import pytest
-from _layouts import two_chunks
+from _layouts import sources, two_chunks
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
 
 import mdarray
 from mdarray import MAX, PROD, REPLICA, SUM, Layout
@@ -16,15 +15,6 @@ from mdarray.testing import assert_chunks_hold, assert_dist_equal
 from mdarray.testing import strategies as mst
 
 D = mdarray.devices()
-
-
-@st.composite
-def sources(draw):
-    """(array, layout, mode) with small values so every mode is exact."""
-    dtype = draw(mst.dtypes())
-    shape = draw(mst.shapes())
-    array = draw(hnp.arrays(dtype, shape, elements=mst._small_elements(dtype)))
-    return array, draw(mst.layouts(shape)), draw(mst.modes(dtype))
 
 
 def _held_once(x, expected):

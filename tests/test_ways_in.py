@@ -6,24 +6,13 @@ from_local_chunks and from_callback, against NumPy and distributed_array.
 
 import numpy as np
 import pytest
-from _layouts import device, devices, spread, two_chunks
+from _layouts import device, devices, sources, spread, two_chunks
 from hypothesis import given
-from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
 
 import mdarray
 from mdarray import PROD, REPLICA, SUM, Layout
 from mdarray.testing import assert_dist_equal
 from mdarray.testing import strategies as mst
-
-
-@st.composite
-def sources(draw):
-    """(array, layout, mode) with small values so every mode is exact."""
-    dtype = draw(mst.dtypes())
-    shape = draw(mst.shapes())
-    array = draw(hnp.arrays(dtype, shape, elements=mst._small_elements(dtype)))
-    return array, draw(mst.layouts(shape)), draw(mst.modes(dtype))
 
 
 def _host_chunks(x) -> list:
