@@ -220,7 +220,7 @@ def allreduced(chunks: Chunks, combine) -> Chunks | None:
     all-reduce where `_dense_fold` allows (each process folds its own copies first), or
     one NCCL all-reduce on GPUs (`_nccl_allreduced`); None where the general plan is
     needed."""
-    if chunks.backend.name == "cuda":
+    if chunks.backend.nccl is not None:
         return _nccl_allreduced(chunks, combine)
     dense = _dense_fold(chunks, combine)
     if dense is None:
@@ -234,14 +234,13 @@ def allreduced(chunks: Chunks, combine) -> Chunks | None:
     return out
 
 
-def _nccl_allreduced(chunks: Chunks, combine) -> Chunks | None:
-    """`allreduced` over NCCL: where every GPU of the run holds a chunk, every chunk is
-    the whole array and NCCL has the operation (`nccl_op`), each GPU folds its own
-    copies and one NCCL all-reduce combines the folds."""
-    group = _processes.current()
+def _nccl_fold(chunks: Chunks, combine, group) -> dict | None:
+    """``{local GPU: its copies of `chunks` combined}`` where one NCCL collective can
+    combine the folds: every GPU of the run holds a chunk, every chunk is the whole array
+    and NCCL has the operation (`nccl_op`); else None. Decided on metadata alone."""
     backend = chunks.backend
     layout = chunks.layout
-    if group is None or backend.nccl is None or nccl_op(combine, chunks.dtype) is None:
+    if nccl_op(combine, chunks.dtype) is None:
         return None
     whole = _regions.full_box(layout.shape)
     if set(layout.devices) != set(group.device_ids) or any(b != whole for b in layout.boxes):
@@ -251,9 +250,20 @@ def _nccl_allreduced(chunks: Chunks, combine) -> Chunks | None:
         mine = [b for b, d in zip(chunks.buffers, layout.chunk_devices) if d == device]
         with backend.on(device), np.errstate(all="ignore"):
             folded[device] = backend.combine(combine, mine, 1, chunks.dtype)[0]
+    return folded
+
+
+def _nccl_allreduced(chunks: Chunks, combine) -> Chunks | None:
+    """`allreduced` over NCCL: each GPU folds its own copies (`_nccl_fold`) and one NCCL
+    all-reduce combines the folds."""
+    group = _processes.current()
+    folded = None if group is None else _nccl_fold(chunks, combine, group)
+    if folded is None:
+        return None
+    backend = chunks.backend
     backend.nccl.allreduce(backend, folded, combine, chunks.dtype)
-    out = Chunks.empty(layout, chunks.dtype, backend)
-    for buffer, device in zip(out.buffers, layout.chunk_devices):
+    out = Chunks.empty(chunks.layout, chunks.dtype, backend)
+    for buffer, device in zip(out.buffers, out.layout.chunk_devices):
         if is_local(device):
             with backend.on(device):
                 buffer[...] = folded[device]
@@ -261,35 +271,78 @@ def _nccl_allreduced(chunks: Chunks, combine) -> Chunks | None:
 
 
 def reduce_scattered(chunks: Chunks, combine, target: Layout) -> Chunks | None:
-    """The copies of `chunks` combined by `combine` and laid out as `target`, by one MPI
-    reduce-scatter, where `_dense_fold` allows and `target` gives each process, in rank
-    order, one block of whole rows (a contiguous part of the array in C order); None
-    where the general plan is needed."""
+    """The copies of `chunks` combined by `combine` and laid out as `target`, by one
+    reduce-scatter where `target` gives each process (MPI, `_dense_fold`) or each GPU of
+    the run (NCCL, `_nccl_fold`), in order, one block of whole rows (a contiguous part of
+    the array in C order); None where the general plan is needed."""
     group = _processes.current()
-    if group is None or not _rank_row_blocks(target, group):
+    if group is None:
+        return None
+    if chunks.backend.nccl is not None:
+        return _nccl_reduce_scattered(chunks, combine, target, group)
+    if not _row_blocks(target, group.size, group.owner):
         return None
     dense = _dense_fold(chunks, combine)
     if dense is None:
         return None
     group, op, folded = dense
     out = Chunks.empty(target, chunks.dtype, chunks.backend)
-    row = int(np.prod(target.shape[1:], dtype=np.int64))
-    counts = [len(box[0]) * row for box in target.boxes]
+    counts = _row_counts(target)
     mine = out.buffers[group.rank]
     group.comm.Reduce_scatter(folded.reshape(-1), mine.reshape(-1), recvcounts=counts, op=op)
     return out
 
 
-def _rank_row_blocks(layout: Layout, group) -> bool:
-    """Whether `layout`'s chunk r is process r's, and the chunks are consecutive blocks
-    of whole rows from the first row to the last."""
+def _nccl_reduce_scattered(chunks: Chunks, combine, target: Layout, group) -> Chunks | None:
+    """`reduce_scattered` over NCCL, chunk r of `target` on GPU r of the run. NCCL gives
+    every GPU the same count: uneven blocks are sent padded to the largest and received
+    into a buffer of that size."""
+    if not _row_blocks(target, len(group.device_ids), int):
+        return None
+    folded = _nccl_fold(chunks, combine, group)
+    if folded is None:
+        return None
+    backend = chunks.backend
+    xp = backend.xp
+    counts = _row_counts(target)
+    width = max(counts)
+    starts = np.cumsum([0, *counts[:-1]])
+    out = Chunks.empty(target, chunks.dtype, backend)
+    pairs = {}
+    for device, fold in folded.items():
+        flat = out.buffers[device].reshape(-1)
+        with backend.on(device):
+            send = fold.reshape(-1)
+            if width * len(counts) != send.size:
+                send = xp.zeros((len(counts), width), chunks.dtype)
+                for r, (start, count) in enumerate(zip(starts, counts)):
+                    send[r, :count] = fold.reshape(-1)[start : start + count]
+            receive = flat if flat.size == width else xp.empty(width, chunks.dtype)
+        pairs[device] = (send, receive)
+    backend.nccl.reduce_scatter(backend, pairs, combine, chunks.dtype)
+    for device, (_, receive) in pairs.items():
+        flat = out.buffers[device].reshape(-1)
+        if receive is not flat:
+            with backend.on(device):
+                flat[...] = receive[: flat.size]
+    return out
+
+
+def _row_counts(layout: Layout) -> list[int]:
+    row = int(np.prod(layout.shape[1:], dtype=np.int64))
+    return [len(box[0]) * row for box in layout.boxes]
+
+
+def _row_blocks(layout: Layout, n: int, owner) -> bool:
+    """Whether `layout` has `n` chunks, chunk r's device of ``owner(device) == r``, and
+    the chunks are consecutive blocks of whole rows from the first row to the last."""
     shape = layout.shape
-    if not shape or len(layout.chunks) != group.size:
+    if not shape or len(layout.chunks) != n:
         return False
     start = 0
     for r, (box, device) in enumerate(zip(layout.boxes, layout.chunk_devices)):
         rows = box[0]
-        if group.owner(device) != r or rows.start != start or (len(rows) > 1 and rows.step != 1):
+        if owner(device) != r or rows.start != start or (len(rows) > 1 and rows.step != 1):
             return False
         if any(box[a] != range(n) for a, n in enumerate(shape) if a):
             return False

@@ -6,6 +6,8 @@ between processes. The multi-process suite (tests/spmd, run by tests/test_spmd.p
 ``mpiexec``) covers the rest.
 """
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -125,3 +127,51 @@ def test_whole_partials_combine_by_one_collective(run_of_one, mode, dtype):
     if run_of_one.name == "cuda":
         combine = x.mode.ufunc(run_of_one.xp, x.dtype)
         assert _fetch.allreduced(x.storage, combine) is not None
+
+
+class _OneProcessNccl:
+    """NCCL's all-reduce and reduce-scatter over the devices of one process (the cpu
+    backend's virtual devices), with NumPy: the layout work of the NCCL paths (folding,
+    padding uneven blocks, unpacking) checked without GPUs, several devices included."""
+
+    def allreduce(self, backend, buffers, combine, dtype):
+        total = functools.reduce(combine, buffers.values())
+        for buffer in buffers.values():
+            buffer[...] = total
+
+    def reduce_scatter(self, backend, pairs, combine, dtype):
+        total = functools.reduce(combine, [send.reshape(-1) for send, _ in pairs.values()])
+        for device, (_, receive) in pairs.items():
+            receive[...] = total[device * receive.size : (device + 1) * receive.size]
+
+
+@pytest.fixture
+def nccl_of_this_run(run_of_one, monkeypatch):
+    """The backend with NCCL's links: the real ones on GPUs, `_OneProcessNccl` on cpu."""
+    if run_of_one.nccl is None:
+        monkeypatch.setattr(run_of_one, "nccl", _OneProcessNccl())
+    return run_of_one
+
+
+@pytest.mark.parametrize(
+    ("mode", "dtype"),
+    [("sum", np.float32), ("sum", np.complex128), ("prod", np.int64), ("min", np.int32)],
+)
+@pytest.mark.parametrize("extra_rows", [0, 1], ids=["even", "uneven"])
+def test_whole_partials_reduce_scatter_to_row_blocks(nccl_of_this_run, mode, dtype, extra_rows):
+    """Partial copies of the whole array on every device, resharded to one block of rows
+    per device in device order: one NCCL reduce-scatter (uneven blocks padded)."""
+    backend = nccl_of_this_run
+    devices = mdarray.devices()
+    value = (np.arange(2 * len(devices) + extra_rows)[:, None] % 3 + np.arange(5) + 1).astype(dtype)
+    x = mdarray.distributed_array(value, mdarray.Layout.replicated(value.shape, devices), mode)
+    target = mdarray.Layout.block(value.shape, axis=0, devices=devices)
+    combine = x.mode.ufunc(backend.xp, x.dtype)
+    scattered = _fetch.reduce_scattered(x.storage, combine, target)
+    assert scattered is not None
+    assert scattered.layout == target
+    for (device, index), chunk in zip(target.chunks, scattered.buffers):
+        np.testing.assert_array_equal(_fetch.to_host_now(backend, chunk, device), value[index])
+    resharded = x.reshard(target)
+    np.testing.assert_array_equal(resharded.get(), value)
+    np.testing.assert_array_equal(x.change_mode("replica").get(), value)
