@@ -272,79 +272,104 @@ def _nccl_allreduced(chunks: Chunks, combine) -> Chunks | None:
 
 def reduce_scattered(chunks: Chunks, combine, target: Layout) -> Chunks | None:
     """The copies of `chunks` combined by `combine` and laid out as `target`, by one
-    reduce-scatter where `target` gives each process (MPI, `_dense_fold`) or each GPU of
-    the run (NCCL, `_nccl_fold`), in order, one block of whole rows (a contiguous part of
-    the array in C order); None where the general plan is needed."""
+    reduce-scatter where `target` splits the array (no overlaps) into one chunk per
+    process (MPI, `_dense_fold`) or per GPU of the run (NCCL, `_nccl_fold`). Each
+    process's fold is packed in rank order first, with no copy where the parts are
+    already consecutive in C order (blocks of whole rows). None where the general plan
+    is needed."""
     group = _processes.current()
     if group is None:
         return None
     if chunks.backend.nccl is not None:
         return _nccl_reduce_scattered(chunks, combine, target, group)
-    if not _row_blocks(target, group.size, group.owner):
+    order = _one_part_each(target, group.size, group.owner)
+    if order is None:
         return None
     dense = _dense_fold(chunks, combine)
     if dense is None:
         return None
     group, op, folded = dense
     out = Chunks.empty(target, chunks.dtype, chunks.backend)
-    counts = _row_counts(target)
-    mine = out.buffers[group.rank]
-    group.comm.Reduce_scatter(folded.reshape(-1), mine.reshape(-1), recvcounts=counts, op=op)
+    counts = [int(np.prod(target.chunk_shapes[k], dtype=np.int64)) for k in order]
+    send = _packed(np, folded, target, order, max(counts) if counts else 0, padded=False)
+    mine = out.buffers[order[group.rank]]
+    group.comm.Reduce_scatter(send, mine.reshape(-1), recvcounts=counts, op=op)
     return out
 
 
 def _nccl_reduce_scattered(chunks: Chunks, combine, target: Layout, group) -> Chunks | None:
-    """`reduce_scattered` over NCCL, chunk r of `target` on GPU r of the run. NCCL gives
-    every GPU the same count: uneven blocks are sent padded to the largest and received
-    into a buffer of that size."""
-    if not _row_blocks(target, len(group.device_ids), int):
+    """`reduce_scattered` over NCCL (chunk ``order[g]`` of `target` on GPU g of the run).
+    NCCL gives every GPU the same count: uneven parts are packed padded to the largest
+    and received into a buffer of that size."""
+    order = _one_part_each(target, len(group.device_ids), int)
+    if order is None:
         return None
     folded = _nccl_fold(chunks, combine, group)
     if folded is None:
         return None
     backend = chunks.backend
     xp = backend.xp
-    counts = _row_counts(target)
-    width = max(counts)
-    starts = np.cumsum([0, *counts[:-1]])
+    width = max(int(np.prod(target.chunk_shapes[k], dtype=np.int64)) for k in order)
     out = Chunks.empty(target, chunks.dtype, backend)
     pairs = {}
     for device, fold in folded.items():
-        flat = out.buffers[device].reshape(-1)
+        flat = out.buffers[order[device]].reshape(-1)
         with backend.on(device):
-            send = fold.reshape(-1)
-            if width * len(counts) != send.size:
-                send = xp.zeros((len(counts), width), chunks.dtype)
-                for r, (start, count) in enumerate(zip(starts, counts)):
-                    send[r, :count] = fold.reshape(-1)[start : start + count]
+            send = _packed(xp, fold, target, order, width, padded=True)
             receive = flat if flat.size == width else xp.empty(width, chunks.dtype)
         pairs[device] = (send, receive)
     backend.nccl.reduce_scatter(backend, pairs, combine, chunks.dtype)
     for device, (_, receive) in pairs.items():
-        flat = out.buffers[device].reshape(-1)
+        flat = out.buffers[order[device]].reshape(-1)
         if receive is not flat:
             with backend.on(device):
                 flat[...] = receive[: flat.size]
     return out
 
 
-def _row_counts(layout: Layout) -> list[int]:
-    row = int(np.prod(layout.shape[1:], dtype=np.int64))
-    return [len(box[0]) * row for box in layout.boxes]
+def _one_part_each(layout: Layout, n: int, owner) -> list[int] | None:
+    """``order[r]``: the chunk of `layout` that ``owner(device) == r`` holds, where the
+    chunks split the array (no overlaps) and each of the `n` owners holds exactly one;
+    else None."""
+    if layout.has_overlaps or len(layout.chunks) != n:
+        return None
+    order = [-1] * n
+    for k, device in enumerate(layout.chunk_devices):
+        r = owner(device)
+        if order[r] != -1:
+            return None
+        order[r] = k
+    return order
 
 
-def _row_blocks(layout: Layout, n: int, owner) -> bool:
-    """Whether `layout` has `n` chunks, chunk r's device of ``owner(device) == r``, and
-    the chunks are consecutive blocks of whole rows from the first row to the last."""
-    shape = layout.shape
-    if not shape or len(layout.chunks) != n:
-        return False
+def _packed(xp, folded, layout: Layout, order: list[int], width: int, padded: bool):
+    """`folded` (a whole array) flat, with chunk ``order[0]``'s elements first, then
+    ``order[1]``'s, ... each in C order; with `padded`, each in a slot of `width`. A view
+    where that is `folded`'s own order, else one copy."""
+    sizes = [int(np.prod(layout.chunk_shapes[k], dtype=np.int64)) for k in order]
+    flat = folded.reshape(-1)
+    if (not padded or all(n == width for n in sizes)) and _consecutive(layout, order):
+        return flat
+    send = xp.zeros(len(order) * width if padded else flat.size, folded.dtype)
     start = 0
-    for r, (box, device) in enumerate(zip(layout.boxes, layout.chunk_devices)):
-        rows = box[0]
-        if owner(device) != r or rows.start != start or (len(rows) > 1 and rows.step != 1):
+    for k, n in zip(order, sizes):
+        index = layout.chunks[k][1]
+        send[start : start + n].reshape(layout.chunk_shapes[k])[...] = folded[index]
+        start += width if padded else n
+    return send
+
+
+def _consecutive(layout: Layout, order: list[int]) -> bool:
+    """Whether the chunks ``order[0], order[1], ...`` are consecutive blocks of whole
+    rows, from the first row to the last."""
+    shape = layout.shape
+    start = 0
+    for k in order:
+        box = layout.boxes[k]
+        if not shape or any(box[a] != range(n) for a, n in enumerate(shape) if a):
             return False
-        if any(box[a] != range(n) for a, n in enumerate(shape) if a):
+        rows = box[0]
+        if rows.start != start or (len(rows) > 1 and rows.step != 1):
             return False
         start = rows.start + len(rows)
-    return start == shape[0]
+    return start == (shape[0] if shape else 0)

@@ -153,19 +153,38 @@ def nccl_of_this_run(run_of_one, monkeypatch):
     return run_of_one
 
 
+def _one_part_per_device(shape, kind):
+    """A layout giving each device one part of an array of `shape`: blocks of rows (in
+    device order or reversed), blocks of columns, or every n-th row (strided)."""
+    devices = mdarray.devices()
+    if kind == "columns":
+        return mdarray.Layout.block(shape, axis=1, devices=devices)
+    if kind == "reversed rows":
+        return mdarray.Layout.block(shape, axis=0, devices=devices[::-1])
+    if kind == "strided rows":
+        n = len(devices)
+        return mdarray.Layout(shape, {d: [(slice(k, None, n),)] for k, d in enumerate(devices)})
+    return mdarray.Layout.block(shape, axis=0, devices=devices)
+
+
+@pytest.mark.parametrize("kind", ["rows", "reversed rows", "columns", "strided rows"])
 @pytest.mark.parametrize(
     ("mode", "dtype"),
     [("sum", np.float32), ("sum", np.complex128), ("prod", np.int64), ("min", np.int32)],
 )
-@pytest.mark.parametrize("extra_rows", [0, 1], ids=["even", "uneven"])
-def test_whole_partials_reduce_scatter_to_row_blocks(nccl_of_this_run, mode, dtype, extra_rows):
-    """Partial copies of the whole array on every device, resharded to one block of rows
-    per device in device order: one NCCL reduce-scatter (uneven blocks padded)."""
+@pytest.mark.parametrize("extra", [0, 1], ids=["even", "uneven"])
+def test_whole_partials_reduce_scatter_to_one_part_per_device(
+    nccl_of_this_run, mode, dtype, extra, kind
+):
+    """Partial copies of the whole array on every device, resharded to one part per
+    device: one NCCL reduce-scatter (parts packed in device order, uneven ones padded)."""
     backend = nccl_of_this_run
-    devices = mdarray.devices()
-    value = (np.arange(2 * len(devices) + extra_rows)[:, None] % 3 + np.arange(5) + 1).astype(dtype)
-    x = mdarray.distributed_array(value, mdarray.Layout.replicated(value.shape, devices), mode)
-    target = mdarray.Layout.block(value.shape, axis=0, devices=devices)
+    n = len(mdarray.devices())
+    rows = np.arange(2 * n + extra)[:, None] % 3
+    value = (rows + np.arange(2 * n + extra) + 1).astype(dtype)
+    replicated = mdarray.Layout.replicated(value.shape, mdarray.devices())
+    x = mdarray.distributed_array(value, replicated, mode)
+    target = _one_part_per_device(value.shape, kind)
     combine = x.mode.ufunc(backend.xp, x.dtype)
     scattered = _fetch.reduce_scattered(x.storage, combine, target)
     assert scattered is not None
