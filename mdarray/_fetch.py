@@ -210,9 +210,17 @@ def _dense_fold(chunks: Chunks, combine):
     if group.ranks_of(layout.devices) != frozenset(range(group.size)):
         return None
     mine = [b for b, d in zip(chunks.buffers, layout.chunk_devices) if is_local(d)]
+    return group, op, _fold(chunks.backend, combine, mine, chunks.dtype)
+
+
+def _fold(backend, combine, copies: list, dtype):
+    """`copies` (of one shape, on the current device) combined by `combine`: the copy
+    itself where there is one and it is contiguous (the collectives only read it), else
+    a new array."""
+    if len(copies) == 1 and copies[0].flags.c_contiguous:
+        return copies[0]
     with np.errstate(all="ignore"):
-        folded = chunks.backend.combine(combine, mine, 1, chunks.dtype)[0]
-    return group, op, folded
+        return backend.combine(combine, copies, 1, dtype)[0]
 
 
 def allreduced(chunks: Chunks, combine) -> Chunks | None:
@@ -248,8 +256,8 @@ def _nccl_fold(chunks: Chunks, combine, group) -> dict | None:
     folded = {}
     for device in group.local:
         mine = [b for b, d in zip(chunks.buffers, layout.chunk_devices) if d == device]
-        with backend.on(device), np.errstate(all="ignore"):
-            folded[device] = backend.combine(combine, mine, 1, chunks.dtype)[0]
+        with backend.on(device):
+            folded[device] = _fold(backend, combine, mine, chunks.dtype)
     return folded
 
 
@@ -261,12 +269,17 @@ def _nccl_allreduced(chunks: Chunks, combine) -> Chunks | None:
     if folded is None:
         return None
     backend = chunks.backend
-    backend.nccl.allreduce(backend, folded, combine, chunks.dtype)
     out = Chunks.empty(chunks.layout, chunks.dtype, backend)
+    firsts: dict = {}
     for buffer, device in zip(out.buffers, out.layout.chunk_devices):
         if is_local(device):
+            firsts.setdefault(device, buffer)
+    pairs = {device: (folded[device], firsts[device]) for device in folded}
+    backend.nccl.allreduce(backend, pairs, combine, chunks.dtype)
+    for buffer, device in zip(out.buffers, out.layout.chunk_devices):
+        if is_local(device) and buffer is not firsts[device]:
             with backend.on(device):
-                buffer[...] = folded[device]
+                buffer[...] = firsts[device]
     return out
 
 

@@ -182,10 +182,10 @@ class NcclLinks:
                 self.comms[device] = nccl.NcclCommunicator(len(group.device_ids), uid, device)
         nccl.groupEnd()
 
-    def allreduce(self, backend, buffers: dict, combine, dtype) -> None:
-        """Combine `buffers` (``{local device: contiguous CuPy array}``, every GPU of the
-        run taking part) in place by one NCCL all-reduce, on the devices' streams."""
-        pairs = {device: (buffer, buffer) for device, buffer in buffers.items()}
+    def allreduce(self, backend, pairs: dict, combine, dtype) -> None:
+        """One NCCL all-reduce over ``{local device: (send, receive)}`` (contiguous CuPy
+        arrays of one size, every GPU of the run taking part), on the devices' streams:
+        every `receive` gets the sends combined."""
         self._reduce("allReduce", backend, pairs, combine, dtype)
 
     def reduce_scatter(self, backend, pairs: dict, combine, dtype) -> None:

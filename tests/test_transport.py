@@ -134,10 +134,10 @@ class _OneProcessNccl:
     backend's virtual devices), with NumPy: the layout work of the NCCL paths (folding,
     padding uneven blocks, unpacking) checked without GPUs, several devices included."""
 
-    def allreduce(self, backend, buffers, combine, dtype):
-        total = functools.reduce(combine, buffers.values())
-        for buffer in buffers.values():
-            buffer[...] = total
+    def allreduce(self, backend, pairs, combine, dtype):
+        total = functools.reduce(combine, [send for send, _ in pairs.values()])
+        for _, receive in pairs.values():
+            receive[...] = total
 
     def reduce_scatter(self, backend, pairs, combine, dtype):
         total = functools.reduce(combine, [send.reshape(-1) for send, _ in pairs.values()])
