@@ -19,7 +19,7 @@ import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
 from numpy.typing import DTypeLike
 
-from . import _processes, _redistribute, _visualize
+from . import _processes, _redistribute, _svg, _visualize
 from ._backend import DeviceSet
 from ._config import check_fallback
 from ._debug import TransferCount
@@ -226,7 +226,7 @@ class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
         return _visualize.picture(self)
 
     def _repr_html_(self) -> str:
-        return _visualize.html(self)
+        return _svg.html(self)
 
     # NumPy methods: each goes through the NumPy function, so one registered
     # implementation serves ``x.sum()``, ``np.sum(x)`` and ``mdarray.sum(x)``. NumPy's
