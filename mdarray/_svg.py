@@ -23,7 +23,7 @@ import textwrap
 
 import numpy as np
 
-from . import _regions, _visualize
+from . import _visualize
 
 #: Cells per axis at most: a 1-D strip, a 2-D grid, each panel of a 3-D+ picture.
 STRIP_CELLS = 64
@@ -107,7 +107,7 @@ def axis_edges(n: int, spans: list, cap: int, prefer_chunks: bool) -> list[int]:
         return list(range(n + 1))
     if len(cuts) - 1 <= cap:
         return cuts
-    return _visualize._edges(n, cap)
+    return _visualize.block_edges(n, cap)
 
 
 class _Picture:
@@ -454,12 +454,12 @@ class _Canvas:
             if name
             else []
         )
-        stripes = devices[:MAX_STRIPES] or [None]
+        stripes = devices[:MAX_STRIPES]  # every element has a chunk: never empty
         for k, device in enumerate(stripes):
-            fill = color(device) if device is not None else "#ffffff"
             sx = x + w * k / len(stripes)
             out.append(
-                f'<rect x="{sx:.1f}" y="{y:.1f}" width="{w / len(stripes):.1f}" height="{h:.1f}" fill="{fill}"/>'
+                f'<rect x="{sx:.1f}" y="{y:.1f}" width="{w / len(stripes):.1f}" '
+                f'height="{h:.1f}" fill="{color(device)}"/>'
             )
         if copies > 1:
             out.append(

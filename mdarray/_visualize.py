@@ -57,7 +57,7 @@ def _cells(layout, rows: int, cols: int):
     """
     lead = (range(1),) * (2 - min(layout.ndim, 2))  # a 1-D array is one row, 0-d one cell
     shape = _regions.box_shape(lead) + layout.shape[:2]
-    edges = [_edges(shape[0], rows), _edges(shape[1], cols)]
+    edges = [block_edges(shape[0], rows), block_edges(shape[1], cols)]
     drawn = [lead + box[:2] for box in layout.boxes if all(map(len, box))]
     devices = np.array(
         [d for d, box in zip(layout.chunk_devices, layout.boxes) if all(map(len, box))]
@@ -85,7 +85,8 @@ def hits(ranges, edges) -> np.ndarray:
     return (first < hi) & (first <= lasts)
 
 
-def _edges(n: int, parts: int) -> list[int]:
+def block_edges(n: int, parts: int) -> list[int]:
+    """Edges of at most `parts` near-equal blocks of ``range(n)``."""
     parts = max(1, min(parts, n))
     return sorted({round(k * n / parts) for k in range(parts + 1)})
 
