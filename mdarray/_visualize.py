@@ -101,7 +101,7 @@ def _text_grid(grid, edges, ndim: int) -> list[str]:
                 single = len(key) == 1 and key[0] < 10
                 symbols[key] = str(key[0]) if single else _letter(symbols)
     label_width = len(str(edges[0][-2])) if ndim >= 2 else 0
-    lines = [" " * (label_width + 1) + _ruler(edges[1])] if ndim >= 2 else []
+    lines = [" " * (label_width + 1) + _ruler(edges[1])] if ndim >= 1 else []
     for start, row in zip(edges[0], grid):
         label = str(start).rjust(label_width) if ndim >= 2 else ""
         lines.append(f"{label} " + " ".join(symbols[tuple(d)] for d in row))

@@ -2,6 +2,7 @@
 
 import itertools
 import re
+import types
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -49,7 +50,7 @@ def test_overlaps_and_replicas_are_named():
     text = x.visualize()
     if D[0] != D[-1]:
         assert f"a = devices [{D[0]}, {D[-1]}]" in text
-        assert text.splitlines()[1].split() == [str(D[0])] * 4 + ["a"] * 2 + [str(D[-1])] * 4
+        assert text.splitlines()[2].split() == [str(D[0])] * 4 + ["a"] * 2 + [str(D[-1])] * 4
     assert "overlaps: 2 of 10 elements" in text
     assert "up to 2 copies" in text
     assert "largest copy" in text
@@ -157,7 +158,9 @@ def test_visualize_of_0d_1d_3d_and_5d_arrays():
     assert _grid_rows(scalar.visualize()) == []
     assert "one cell: the 0-d array" in scalar.visualize()
     strip = mdarray.distributed_array(np.arange(40), Layout.block((40,), devices=D))
-    line = strip.visualize().splitlines()[1].split()
+    ruler, line = strip.visualize().splitlines()[1:3]
+    assert ruler.split() == [str(k) for k in range(0, 40, 5)]  # blocks of 40 / 32 positions
+    line = line.split()
     assert len(line) == 32
     assert line[0] == str(D[0])
     assert line[-1] == str(D[-1])
@@ -362,3 +365,19 @@ def test_several_chunks_per_device_and_many_devices_in_the_legend():
     else:
         assert legend[D[0]][1:] == (4, "88 B")
     assert len({_svg.color(d) for d in range(12)}) == 12
+
+
+def test_many_devices_cap_the_legend_and_the_stripes():
+    # More devices than a machine here has: the picture needs only the layout, so a
+    # stand-in with a DistArray's attributes draws it.
+    layout = Layout((3, 4), {d: [()] for d in range(20)})
+    x = types.SimpleNamespace(
+        layout=layout, shape=(3, 4), ndim=2, size=12, itemsize=8, dtype=np.dtype(np.float64)
+    )
+    x.mode = mdarray.REPLICA
+    svg = ET.fromstring(_svg.html(x))[0]
+    legend = _legend(svg)
+    assert sorted(legend) == list(range(_svg.MAX_LEGEND))
+    assert "... 4 more devices: 4 chunks, 384 B" in _texts(svg)
+    assert _check_cells(svg, x) == 12
+    assert all(len(g.findall(f"{SVG}rect")) == _svg.MAX_STRIPES + 1 for g in svg.iter(f"{SVG}g"))
