@@ -381,3 +381,22 @@ def test_many_devices_cap_the_legend_and_the_stripes():
     assert "... 4 more devices: 4 chunks, 384 B" in _texts(svg)
     assert _check_cells(svg, x) == 12
     assert all(len(g.findall(f"{SVG}rect")) == _svg.MAX_STRIPES + 1 for g in svg.iter(f"{SVG}g"))
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    mst.shapes(min_dims=1, max_dims=3, min_side=13, max_side=45).flatmap(
+        lambda s: st.tuples(mst.layouts(s, max_blocks=4), mst.modes(np.int8))
+    )
+)
+@example((Layout.grid((80, 10), (40, 5), devices=D), mdarray.SUM))  # blocks of 2.5 rows
+def test_svg_cells_of_longer_axes_cover_blocks_or_chunk_edges(case):
+    layout, mode = case
+    x = mdarray.distributed_array(np.zeros(layout.shape, np.int8), layout, mode)
+    svg = _parse(x)
+    cells = _check_cells(svg, x)
+    tiles = [g for g in svg.iter(f"{SVG}rect") if g.get("fill", "").startswith("#")]
+    assert cells or len(tiles) > _svg.MAX_TOOLTIPS
+    width, height = int(svg.get("width")), int(svg.get("height"))
+    assert width <= 800
+    assert height <= 900
