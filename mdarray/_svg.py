@@ -44,6 +44,9 @@ TIMES = "\u00d7"
 CHAR = 7.0  # an upper estimate of one character's width at FONT px, for the layout
 MARGIN = 10
 HATCH_ID = "mdarray-overlap-hatch"  # the same pattern in every picture, so ids may repeat
+HATCH = f"url(#{HATCH_ID})"
+SVG_NAMESPACE = "http://www.w3.org/2000/svg"
+FONTS = "DejaVu Sans, Helvetica, Arial, sans-serif"
 
 MODE_WORDS = {
     "replica": "REPLICA: every copy of an element holds its value",
@@ -174,14 +177,14 @@ class _Picture:
         return self.hits[0], self.hits[1]
 
     def draw(self, svg: _Canvas) -> None:
+        """Draw the panels (one for 0-d to 2-D), wrapping them into rows."""
         ndim = self.layout.ndim
-        rows, cols = self._grid_hits()
-        shape = [1, self.layout.shape[0]] if ndim == 1 else list(self.layout.shape[:2]) or [1, 1]
-        edges = (
-            ([[0, 1], self.edges[0]])
-            if ndim == 1
-            else (self.edges[:2] if ndim >= 2 else [[0, 1], [0, 1]])
-        )
+        if ndim == 1:
+            shape, edges = [1, self.layout.shape[0]], [[0, 1], self.edges[0]]
+        elif ndim == 0:
+            shape, edges = [1, 1], [[0, 1], [0, 1]]
+        else:
+            shape, edges = list(self.layout.shape[:2]), self.edges[:2]
         size = _panel_size(ndim, shape)
         xs = _pixels(edges[1], size[0])
         ys = _pixels(edges[0], size[1])
@@ -198,42 +201,38 @@ class _Picture:
             if ndim > 2:
                 svg.label(x0, y0 + FONT, _slab_name(panel, self.edges, ndim), bold=True)
                 y0 += FONT + 4
-            reach = self._panel_hits(panel)
-            held = {
-                d: (
-                    (rows[self.chunk_devices == d] * reach[self.chunk_devices == d, None]).T
-                    @ cols[self.chunk_devices == d]
-                )
-                > 0
-                for d in self.devices
-            }
-            copies = (
-                self.copies.reshape((*self.copies.shape[:2], -1))[..., p]
-                if ndim >= 2
-                else self.copies.reshape(1, -1)
-            )
-            y0 += FONT + 4
-            self._ticks(svg, x0, y0, xs, edges[1], ndim)
-            for i, j in itertools.product(range(len(ys) - 1), range(len(xs) - 1)):
-                devices = [d for d in self.devices if held[d][i, j]]
-                where = _cell_name(i, j, edges, ndim, panel, self.edges)
-                svg.cell(
-                    x0 + xs[j],
-                    y0 + ys[i],
-                    xs[j + 1] - xs[j],
-                    ys[i + 1] - ys[i],
-                    devices,
-                    int(copies[i, j]),
-                    where if tooltips else None,
-                )
-            svg.path(_cell_sides(x0, y0, xs, ys), "#ffffff", 0.6)
-            svg.path(_chunk_edges(x0, y0, xs, ys, rows * reach[:, None], cols), "#222222", 1.6)
-            svg.rect_outline(x0, y0, xs[-1], ys[-1])
-            if ndim >= 2:
-                self._row_ticks(svg, x0, y0, ys, edges[0])
-        rows_used = math.ceil(len(shown) / per_row)
-        svg.y = top + rows_used * panel_h + 4
+            self._panel(svg, x0, y0 + FONT + 4, (xs, ys), edges, p, tooltips)
+        svg.y = top + math.ceil(len(shown) / per_row) * panel_h + 4
         svg.width(MARGIN + label_w + min(len(shown), per_row) * panel_w)
+
+    def _panel(self, svg, x0, y0, pixels, edges, p: int, tooltips: bool) -> None:
+        """Panel `p`: its cells, cell sides, chunk edges, outline and ticks."""
+        ndim = self.layout.ndim
+        xs, ys = pixels
+        panel = self.panels[p]
+        rows, cols = self._grid_hits()
+        rows = rows * self._panel_hits(panel)[:, None]
+        held = {}
+        for d in self.devices:
+            mine = self.chunk_devices == d
+            held[d] = (rows[mine].T @ cols[mine]) > 0
+        if ndim >= 2:
+            copies = self.copies.reshape((*self.copies.shape[:2], -1))[..., p]
+        else:
+            copies = self.copies.reshape(1, -1)
+        self._ticks(svg, x0, y0, xs, edges[1], ndim)
+        for i, j in itertools.product(range(len(ys) - 1), range(len(xs) - 1)):
+            svg.cell(
+                (x0 + xs[j], y0 + ys[i], xs[j + 1] - xs[j], ys[i + 1] - ys[i]),
+                [d for d in self.devices if held[d][i, j]],
+                int(copies[i, j]),
+                _cell_name(i, j, edges, ndim, panel, self.edges) if tooltips else None,
+            )
+        svg.path(_cell_sides(x0, y0, xs, ys), "#ffffff", 0.6)
+        svg.path(_chunk_edges(x0, y0, xs, ys, rows, cols), "#222222", 1.6)
+        svg.rect_outline(x0, y0, xs[-1], ys[-1])
+        if ndim >= 2:
+            self._row_ticks(svg, x0, y0, ys, edges[0])
 
     def _ticks(self, svg, x0, y0, xs, edges, ndim) -> None:
         if ndim == 0:
@@ -281,7 +280,8 @@ class _Picture:
         if ndim > 2:
             axes = "axis 2" if ndim == 3 else f"axes 2..{ndim - 1}"
             lines.append(
-                f"One panel per slab of {axes} (the index above it); a cell shows the devices holding any element of the slab there."
+                f"One panel per slab of {axes} (the index above it); a cell shows the devices "
+                "holding any element of the slab there."
             )
             if len(self.panels) > MAX_PANELS:
                 lines.append(f"Showing {MAX_PANELS} of {len(self.panels)} slabs.")
@@ -400,10 +400,9 @@ def _legend(svg: _Canvas, layout, itemsize: int, overlaps: bool, drawn: bool) ->
             more_bytes = _visualize.format_bytes(sum(b for _, (_, b) in rest))
             svg.text(f"... {len(rest)} more devices: {more_chunks} chunks, {more_bytes}")
             break
-        svg.swatch(
-            color(device),
-            f"device {device}: {chunks} chunk{'s' if chunks != 1 else ''}, {_visualize.format_bytes(nbytes)}",
-        )
+        plural = "s" if chunks != 1 else ""
+        nbytes_text = _visualize.format_bytes(nbytes)
+        svg.swatch(color(device), f"device {device}: {chunks} chunk{plural}, {nbytes_text}")
     if overlaps and drawn:
         svg.swatch(None, "hatched, \u00d7k: an element there has k copies (chunks overlap)")
 
@@ -434,81 +433,85 @@ class _Canvas:
         small: bool = False,
         anchor: str = "start",
     ) -> None:
-        style = ' font-weight="bold"' if bold else ""
-        style += f' font-size="{FONT - 2}"' if small else ""
-        style += f' text-anchor="{anchor}"' if anchor != "start" else ""
-        self.parts.append(f'<text x="{x:.1f}" y="{y:.1f}"{style}>{_esc(text)}</text>')
+        style: dict = {"font_weight": "bold"} if bold else {}
+        style |= {"font_size": FONT - 2} if small else {}
+        style |= {"text_anchor": anchor} if anchor != "start" else {}
+        self.parts.append(_element("text", text, x=x, y=y, **style))
 
-    def cell(
-        self,
-        x: float,
-        y: float,
-        w: float,
-        h: float,
-        devices: list[int],
-        copies: int,
-        name: str | None,
-    ) -> None:
+    def cell(self, box: tuple, devices: list[int], copies: int, name: str | None) -> None:
+        """One cell at ``box = (x, y, w, h)``: a stripe per device, hatched if `copies` > 1,
+        grouped with a tooltip when `name` is given."""
+        x, y, w, h = box
         out = (
-            [f"<title>{_esc(f'{name}: devices {devices}, up to {copies} copies')}</title>"]
-            if name
-            else []
+            [_element("title", f"{name}: devices {devices}, up to {copies} copies")] if name else []
         )
         stripes = devices[:MAX_STRIPES]  # every element has a chunk: never empty
         for k, device in enumerate(stripes):
             sx = x + w * k / len(stripes)
             out.append(
-                f'<rect x="{sx:.1f}" y="{y:.1f}" width="{w / len(stripes):.1f}" '
-                f'height="{h:.1f}" fill="{color(device)}"/>'
+                _element("rect", x=sx, y=y, width=w / len(stripes), height=h, fill=color(device))
             )
         if copies > 1:
-            out.append(
-                f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" fill="url(#{HATCH_ID})"/>'
-            )
+            out.append(_element("rect", x=x, y=y, width=w, height=h, fill=HATCH))
             if w >= 22 and h >= 13:
+                count = {"font_size": FONT - 2, "text_anchor": "middle", "font_weight": "bold"}
                 out.append(
-                    f'<text x="{x + w / 2:.1f}" y="{y + h / 2 + 4:.1f}" font-size="{FONT - 2}" text-anchor="middle" font-weight="bold">{TIMES}{copies}</text>'
+                    _element("text", f"{TIMES}{copies}", x=x + w / 2, y=y + h / 2 + 4, **count)
                 )
         self.parts.append(f"<g>{''.join(out)}</g>" if name else "".join(out))
 
     def path(self, d: str, stroke: str, width: float) -> None:
         if d:
-            self.parts.append(
-                f'<path d="{d}" fill="none" stroke="{stroke}" stroke-width="{width}"/>'
-            )
+            self.parts.append(_element("path", d=d, fill="none", stroke=stroke, stroke_width=width))
 
     def rect_outline(self, x: float, y: float, w: float, h: float) -> None:
-        self.parts.append(
-            f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" fill="none" stroke="#222222" stroke-width="1.6"/>'
-        )
+        line = {"fill": "none", "stroke": "#222222", "stroke_width": 1.6}
+        self.parts.append(_element("rect", x=x, y=y, width=w, height=h, **line))
 
     def swatch(self, fill: str | None, text: str) -> None:
+        """A legend row: a square of `fill` (None: the overlap hatching), then `text`."""
         self.y += FONT + 6
-        paint = fill or "#dddddd"
-        self.parts.append(
-            f'<rect x="{MARGIN}" y="{self.y - FONT + 1:.1f}" width="{FONT}" height="{FONT}" fill="{paint}" stroke="#555555" stroke-width="0.6"/>'
-        )
+        square = {"x": MARGIN, "y": self.y - FONT + 1, "width": FONT, "height": FONT}
+        line = {"stroke": "#555555", "stroke_width": 0.6}
+        self.parts.append(_element("rect", fill=fill or "#dddddd", **square, **line))
         if fill is None:
-            self.parts.append(
-                f'<rect x="{MARGIN}" y="{self.y - FONT + 1:.1f}" width="{FONT}" height="{FONT}" fill="url(#{HATCH_ID})"/>'
-            )
+            self.parts.append(_element("rect", fill=HATCH, **square))
         self.label(MARGIN + FONT + 6, self.y, text)
         self.width(2 * MARGIN + FONT + 6 + len(text) * CHAR)
 
     def finish(self) -> str:
         w = math.ceil(self.w + MARGIN)
         h = math.ceil(self.y + MARGIN)
-        defs = (
-            f'<defs><pattern id="{HATCH_ID}" width="6" height="6" patternUnits="userSpaceOnUse" '
-            'patternTransform="rotate(45)"><rect width="6" height="6" fill="#000000" fill-opacity="0.12"/>'
-            '<line x1="0" y1="0" x2="0" y2="6" stroke="#000000" stroke-opacity="0.5" stroke-width="2"/>'
-            "</pattern></defs>"
-        )
-        return (
-            f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" '
-            f'font-family="DejaVu Sans, Helvetica, Arial, sans-serif" font-size="{FONT}" role="img">'
-            f'<rect width="{w}" height="{h}" fill="#ffffff"/>{defs}{"".join(self.parts)}</svg>'
-        )
+        shade = _element("rect", width=6, height=6, fill="#000000", fill_opacity="0.12")
+        stroke = {"stroke": "#000000", "stroke_opacity": "0.5", "stroke_width": 2}
+        line = _element("line", x1=0, y1=0, x2=0, y2=6, **stroke)
+        tile = {"width": 6, "height": 6, "patternUnits": "userSpaceOnUse"}
+        pattern = _open("pattern", id=HATCH_ID, **tile, patternTransform="rotate(45)")
+        page = {"width": w, "height": h, "viewBox": f"0 0 {w} {h}", "font_size": FONT}
+        svg = _open("svg", xmlns=SVG_NAMESPACE, **page, font_family=FONTS, role="img")
+        background = _element("rect", width=w, height=h, fill="#ffffff")
+        defs = f"<defs>{pattern}{shade}{line}</pattern></defs>"
+        return f"{svg}{background}{defs}{''.join(self.parts)}</svg>"
+
+
+def _attributes(attributes: dict) -> str:
+    """`` name="value"`` pairs, escaped; ``_`` in a name is ``-``, floats to 0.1 px."""
+    out = []
+    for name, value in attributes.items():
+        text = f"{value:.1f}" if isinstance(value, float) else str(value)
+        out.append(f' {name.replace("_", "-")}="{_esc(text)}"')
+    return "".join(out)
+
+
+def _open(tag: str, /, **attributes: object) -> str:
+    return f"<{tag}{_attributes(attributes)}>"
+
+
+def _element(tag: str, text: str | None = None, /, **attributes: object) -> str:
+    """``<tag .../>``, or ``<tag ...>text</tag>`` with `text` escaped."""
+    if text is None:
+        return f"<{tag}{_attributes(attributes)}/>"
+    return f"<{tag}{_attributes(attributes)}>{_esc(text)}</{tag}>"
 
 
 def _esc(text: str) -> str:
