@@ -400,3 +400,26 @@ def test_svg_cells_of_longer_axes_cover_blocks_or_chunk_edges(case):
     width, height = int(svg.get("width")), int(svg.get("height"))
     assert width <= 800
     assert height <= 900
+
+
+@settings(max_examples=30, deadline=None)
+@given(mst.shapes(min_dims=1, max_dims=4, min_side=1, max_side=40).flatmap(mst.layouts))
+def test_text_cells_name_the_devices_holding_them(layout):
+    x = mdarray.distributed_array(np.zeros(layout.shape, np.int8), layout)
+    lines = x.visualize().splitlines()
+    legend = {}
+    for line in lines:
+        for symbol, devices in re.findall(r"(\w) = devices \[([\d, ]*)\]", line):
+            legend[symbol] = [int(d) for d in devices.split(", ")]
+    rows = _grid_rows("\n".join(lines)) if x.ndim >= 2 else [lines[2].split()]
+    held, _ = _oracle(layout)
+    drawn = (1, *layout.shape[:1]) if x.ndim == 1 else layout.shape[:2]
+    edges = [_visualize.block_edges(drawn[0], 16), _visualize.block_edges(drawn[1], 32)]
+    assert [len(r) for r in rows] == [len(edges[1]) - 1] * (len(edges[0]) - 1)
+    for (i, (a, b)), (j, (c, d)) in itertools.product(
+        enumerate(itertools.pairwise(edges[0])), enumerate(itertools.pairwise(edges[1]))
+    ):
+        block = (slice(c, d),) if x.ndim == 1 else (slice(a, b), slice(c, d))
+        want = [device for device in sorted(held) if held[device][block].any()]
+        symbol = rows[i][j]
+        assert legend.get(symbol, [int(symbol)] if symbol.isdigit() else None) == want
