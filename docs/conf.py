@@ -68,6 +68,6 @@ nitpick_ignore_regex = [
     ("py:class", r"Unique(All|Counts|Inverse)Result"),
 ]
 
-exclude_patterns = ["_build", "generated/*.inc"]
+exclude_patterns = ["_build"]
 html_theme = "furo"
 html_title = f"mdarray {release}"
