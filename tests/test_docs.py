@@ -25,6 +25,11 @@ def test_api_reference_lists_exactly_all():
     assert set(documented) == set(mdarray.__all__)
 
 
+def test_api_reference_lists_the_distributed_module():
+    documented = re.findall(r"^   distributed\.(\w+)\s*$", API.read_text(), re.MULTILINE)
+    assert sorted(documented) == sorted(mdarray.distributed.__all__)
+
+
 def _registry_table():
     """docs/_ext/registry_table.py, the Sphinx extension that writes the table."""
     spec = importlib.util.spec_from_file_location(
