@@ -47,8 +47,12 @@ napoleon_google_docstring = False
 napoleon_numpy_docstring = True
 napoleon_use_rtype = False
 napoleon_preprocess_types = True
-# Pages of mdarray.linalg and mdarray.fft name the array type too.
+# `DistArray` as a type links to the class from every page (mdarray.linalg's and
+# mdarray.fft's functions, documented in their own modules, too).
 napoleon_type_aliases = {"DistArray": ":class:`~mdarray.DistArray`"}
+# Napoleon reads the first line of an attribute's or property's docstring, up to a colon, as
+# its type ("The array's device group: ..." would link to a class of that name): such first
+# lines have no colon.
 
 autosummary_generate = True
 # The docstrings say their types in numpydoc's words; the annotations (NumPy's typing
