@@ -80,7 +80,7 @@ class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
 
     @property
     def device(self) -> DeviceSet:
-        """The array's device group: the devices it is distributed over (the devices of
+        """The array's device group, the devices it is distributed over (the devices of
         its layout when it was made, empty chunks included), usable as ``device=`` in
         creation. What is computed from arrays keeps their group, so ``x[:5].device ==
         x.device`` though ``x[:5]`` may live on fewer devices (`devices` names those).

@@ -43,6 +43,8 @@ def distributed_array(
         process's chunks, in one grouped exchange. Collective. In a single-process run
         only ``src=0`` is valid.
 
+    Examples
+    --------
     >>> import mdarray, numpy as np
     >>> x = mdarray.distributed_array(np.arange(6).reshape(2, 3), {0: (0,), 1: (1,)})
     >>> x.all_chunks()[1][0]

@@ -85,7 +85,7 @@ class Layout:
 
     @cached_property
     def packing(self) -> tuple:
-        """How a packed array stores its chunks: one flat slab per device (in `devices`
+        """How a packed array stores its chunks, one flat slab per device (in `devices`
         order) holding that device's chunks one after another, in layout order.
 
         Per device: ``(((chunk, offset, size), ...), total size)``. Operands of one
@@ -227,6 +227,8 @@ def make_2d_index_map(
         ``devices[i][j]``: the devices holding block ``(i, j)`` (several mean copies),
         or one device id.
 
+    Examples
+    --------
     >>> import mdarray
     >>> mdarray.make_2d_index_map([0, 2, 4], [0, 3], [[{0}], [{1, 2}]])[2]
     [(slice(2, 4, None), slice(0, 3, None))]

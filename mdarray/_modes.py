@@ -10,7 +10,7 @@ from numpy.typing import DTypeLike
 
 
 class Mode:
-    """How overlapping copies combine: REPLICA, or a partial result (SUM, PROD, MAX, MIN).
+    """How overlapping copies combine, REPLICA or a partial result (SUM, PROD, MAX, MIN).
 
     In REPLICA mode every copy holds the value. In the other modes the value is the
     sum / product / max / min of all copies; a copy that does not contribute holds the
@@ -29,8 +29,8 @@ class Mode:
         self.name = name
         #: The binary ufunc (by name) that combines two copies; None for REPLICA.
         self.ufunc_name = ufunc_name
-        #: Combining a value with itself gives it back (REPLICA, MAX, MIN): equal copies
-        #: may all contribute, so a REPLICA array is already in this mode.
+        #: Whether combining a value with itself gives it back (REPLICA, MAX, MIN). Then
+        #: equal copies may all contribute, and a REPLICA array is already in this mode.
         self.idempotent = idempotent
 
     def __repr__(self) -> str:
@@ -44,7 +44,7 @@ class Mode:
 
     @property
     def is_partial(self) -> bool:
-        """True for SUM, PROD, MAX and MIN: the value is spread over the copies."""
+        """Whether the value is spread over the copies (SUM, PROD, MAX and MIN)."""
         return self.ufunc_name is not None
 
     def ufunc(self, xp: Any, dtype: DTypeLike | None = None) -> Any:

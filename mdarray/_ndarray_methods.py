@@ -64,12 +64,12 @@ class NDArrayMethods:
 
     @property
     def real(self) -> Any:
-        """The real part (a new array: writes to it do not reach this one)."""
+        """The real part, a new array (writes to it do not reach this one)."""
         return _np.real(self)
 
     @property
     def imag(self) -> Any:
-        """The imaginary part (a new array: writes to it do not reach this one)."""
+        """The imaginary part, a new array (writes to it do not reach this one)."""
         return _np.imag(self)
 
     def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:

@@ -427,7 +427,7 @@ class Stored:
 
     @property
     def mode(self) -> Mode:
-        """How overlapping copies combine: REPLICA or a partial SUM/PROD/MAX/MIN."""
+        """How overlapping copies combine, REPLICA or a partial SUM/PROD/MAX/MIN."""
         return self._mode
 
     @property

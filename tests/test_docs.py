@@ -1,11 +1,21 @@
-"""The API reference lists exactly the public names."""
+"""The docs tell the truth: the API reference lists exactly the public names, the
+native-vs-fallback table matches the registry, and the pages' examples run."""
 
+import importlib.util
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
-import mdarray
+import numpy as np
+import pytest
 
-API = Path(__file__).resolve().parent.parent / "docs" / "api.rst"
+import mdarray
+from mdarray import _registry
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+API = DOCS / "api.rst"
 
 
 def test_api_reference_lists_exactly_all():
@@ -13,3 +23,120 @@ def test_api_reference_lists_exactly_all():
     documented = re.findall(r"^   (?:\* ``)?([A-Za-z_]\w*)(?:``)?\s*$", text, re.MULTILINE)
     assert len(documented) == len(set(documented)), "a name is listed twice"
     assert set(documented) == set(mdarray.__all__)
+
+
+def test_api_reference_lists_the_distributed_module():
+    documented = re.findall(r"^   distributed\.(\w+)\s*$", API.read_text(), re.MULTILINE)
+    assert sorted(documented) == sorted(mdarray.distributed.__all__)
+
+
+def _registry_table():
+    """docs/_ext/registry_table.py, the Sphinx extension that writes the table."""
+    spec = importlib.util.spec_from_file_location(
+        "registry_table", DOCS / "_ext" / "registry_table.py"
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _table_rows(markdown: str) -> dict[str, tuple[str, str]]:
+    """The table's rows as the page shows them: name -> (one process, several)."""
+    rows = re.findall(r"^\| `([^`]+)` \| (\w+) \| (\w+) \|$", markdown, re.MULTILINE)
+    names = [name for name, _, _ in rows]
+    assert len(names) == len(set(names)), "a row is listed twice"
+    return {name: (one, several) for name, one, several in rows}
+
+
+def _name(func) -> str:
+    return f"{func.__module__}.{func.__name__}"
+
+
+def _expected(impl) -> tuple[str, str]:
+    return ("native", "native" if impl in _registry.SPMD else "fallback")
+
+
+def test_native_table_matches_the_registry():
+    rows = _table_rows(_registry_table().markdown())
+    for func, impl in _registry.FUNCTIONS.items():
+        assert rows.get(_name(func)) == _expected(impl), _name(func)
+    for method, impl in _registry.UFUNC_METHODS.items():
+        assert rows.get(f"ufunc.{method}") == _expected(impl), method
+    for (ufunc, method), impl in _registry.UFUNC_OVERRIDES.items():
+        assert rows.get(f"numpy.{ufunc.__name__}.{method}") == _expected(impl), ufunc
+    native = {name for name, (one, _) in rows.items() if one == "native"}
+    registered = len(_registry.FUNCTIONS) + len(_registry.UFUNC_METHODS)
+    assert len(native) == registered + len(_registry.UFUNC_OVERRIDES)
+    fallback = {name for name, (one, _) in rows.items() if one == "fallback"}
+    assert "numpy.fliplr" in fallback
+    assert "ufunc.outer" in fallback
+    assert all(several == "fallback" for name, (_, several) in rows.items() if name in fallback)
+
+
+def test_native_table_counts_what_it_lists():
+    markdown = _registry_table().markdown()
+    counts = re.search(r"Of (\d+) NumPy functions .*?, (\d+) run natively .*?\((\d+) of", markdown)
+    assert counts is not None
+    functions = _table_rows(markdown.split("\nFunctions:\n")[1]).values()
+    assert len(functions) == int(counts.group(1))
+    native = [several for one, several in functions if one == "native"]
+    assert len(native) == int(counts.group(2)) == len(_registry.FUNCTIONS)
+    assert native.count("native") == int(counts.group(3))
+
+
+@pytest.mark.parametrize(
+    ("func", "status"),
+    [(np.fliplr, "fallback"), (np.sum, "native"), (np.linalg.qr, "native")],
+    ids=["fliplr", "sum", "linalg.qr"],
+)
+def test_native_table_says_what_a_call_does(func, status):
+    """A row says whether the call runs without the fallback: under
+    ``fallback="raise"`` a fallback row's function raises and a native one's runs."""
+    rows = _table_rows(_registry_table().markdown())
+    assert rows[_name(func)][0] == status
+    x = mdarray.distributed_array(np.arange(12.0).reshape(6, 2), mdarray.Layout.block((6, 2)))
+    with mdarray.options(fallback="raise"):
+        if status == "fallback":
+            with pytest.raises(TypeError, match=func.__name__):
+                func(x)
+        else:
+            assert isinstance(func(x), (mdarray.DistArray, tuple))
+
+
+# Run in a fresh interpreter on the cpu backend with the four devices the pages show,
+# whatever this run's backend and device count: the pages' ``pycon`` blocks, as doctests.
+RUN_PAGE = """
+import doctest, re, sys
+from pathlib import Path
+text = Path(sys.argv[1]).read_text()
+blocks = re.findall(r"^```pycon\\n(.*?)^```", text, re.DOTALL | re.MULTILINE)
+test = doctest.DocTestParser().get_doctest("\\n".join(blocks), {}, sys.argv[1], None, 0)
+runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+runner.run(test)
+print(f"{runner.tries} examples, {runner.failures} failed")
+sys.exit(1 if runner.failures or not runner.tries else 0)
+"""
+
+
+@pytest.mark.parametrize(
+    "page", ["getting_started.md", "concepts.md", "interop.md", "performance.md"]
+)
+def test_page_examples_run(page):
+    package_root = str(Path(mdarray.__file__).resolve().parent.parent)
+    env = {
+        **os.environ,
+        "MDARRAY_BACKEND": "cpu",
+        "MDARRAY_CPU_DEVICES": "4",
+        "PYTHONPATH": os.pathsep.join([package_root, os.environ.get("PYTHONPATH", "")]),
+    }
+    done = subprocess.run(
+        [sys.executable, "-W", "error", "-c", RUN_PAGE, str(DOCS / page)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr

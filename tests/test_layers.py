@@ -1,6 +1,6 @@
 """The package's layers, held in code: imports point down, never in a cycle.
 
-Each module of `mdarray` belongs to one layer (docs/design.rst says what each owns). A
+Each module of `mdarray` belongs to one layer (docs/design.md says what each owns). A
 module imports modules of its own layer or of layers below it; the import graph has no
 cycle; no function imports a module (CuPy, imported lazily so mdarray works without it,
 is the one exception); no module outside DistArray's own reads its private attributes;

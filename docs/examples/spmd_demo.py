@@ -1,4 +1,4 @@
-"""One array over several processes: the example of docs/distributed.rst.
+"""One array over several processes: the example of docs/distributed.md.
 
     MDARRAY_CPU_DEVICES=1 mpiexec -n 4 python -m mpi4py docs/examples/spmd_demo.py
 
