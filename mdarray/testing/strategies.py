@@ -24,6 +24,7 @@ strategy draws devices from the default backend (``mdarray.devices()``) unless g
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -117,7 +118,8 @@ def _as_shape(shape: int | Sequence[int], culprit: str) -> tuple[int, ...]:
     try:
         result = tuple(int(n) for n in shape)
     except TypeError:
-        raise TypeError(f"{culprit}: shape must be an int or a sequence of ints, got {shape!r}")
+        message = f"{culprit}: shape must be an int or a sequence of ints, got {shape!r}"
+        raise TypeError(message) from None
     if any(n < 0 for n in result):
         raise ValueError(f"{culprit}: shape {result} has a negative side")
     return result
@@ -202,9 +204,7 @@ def index_maps(
     index_map: dict[int, list[Any]] = {}
     for chunk in chunks:
         free = [d for d in devices if len(index_map.get(d, ())) < per_device]
-        index_map.setdefault(draw(st.sampled_from(free)), []).append(
-            _respell(chunk, shape, draw)
-        )
+        index_map.setdefault(draw(st.sampled_from(free)), []).append(_respell(chunk, shape, draw))
     return {
         d: (idx[0] if len(idx) == 1 and draw(st.booleans()) else idx)
         for d, idx in index_map.items()
@@ -216,7 +216,7 @@ def _blocks(cuts: list[list[int]], prefix: tuple[slice, ...] = ()):
         yield prefix
         return
     axis_cuts = cuts[len(prefix)]
-    for a, b in zip(axis_cuts, axis_cuts[1:]):
+    for a, b in itertools.pairwise(axis_cuts):
         yield from _blocks(cuts, (*prefix, slice(a, b, 1)))
 
 
@@ -272,15 +272,20 @@ def layouts(
     >>> sorted(len(indices) for indices in layout.index_map.values())
     [1, 1]
     """
-    if shape is None:
-        shape = draw(shapes())
-    elif isinstance(shape, st.SearchStrategy):
-        shape = draw(shape)
-    shape = _as_shape(shape, "layouts")
-    return Layout(shape, draw(index_maps(shape, **kwargs)))
+    resolved = _as_shape(_drawn(draw, shape, shapes()), "layouts")
+    return Layout(resolved, draw(index_maps(resolved, **kwargs)))
+
+
+def _drawn(draw: st.DrawFn, choice: Any, default: st.SearchStrategy[Any]) -> Any:
+    """`choice`, or what it draws when it is a strategy, or what `default` draws when it
+    is None."""
+    if choice is None:
+        return draw(default)
+    return draw(choice) if isinstance(choice, st.SearchStrategy) else choice
 
 
 def _draw_layout(draw: st.DrawFn, shape: tuple[int, ...], choice: LayoutsLike | None) -> Layout:
+    layout: Any
     if choice is None:
         return draw(layouts(shape))
     if isinstance(choice, Layout):
@@ -334,17 +339,13 @@ def dist_arrays(
     >>> x.shape, x.dtype, x.mode, len(x.layout.chunks)
     ((4, 3), dtype('float64'), mdarray.SUM, 1)
     """
-    if isinstance(dtype, st.SearchStrategy):
-        dtype = draw(dtype)
-    dtype = np.dtype(draw(dtypes()) if dtype is None else dtype)
-    if isinstance(shape, st.SearchStrategy):
-        shape = draw(shape)
-    shape = _as_shape(draw(shapes()) if shape is None else shape, "dist_arrays")
+    resolved_dtype = np.dtype(_drawn(draw, dtype, dtypes()))
+    resolved_shape = _as_shape(_drawn(draw, shape, shapes()), "dist_arrays")
     if elements is None:
-        elements = small_elements(dtype)
-    value = draw(hnp.arrays(dtype, shape, elements=elements))
-    layout = _draw_layout(draw, shape, layouts)
-    return distributed_array(value, layout, _draw_mode(draw, dtype, modes))
+        elements = small_elements(resolved_dtype)
+    value = draw(hnp.arrays(resolved_dtype, resolved_shape, elements=elements))
+    layout = _draw_layout(draw, resolved_shape, layouts)
+    return distributed_array(value, layout, _draw_mode(draw, resolved_dtype, modes))
 
 
 @st.composite
