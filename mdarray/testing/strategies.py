@@ -170,7 +170,9 @@ def index_maps(
         raise ValueError("index_maps: devices= is empty")
     if max_chunks_per_device is not None and max_chunks_per_device < 1:
         raise ValueError(f"index_maps: max_chunks_per_device={max_chunks_per_device} is below 1")
-    per_device = max_chunks_per_device or len(devices) * max_blocks ** len(shape) * 2
+    # Without a bound, room for every chunk the grid, its strided halves and the extras
+    # can make, on any one device.
+    per_device = max_chunks_per_device or 2 * max_blocks ** len(shape) + max_extra
     capacity = per_device * len(devices)
     # Grid blocks first, each axis's count bounded by the room left, so that the chunks
     # always fit on the devices.
