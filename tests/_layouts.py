@@ -3,6 +3,7 @@
 Tests name devices by number (0, 1, 2, ...); `device` maps a number onto the backend's
 devices, cycling, so the same test runs with any number of devices: with one, every
 chunk sits on device 0 (several chunks per device, still a real test of the chunk logic).
+`dist_pairs` draws the ``(DistArray, NumPy value)`` pairs most op tests compare.
 """
 
 import numpy as np

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _layouts import two_chunks
 from hypothesis import find, given, settings
 from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
@@ -209,8 +210,8 @@ def test_bad_arguments_name_the_culprit():
 VALUE = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
 OTHER = VALUE + np.array([[0.0, 0.0, 0.0], [0.0, 0.5, 0.0]])
 KINDS = {
-    "DistArray": lambda v: mdarray.distributed_array(v, {D[0]: (0,), D[-1]: (1,)}),
-    "SUM DistArray": lambda v: mdarray.distributed_array(v, {D[0]: (), D[-1]: ()}, SUM),
+    "DistArray": lambda v: mdarray.distributed_array(v, two_chunks((0,), (1,))),
+    "SUM DistArray": lambda v: mdarray.distributed_array(v, two_chunks((), ()), SUM),
     "ndarray": np.array,
     "list": lambda v: v.tolist(),
 }
@@ -270,7 +271,7 @@ def test_strict_assertions_keep_their_checks():
 
 
 def test_assert_chunks_hold_finds_a_disagreeing_replica():
-    x = mdarray.distributed_array(VALUE, {D[0]: (), D[-1]: [(slice(1, 2),)]})
+    x = mdarray.distributed_array(VALUE, two_chunks((), (slice(1, 2),)))
     assert_chunks_hold(x, VALUE)
     assert_chunks_hold(x, KINDS["DistArray"](VALUE))
     x.storage.buffers[-1][0, 0] = -1.0
