@@ -15,6 +15,9 @@ Figures (names for --only):
   new column block (what mdarray's transport does, without the library around it).
 - ``sum``: ``mdarray.sum(x, axis=0)`` of the same array, a partial result in SUM mode, then
   ``change_mode("replica")``, against ``np.sum(block, axis=0)`` and ``comm.Allreduce``.
+- ``scatter``: partial copies of the whole array (SUM mode, one per process) resharded to
+  row blocks and to column blocks, against one ``comm.Reduce_scatter`` of a send buffer
+  packed before the clock starts (throughput: the array's bytes over the time).
 
 Each repeat starts at a ``comm.Barrier()`` and is timed by ``MPI.Wtime`` on every process;
 a repeat's time is the slowest process's. The library's runs and the raw runs alternate,
@@ -325,7 +328,51 @@ def bench_sum(case: Case, table: Table, repeat: int, warmup: int) -> None:
     )
 
 
-FIGURES = [("reshard", bench_reshard), ("sum", bench_sum)]
+def bench_scatter(case: Case, table: Table, repeat: int, warmup: int) -> None:
+    """Partial copies of the whole array (SUM mode, one per process) resharded to one
+    block per process, against one `Reduce_scatter` of a send buffer packed before the
+    clock starts: row blocks need no packing, column blocks are packed on the clock."""
+    from mpi4py import MPI
+
+    comm, r, procs = case.comm, case.rank, case.procs
+    replicated = mdarray.Layout.replicated(case.shape, devices=case.devices)
+    x = mdarray.distributed_array(case.host, replicated, "sum")
+    partial = case.local_chunk(x)
+    for name, target, cut in [
+        ("row", case.rows_layout, case.rows),
+        ("column", case.cols_layout, case.cols),
+    ]:
+        parts = [
+            np.ascontiguousarray(partial[cut(p)] if name == "row" else partial[:, cut(p)])
+            for p in range(procs)
+        ]
+        send = np.concatenate([part.ravel() for part in parts])
+        counts = [part.size for part in parts]
+        recv = np.empty(counts[r])
+
+        def raw(send=send, recv=recv, counts=counts):
+            comm.Reduce_scatter(send, recv, recvcounts=counts, op=MPI.SUM)
+
+        def ours(target=target):
+            return x.reshard(target)
+
+        raw()
+        mine = case.host[cut(r)] if name == "row" else case.host[:, cut(r)]
+        agree(comm, np.allclose(recv.reshape(mine.shape), mine), "the raw Reduce_scatter")
+        agree(comm, np.allclose(case.local_chunk(ours()), mine), "mdarray's reshard")
+        t_raw, t_ours = alternating(comm, [raw, ours], repeat, warmup)
+        nbytes = case.host.nbytes
+        table.add(
+            f"SUM partials of the whole {case.label} -> {name} blocks",
+            f"{ms(t_raw)}, {gbps(nbytes, t_raw)} (`Reduce_scatter`, packed before)",
+            f"{ms(t_ours)}, {gbps(nbytes, t_ours)}",
+            f"{t_raw / t_ours:.2f}x the throughput",
+            raw_s=t_raw,
+            mdarray_s=t_ours,
+        )
+
+
+FIGURES = [("reshard", bench_reshard), ("sum", bench_sum), ("scatter", bench_scatter)]
 
 
 def main() -> None:

@@ -19,7 +19,7 @@ import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
 from numpy.typing import DTypeLike
 
-from . import _processes, _redistribute, _visualize
+from . import _processes, _redistribute, _svg, _visualize
 from ._backend import DeviceSet
 from ._config import check_fallback
 from ._debug import TransferCount
@@ -207,9 +207,11 @@ class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
         """A text picture of which device holds which part of the array.
 
         The first two axes are drawn as a grid of cells (blocks of positions), each
-        labelled with the devices holding it; then the chunks and bytes per device, and
-        how many elements overlapping chunks share and what their copies mean in this
-        array's mode.
+        labelled with the devices holding it (a 1-D array is one row, a 0-d array one
+        cell); further axes are folded into the cells, with a line per axis saying where
+        chunks split it. Then the chunks and bytes per device, and how many elements
+        overlapping chunks share and what their copies mean in this array's mode. In a
+        notebook the array draws itself as an SVG picture instead (``_repr_html_``).
 
         >>> import mdarray, numpy as np
         >>> x = mdarray.distributed_array(np.zeros((2, 4)), mdarray.Layout.block((2, 4), axis=1, devices=[0, 1]))
@@ -226,7 +228,8 @@ class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
         return _visualize.picture(self)
 
     def _repr_html_(self) -> str:
-        return _visualize.html(self)
+        """The notebook picture: an inline SVG of the chunks coloured by device."""
+        return _svg.html(self)
 
     # NumPy methods: each goes through the NumPy function, so one registered
     # implementation serves ``x.sum()``, ``np.sum(x)`` and ``mdarray.sum(x)``. NumPy's

@@ -210,9 +210,17 @@ def _dense_fold(chunks: Chunks, combine):
     if group.ranks_of(layout.devices) != frozenset(range(group.size)):
         return None
     mine = [b for b, d in zip(chunks.buffers, layout.chunk_devices) if is_local(d)]
+    return group, op, _fold(chunks.backend, combine, mine, chunks.dtype)
+
+
+def _fold(backend, combine, copies: list, dtype):
+    """`copies` (of one shape, on the current device) combined by `combine`: the copy
+    itself where there is one and it is contiguous (the collectives only read it), else
+    a new array."""
+    if len(copies) == 1 and copies[0].flags.c_contiguous:
+        return copies[0]
     with np.errstate(all="ignore"):
-        folded = chunks.backend.combine(combine, mine, 1, chunks.dtype)[0]
-    return group, op, folded
+        return backend.combine(combine, copies, 1, dtype)[0]
 
 
 def allreduced(chunks: Chunks, combine) -> Chunks | None:
@@ -220,7 +228,7 @@ def allreduced(chunks: Chunks, combine) -> Chunks | None:
     all-reduce where `_dense_fold` allows (each process folds its own copies first), or
     one NCCL all-reduce on GPUs (`_nccl_allreduced`); None where the general plan is
     needed."""
-    if chunks.backend.name == "cuda":
+    if chunks.backend.nccl is not None:
         return _nccl_allreduced(chunks, combine)
     dense = _dense_fold(chunks, combine)
     if dense is None:
@@ -234,14 +242,13 @@ def allreduced(chunks: Chunks, combine) -> Chunks | None:
     return out
 
 
-def _nccl_allreduced(chunks: Chunks, combine) -> Chunks | None:
-    """`allreduced` over NCCL: where every GPU of the run holds a chunk, every chunk is
-    the whole array and NCCL has the operation (`nccl_op`), each GPU folds its own
-    copies and one NCCL all-reduce combines the folds."""
-    group = _processes.current()
+def _nccl_fold(chunks: Chunks, combine, group) -> dict | None:
+    """``{local GPU: its copies of `chunks` combined}`` where one NCCL collective can
+    combine the folds: every GPU of the run holds a chunk, every chunk is the whole array
+    and NCCL has the operation (`nccl_op`); else None. Decided on metadata alone."""
     backend = chunks.backend
     layout = chunks.layout
-    if group is None or backend.nccl is None or nccl_op(combine, chunks.dtype) is None:
+    if nccl_op(combine, chunks.dtype) is None:
         return None
     whole = _regions.full_box(layout.shape)
     if set(layout.devices) != set(group.device_ids) or any(b != whole for b in layout.boxes):
@@ -249,49 +256,133 @@ def _nccl_allreduced(chunks: Chunks, combine) -> Chunks | None:
     folded = {}
     for device in group.local:
         mine = [b for b, d in zip(chunks.buffers, layout.chunk_devices) if d == device]
-        with backend.on(device), np.errstate(all="ignore"):
-            folded[device] = backend.combine(combine, mine, 1, chunks.dtype)[0]
-    backend.nccl.allreduce(backend, folded, combine, chunks.dtype)
-    out = Chunks.empty(layout, chunks.dtype, backend)
-    for buffer, device in zip(out.buffers, layout.chunk_devices):
+        with backend.on(device):
+            folded[device] = _fold(backend, combine, mine, chunks.dtype)
+    return folded
+
+
+def _nccl_allreduced(chunks: Chunks, combine) -> Chunks | None:
+    """`allreduced` over NCCL: each GPU folds its own copies (`_nccl_fold`) and one NCCL
+    all-reduce combines the folds."""
+    group = _processes.current()
+    folded = None if group is None else _nccl_fold(chunks, combine, group)
+    if folded is None:
+        return None
+    backend = chunks.backend
+    out = Chunks.empty(chunks.layout, chunks.dtype, backend)
+    firsts: dict = {}
+    for buffer, device in zip(out.buffers, out.layout.chunk_devices):
         if is_local(device):
+            firsts.setdefault(device, buffer)
+    pairs = {device: (folded[device], firsts[device]) for device in folded}
+    backend.nccl.allreduce(backend, pairs, combine, chunks.dtype)
+    for buffer, device in zip(out.buffers, out.layout.chunk_devices):
+        if is_local(device) and buffer is not firsts[device]:
             with backend.on(device):
-                buffer[...] = folded[device]
+                buffer[...] = firsts[device]
     return out
 
 
 def reduce_scattered(chunks: Chunks, combine, target: Layout) -> Chunks | None:
-    """The copies of `chunks` combined by `combine` and laid out as `target`, by one MPI
-    reduce-scatter, where `_dense_fold` allows and `target` gives each process, in rank
-    order, one block of whole rows (a contiguous part of the array in C order); None
-    where the general plan is needed."""
+    """The copies of `chunks` combined by `combine` and laid out as `target`, by one
+    reduce-scatter where `target` splits the array (no overlaps) into one chunk per
+    process (MPI, `_dense_fold`) or per GPU of the run (NCCL, `_nccl_fold`). Each
+    process's fold is packed in rank order first, with no copy where the parts are
+    already consecutive in C order (blocks of whole rows). None where the general plan
+    is needed."""
     group = _processes.current()
-    if group is None or not _rank_row_blocks(target, group):
+    if group is None:
+        return None
+    if chunks.backend.nccl is not None:
+        return _nccl_reduce_scattered(chunks, combine, target, group)
+    order = _one_part_each(target, group.size, group.owner)
+    if order is None:
         return None
     dense = _dense_fold(chunks, combine)
     if dense is None:
         return None
     group, op, folded = dense
     out = Chunks.empty(target, chunks.dtype, chunks.backend)
-    row = int(np.prod(target.shape[1:], dtype=np.int64))
-    counts = [len(box[0]) * row for box in target.boxes]
-    mine = out.buffers[group.rank]
-    group.comm.Reduce_scatter(folded.reshape(-1), mine.reshape(-1), recvcounts=counts, op=op)
+    counts = [int(np.prod(target.chunk_shapes[k], dtype=np.int64)) for k in order]
+    send = _packed(np, folded, target, order, max(counts) if counts else 0, padded=False)
+    mine = out.buffers[order[group.rank]]
+    group.comm.Reduce_scatter(send, mine.reshape(-1), recvcounts=counts, op=op)
     return out
 
 
-def _rank_row_blocks(layout: Layout, group) -> bool:
-    """Whether `layout`'s chunk r is process r's, and the chunks are consecutive blocks
-    of whole rows from the first row to the last."""
-    shape = layout.shape
-    if not shape or len(layout.chunks) != group.size:
-        return False
+def _nccl_reduce_scattered(chunks: Chunks, combine, target: Layout, group) -> Chunks | None:
+    """`reduce_scattered` over NCCL (chunk ``order[g]`` of `target` on GPU g of the run).
+    NCCL gives every GPU the same count: uneven parts are packed padded to the largest
+    and received into a buffer of that size."""
+    order = _one_part_each(target, len(group.device_ids), int)
+    if order is None:
+        return None
+    folded = _nccl_fold(chunks, combine, group)
+    if folded is None:
+        return None
+    backend = chunks.backend
+    xp = backend.xp
+    width = max(int(np.prod(target.chunk_shapes[k], dtype=np.int64)) for k in order)
+    out = Chunks.empty(target, chunks.dtype, backend)
+    pairs = {}
+    for device, fold in folded.items():
+        flat = out.buffers[order[device]].reshape(-1)
+        with backend.on(device):
+            send = _packed(xp, fold, target, order, width, padded=True)
+            receive = flat if flat.size == width else xp.empty(width, chunks.dtype)
+        pairs[device] = (send, receive)
+    backend.nccl.reduce_scatter(backend, pairs, combine, chunks.dtype)
+    for device, (_, receive) in pairs.items():
+        flat = out.buffers[order[device]].reshape(-1)
+        if receive is not flat:
+            with backend.on(device):
+                flat[...] = receive[: flat.size]
+    return out
+
+
+def _one_part_each(layout: Layout, n: int, owner) -> list[int] | None:
+    """``order[r]``: the chunk of `layout` that ``owner(device) == r`` holds, where the
+    chunks split the array (no overlaps) and each of the `n` owners holds exactly one;
+    else None."""
+    if layout.has_overlaps or len(layout.chunks) != n:
+        return None
+    order = [-1] * n
+    for k, device in enumerate(layout.chunk_devices):
+        r = owner(device)
+        if order[r] != -1:
+            return None
+        order[r] = k
+    return order
+
+
+def _packed(xp, folded, layout: Layout, order: list[int], width: int, padded: bool):
+    """`folded` (a whole array) flat, with chunk ``order[0]``'s elements first, then
+    ``order[1]``'s, ... each in C order; with `padded`, each in a slot of `width`. A view
+    where that is `folded`'s own order, else one copy."""
+    sizes = [int(np.prod(layout.chunk_shapes[k], dtype=np.int64)) for k in order]
+    flat = folded.reshape(-1)
+    if (not padded or all(n == width for n in sizes)) and _consecutive(layout, order):
+        return flat
+    send = xp.zeros(len(order) * width if padded else flat.size, folded.dtype)
     start = 0
-    for r, (box, device) in enumerate(zip(layout.boxes, layout.chunk_devices)):
-        rows = box[0]
-        if group.owner(device) != r or rows.start != start or (len(rows) > 1 and rows.step != 1):
+    for k, n in zip(order, sizes):
+        index = layout.chunks[k][1]
+        send[start : start + n].reshape(layout.chunk_shapes[k])[...] = folded[index]
+        start += width if padded else n
+    return send
+
+
+def _consecutive(layout: Layout, order: list[int]) -> bool:
+    """Whether the chunks ``order[0], order[1], ...`` are consecutive blocks of whole
+    rows, from the first row to the last."""
+    shape = layout.shape
+    start = 0
+    for k in order:
+        box = layout.boxes[k]
+        if not shape or any(box[a] != range(n) for a, n in enumerate(shape) if a):
             return False
-        if any(box[a] != range(n) for a, n in enumerate(shape) if a):
+        rows = box[0]
+        if rows.start != start or (len(rows) > 1 and rows.step != 1):
             return False
         start = rows.start + len(rows)
-    return start == shape[0]
+    return start == (shape[0] if shape else 0)

@@ -182,18 +182,28 @@ class NcclLinks:
                 self.comms[device] = nccl.NcclCommunicator(len(group.device_ids), uid, device)
         nccl.groupEnd()
 
-    def allreduce(self, backend, buffers: dict, combine, dtype) -> None:
-        """Combine `buffers` (``{local device: contiguous CuPy array}``, every GPU of the
-        run taking part) in place by one NCCL all-reduce, on the devices' streams."""
+    def allreduce(self, backend, pairs: dict, combine, dtype) -> None:
+        """One NCCL all-reduce over ``{local device: (send, receive)}`` (contiguous CuPy
+        arrays of one size, every GPU of the run taking part), on the devices' streams:
+        every `receive` gets the sends combined."""
+        self._reduce("allReduce", backend, pairs, combine, dtype)
+
+    def reduce_scatter(self, backend, pairs: dict, combine, dtype) -> None:
+        """One NCCL reduce-scatter over ``{local device: (send, receive)}`` (contiguous
+        CuPy arrays, every GPU of the run taking part): GPU r's `receive` gets part r of
+        the sends combined, each send holding one part of ``receive.size`` items per GPU."""
+        self._reduce("reduceScatter", backend, pairs, combine, dtype)
+
+    def _reduce(self, call: str, backend, pairs: dict, combine, dtype) -> None:
         nccl = self._nccl
         found = nccl_op(combine, dtype)
         assert found is not None, "the caller checks nccl_op first"
         op, kind, per_item = found
         nccl.groupStart()
         try:
-            for device, buffer in buffers.items():
-                self.comms[device].allReduce(
-                    buffer.data.ptr, buffer.data.ptr, buffer.size * per_item,
+            for device, (send, receive) in pairs.items():
+                getattr(self.comms[device], call)(
+                    send.data.ptr, receive.data.ptr, receive.size * per_item,
                     getattr(nccl, kind), getattr(nccl, op), backend.stream(device).ptr,
                 )  # fmt: skip
         finally:

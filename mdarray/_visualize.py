@@ -1,4 +1,4 @@
-"""Pictures of layouts: a one-line summary, a text picture and an HTML picture.
+"""Pictures of layouts: a one-line summary and a text picture (`_svg` draws the HTML one).
 
 The pictures show the first two axes as a grid of cells, each cell a block of positions
 labelled with the devices holding some element in it; further axes are folded into the
@@ -8,25 +8,20 @@ a picture of a huge array costs no more than one of a small array.
 
 from __future__ import annotations
 
-import html as _html
-import itertools
 import string
 
 import numpy as np
 
 from . import _regions
 
-#: Colors of devices 0, 1, ... in the HTML picture (cycled).
-COLORS = (
-    "#8dd3c7",
-    "#ffffb3",
-    "#bebada",
-    "#fb8072",
-    "#80b1d3",
-    "#fdb462",
-    "#b3de69",
-    "#fccde5",
-)
+#: What the copies of an element held by several chunks mean, per mode.
+MODE_MEANINGS = {
+    "replica": "each copy holds the value (replicas)",
+    "sum": "the value is the sum of the copies",
+    "prod": "the value is the product of the copies",
+    "max": "the value is the largest copy",
+    "min": "the value is the smallest copy",
+}
 
 
 def summary(x) -> str:
@@ -44,38 +39,12 @@ def picture(x, rows: int = 16, cols: int = 32) -> str:
     if x.size:
         grid, edges = _cells(layout, rows, cols)
         lines += _text_grid(grid, edges, x.ndim)
+        lines += axis_notes(layout)
+    else:
+        lines.append(f"empty: no element to draw (shape {x.shape})")
     lines += _device_lines(x)
     lines += _overlap_lines(x)
     return "\n".join(lines)
-
-
-def html(x, rows: int = 16, cols: int = 32) -> str:
-    """An HTML table of the first two axes, cells colored by the device holding them."""
-    layout = x.layout
-    title = _html.escape(f"DistArray shape={x.shape} dtype={x.dtype} mode={x.mode}: {summary(x)}")
-    parts = [f"<div><p><b>{title}</b></p>"]
-    if x.size:
-        grid, _ = _cells(layout, rows, cols)
-        parts.append('<table style="border-collapse:collapse;font-family:monospace">')
-        for row in grid:
-            parts.append("<tr>")
-            for devices in row:
-                color = COLORS[devices[0] % len(COLORS)] if devices else "#ffffff"
-                border = "2px dashed #333" if len(devices) > 1 else "1px solid #999"
-                label = ",".join(map(str, devices))
-                parts.append(
-                    f'<td style="background:{color};border:{border};padding:2px 4px" '
-                    f'title="devices {label}">{label}</td>'
-                )
-            parts.append("</tr>")
-        parts.append("</table>")
-        if x.ndim > 2:
-            parts.append(f"<p>{_html.escape(_fold_note(x.ndim))}</p>")
-    items = "".join(f"<li>{_html.escape(line)}</li>" for line in _device_lines(x))
-    parts.append(f"<ul>{items}</ul>")
-    parts += [f"<p>{_html.escape(line)}</p>" for line in _overlap_lines(x)]
-    parts.append("</div>")
-    return "".join(parts)
 
 
 # Cells --------------------------------------------------------------------------------
@@ -88,30 +57,36 @@ def _cells(layout, rows: int, cols: int):
     """
     lead = (range(1),) * (2 - min(layout.ndim, 2))  # a 1-D array is one row, 0-d one cell
     shape = _regions.box_shape(lead) + layout.shape[:2]
-    edges = [_edges(shape[0], rows), _edges(shape[1], cols)]
-    grid: list[list[list[int]]] = [
-        [[] for _ in range(len(edges[1]) - 1)] for _ in range(len(edges[0]) - 1)
+    edges = [block_edges(shape[0], rows), block_edges(shape[1], cols)]
+    drawn = [lead + box[:2] for box in layout.boxes if all(map(len, box))]
+    devices = np.array(
+        [d for d, box in zip(layout.chunk_devices, layout.boxes) if all(map(len, box))]
+    )
+    across = [hits([box[axis] for box in drawn], edges[axis]).astype(np.int64) for axis in (0, 1)]
+    held = {d: (across[0][devices == d].T @ across[1][devices == d]) > 0 for d in layout.devices}
+    grid = [
+        [sorted(d for d in held if held[d][i, j]) for j in range(len(edges[1]) - 1)]
+        for i in range(len(edges[0]) - 1)
     ]
-    for device, box in zip(layout.chunk_devices, layout.boxes):
-        if not _regions.box_size(box):
-            continue
-        drawn = lead + box[:2]
-        hit = [
-            [bool(len(_regions.intersect_range(r, range(a, b)))) for a, b in itertools.pairwise(e)]
-            for r, e in zip(drawn[:2], edges)
-        ]
-        for i, row_hit in enumerate(hit[0]):
-            if row_hit:
-                for j, col_hit in enumerate(hit[1]):
-                    if col_hit and device not in grid[i][j]:
-                        grid[i][j].append(device)
-    for row in grid:
-        for devices in row:
-            devices.sort()
     return grid, edges
 
 
-def _edges(n: int, parts: int) -> list[int]:
+def hits(ranges, edges) -> np.ndarray:
+    """``[k, i]``: True where ``ranges[k]`` holds a position in ``[edges[i], edges[i + 1])``.
+
+    Arithmetic on the ranges' ends and steps, so long or strided ranges cost nothing extra.
+    """
+    starts = np.array([r.start for r in ranges], dtype=np.int64).reshape(-1, 1)
+    steps = np.array([r.step for r in ranges], dtype=np.int64).reshape(-1, 1)
+    lasts = np.array([r[-1] if len(r) else -1 for r in ranges], dtype=np.int64).reshape(-1, 1)
+    lo = np.asarray(edges[:-1], dtype=np.int64).reshape(1, -1)
+    hi = np.asarray(edges[1:], dtype=np.int64).reshape(1, -1)
+    first = starts + -(-np.maximum(lo - starts, 0) // steps) * steps
+    return (first < hi) & (first <= lasts)
+
+
+def block_edges(n: int, parts: int) -> list[int]:
+    """Edges of at most `parts` near-equal blocks of ``range(n)``."""
     parts = max(1, min(parts, n))
     return sorted({round(k * n / parts) for k in range(parts + 1)})
 
@@ -126,7 +101,7 @@ def _text_grid(grid, edges, ndim: int) -> list[str]:
                 single = len(key) == 1 and key[0] < 10
                 symbols[key] = str(key[0]) if single else _letter(symbols)
     label_width = len(str(edges[0][-2])) if ndim >= 2 else 0
-    lines = [" " * (label_width + 1) + _ruler(edges[1])] if ndim >= 2 else []
+    lines = [" " * (label_width + 1) + _ruler(edges[1])] if ndim >= 1 else []
     for start, row in zip(edges[0], grid):
         label = str(start).rjust(label_width) if ndim >= 2 else ""
         lines.append(f"{label} " + " ".join(symbols[tuple(d)] for d in row))
@@ -138,8 +113,6 @@ def _text_grid(grid, edges, ndim: int) -> list[str]:
     legend = [f"{s} = devices {list(k)}" for k, s in symbols.items() if len(k) != 1 or k[0] >= 10]
     if legend:
         lines.append("  " + "; ".join(legend))
-    if ndim > 2:
-        lines.append(_fold_note(ndim))
     return lines
 
 
@@ -157,39 +130,56 @@ def _letter(symbols: dict) -> str:
     return letters[used] if used < len(letters) else "?"
 
 
-def _fold_note(ndim: int) -> str:
-    axes = "axis 2 is" if ndim == 3 else f"axes 2..{ndim - 1} are"
-    return f"{axes} not drawn: a cell lists the devices holding any element along them"
+def axis_notes(layout) -> list[str]:
+    """How the chunks split each axis past the first two (which the pictures fold)."""
+    if layout.ndim <= 2:
+        return []
+    axes = "axis 2 is" if layout.ndim == 3 else f"axes 2..{layout.ndim - 1} are"
+    lines = [f"{axes} not drawn: a cell lists the devices holding any element along them"]
+    boxes = [box for box in layout.boxes if all(map(len, box))]
+    for axis in range(2, layout.ndim):
+        n = layout.shape[axis]
+        spans = [box[axis] for box in boxes]
+        cuts = sorted(({r.start for r in spans} | {r[-1] + 1 for r in spans}) - {0, n})
+        steps = sorted({r.step for r in spans if len(r) > 1 and r.step > 1})
+        if cuts:
+            shown = ", ".join(map(str, cuts[:8])) + (
+                f", ... ({len(cuts)} in all)" if len(cuts) > 8 else ""
+            )
+            how = f"chunk edges at {shown}"
+        else:
+            how = "every chunk spans all of it"
+        if steps:
+            how += f"; strided chunks (steps {', '.join(map(str, steps[:8]))})"
+        lines.append(f"  axis {axis} (length {n}): {how}")
+    return lines
 
 
 # Text lines ---------------------------------------------------------------------------
 
 
-def _device_lines(x) -> list[str]:
-    layout = x.layout
-    chunks: dict = {}
-    nbytes: dict = {}
+def device_stats(layout, itemsize: int) -> dict[int, tuple[int, int]]:
+    """``{device: (chunks, bytes)}`` in the layout's device order."""
+    stats = dict.fromkeys(layout.devices, (0, 0))
     for device, shape in zip(layout.chunk_devices, layout.chunk_shapes):
-        chunks[device] = chunks.get(device, 0) + 1
-        nbytes[device] = nbytes.get(device, 0) + int(np.prod(shape, dtype=np.int64)) * x.itemsize
+        chunks, nbytes = stats[device]
+        stats[device] = (chunks + 1, nbytes + int(np.prod(shape, dtype=np.int64)) * itemsize)
+    return stats
+
+
+def _device_lines(x) -> list[str]:
     return [
-        f"device {d}: {chunks[d]} chunk{'s' if chunks[d] != 1 else ''}, {_bytes(nbytes[d])}"
-        for d in layout.devices
+        f"device {d}: {n} chunk{'s' if n != 1 else ''}, {format_bytes(nbytes)}"
+        for d, (n, nbytes) in device_stats(x.layout, x.itemsize).items()
     ]
 
 
 def _overlap_lines(x) -> list[str]:
     """How many elements have several copies, and what the copies mean in x's mode."""
-    shared, most = _copies(x.layout)
+    shared, most = copies(x.layout)
     if not shared:
         return ["no overlaps: each element is held by one chunk"]
-    meaning = {
-        "replica": "each copy holds the value (replicas)",
-        "sum": "the value is the sum of the copies",
-        "prod": "the value is the product of the copies",
-        "max": "the value is the largest copy",
-        "min": "the value is the smallest copy",
-    }[x.mode.name]
+    meaning = MODE_MEANINGS[x.mode.name]
     return [
         (
             f"overlaps: {shared} of {x.size} elements held by several chunks "
@@ -198,7 +188,7 @@ def _overlap_lines(x) -> list[str]:
     ]
 
 
-def _copies(layout) -> tuple[int, int]:
+def copies(layout) -> tuple[int, int]:
     """(elements held by two or more chunks, most copies of one element)."""
     cover = layout.cover.cover
     if not cover.holds:
@@ -212,7 +202,7 @@ def _copies(layout) -> tuple[int, int]:
     return int(sizes[count > 1].sum()), int(count.max(initial=0))
 
 
-def _bytes(n: int) -> str:
+def format_bytes(n: int) -> str:
     if n < 1024:
         return f"{n} B"
     scaled = float(n)

@@ -41,6 +41,7 @@ LAYERS = (
             "_transport",
             "_layout",
             "_visualize",
+            "_svg",
         },
     ),
     ("storage", {"_storage"}),

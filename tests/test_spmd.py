@@ -1,6 +1,7 @@
 """The SPMD suite (``tests/spmd``) run under MPI: each module as its own ``mpiexec`` run of
 2 and 4 processes on the cpu backend, with 1 and 2 virtual devices per process (and one
-process with 4), every process running the same pytest. A hang fails the test at its timeout (the run's processes
+process with 4), every process running the same pytest; on the cuda backend also one
+process with the machine's GPUs. A hang fails the test at its timeout (the run's processes
 are killed) instead of stalling the suite, and a failure shows the inner run's output.
 
 The inner runs set ``MDARRAY_CPU_DEVICES`` themselves, so the outer run with one device
@@ -122,6 +123,15 @@ def run_spmd(processes: int, devices: int, module: str, **env: str) -> None:
 @pytest.mark.parametrize(("processes", "devices"), RUNS, ids=[f"n{n}-d{d}" for n, d in RUNS])
 def test_spmd(processes, devices, module):
     run_spmd(processes, devices, module)
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(mdarray.default_backend() != "cuda", reason="needs MDARRAY_BACKEND=cuda")
+@pytest.mark.parametrize("module", MODULES)
+def test_spmd_on_this_machines_gpus(module):
+    """One process on the cuda backend, with every GPU it sees: the NCCL transport and
+    collectives under the same tests (a communicator of one on a one-GPU machine)."""
+    run_spmd(1, 1, module, MDARRAY_BACKEND="cuda")
 
 
 def test_mismatched_collectives_raise_with_the_check_on():

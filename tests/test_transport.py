@@ -6,6 +6,8 @@ between processes. The multi-process suite (tests/spmd, run by tests/test_spmd.p
 ``mpiexec``) covers the rest.
 """
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -125,3 +127,70 @@ def test_whole_partials_combine_by_one_collective(run_of_one, mode, dtype):
     if run_of_one.name == "cuda":
         combine = x.mode.ufunc(run_of_one.xp, x.dtype)
         assert _fetch.allreduced(x.storage, combine) is not None
+
+
+class _OneProcessNccl:
+    """NCCL's all-reduce and reduce-scatter over the devices of one process (the cpu
+    backend's virtual devices), with NumPy: the layout work of the NCCL paths (folding,
+    padding uneven blocks, unpacking) checked without GPUs, several devices included."""
+
+    def allreduce(self, backend, pairs, combine, dtype):
+        total = functools.reduce(combine, [send for send, _ in pairs.values()])
+        for _, receive in pairs.values():
+            receive[...] = total
+
+    def reduce_scatter(self, backend, pairs, combine, dtype):
+        total = functools.reduce(combine, [send.reshape(-1) for send, _ in pairs.values()])
+        for device, (_, receive) in pairs.items():
+            receive[...] = total[device * receive.size : (device + 1) * receive.size]
+
+
+@pytest.fixture
+def nccl_of_this_run(run_of_one, monkeypatch):
+    """The backend with NCCL's links: the real ones on GPUs, `_OneProcessNccl` on cpu."""
+    if run_of_one.nccl is None:
+        monkeypatch.setattr(run_of_one, "nccl", _OneProcessNccl())
+    return run_of_one
+
+
+def _one_part_per_device(shape, kind):
+    """A layout giving each device one part of an array of `shape`: blocks of rows (in
+    device order or reversed), blocks of columns, or every n-th row (strided)."""
+    devices = mdarray.devices()
+    if kind == "columns":
+        return mdarray.Layout.block(shape, axis=1, devices=devices)
+    if kind == "reversed rows":
+        return mdarray.Layout.block(shape, axis=0, devices=devices[::-1])
+    if kind == "strided rows":
+        n = len(devices)
+        return mdarray.Layout(shape, {d: [(slice(k, None, n),)] for k, d in enumerate(devices)})
+    return mdarray.Layout.block(shape, axis=0, devices=devices)
+
+
+@pytest.mark.parametrize("kind", ["rows", "reversed rows", "columns", "strided rows"])
+@pytest.mark.parametrize(
+    ("mode", "dtype"),
+    [("sum", np.float32), ("sum", np.complex128), ("prod", np.int64), ("min", np.int32)],
+)
+@pytest.mark.parametrize("extra", [0, 1], ids=["even", "uneven"])
+def test_whole_partials_reduce_scatter_to_one_part_per_device(
+    nccl_of_this_run, mode, dtype, extra, kind
+):
+    """Partial copies of the whole array on every device, resharded to one part per
+    device: one NCCL reduce-scatter (parts packed in device order, uneven ones padded)."""
+    backend = nccl_of_this_run
+    n = len(mdarray.devices())
+    rows = np.arange(2 * n + extra)[:, None] % 3
+    value = (rows + np.arange(2 * n + extra) + 1).astype(dtype)
+    replicated = mdarray.Layout.replicated(value.shape, mdarray.devices())
+    x = mdarray.distributed_array(value, replicated, mode)
+    target = _one_part_per_device(value.shape, kind)
+    combine = x.mode.ufunc(backend.xp, x.dtype)
+    scattered = _fetch.reduce_scattered(x.storage, combine, target)
+    assert scattered is not None
+    assert scattered.layout == target
+    for (device, index), chunk in zip(target.chunks, scattered.buffers):
+        np.testing.assert_array_equal(_fetch.to_host_now(backend, chunk, device), value[index])
+    resharded = x.reshard(target)
+    np.testing.assert_array_equal(resharded.get(), value)
+    np.testing.assert_array_equal(x.change_mode("replica").get(), value)

@@ -1,14 +1,18 @@
 """Pictures of layouts: visualize(), _repr_html_() and the summary in repr()."""
 
+import itertools
 import re
+import types
+import xml.etree.ElementTree as ET
 
 import numpy as np
 from _layouts import dist_pairs, two_chunks
-from hypothesis import given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import mdarray
-from mdarray import Layout
+from mdarray import Layout, _svg, _visualize
+from mdarray.testing import strategies as mst
 
 D = mdarray.devices()
 
@@ -46,7 +50,7 @@ def test_overlaps_and_replicas_are_named():
     text = x.visualize()
     if D[0] != D[-1]:
         assert f"a = devices [{D[0]}, {D[-1]}]" in text
-        assert text.splitlines()[1].split() == [str(D[0])] * 4 + ["a"] * 2 + [str(D[-1])] * 4
+        assert text.splitlines()[2].split() == [str(D[0])] * 4 + ["a"] * 2 + [str(D[-1])] * 4
     assert "overlaps: 2 of 10 elements" in text
     assert "up to 2 copies" in text
     assert "largest copy" in text
@@ -77,13 +81,7 @@ def test_any_array_has_pictures(pair):
     for device in x.devices:
         assert f"device {device}:" in text
     assert ("no overlaps" in text) != x.layout.has_overlaps
-    page = x._repr_html_()
-    assert page.startswith("<div>")
-    assert page.endswith("</div>")
-    assert f"mode={x.mode}" in page
-    if x.size:
-        assert page.count("<tr>") == len(_grid_rows(text)) or x.ndim < 2
-        assert "background:" in page
+    assert ("empty: no element to draw" in text) == (x.size == 0)
     summary = repr(x).splitlines()[-1]
     assert f"mode={x.mode}" in summary
     assert f"on devices {list(x.devices)}" in summary
@@ -116,3 +114,310 @@ def test_repr_prints_like_numpy_and_gathers_only_what_it_shows(pair):
         # Edges only: 2 * edgeitems + 1 positions of each long axis reach the host, once.
         shown = int(np.prod([min(n, 5) for n in expected.shape]))
         assert moved.total == shown * x.itemsize
+
+
+# Text pictures of any ndim ---------------------------------------------------------------
+
+
+def _cuts_along(layout, axis):
+    """Where chunks start or end inside `axis`, from the chunks' element positions."""
+    cuts = set()
+    for box in layout.boxes:
+        if all(len(r) for r in box):
+            positions = np.asarray(box[axis])
+            cuts |= {int(positions.min()), int(positions.max()) + 1}
+    return sorted(cuts - {0, layout.shape[axis]})
+
+
+@settings(max_examples=25, deadline=None)
+@given(mst.shapes(min_dims=0, max_dims=5, max_side=5).flatmap(mst.layouts))
+def test_visualize_says_how_folded_axes_are_split(layout):
+    x = mdarray.distributed_array(np.zeros(layout.shape, np.int16), layout)
+    text = x.visualize()
+    if not x.size:
+        assert "empty: no element to draw" in text
+        return
+    for axis in range(2, x.ndim):
+        line = next(line for line in text.splitlines() if f"axis {axis} (length " in line)
+        cuts = _cuts_along(layout, axis)
+        if cuts:
+            assert f"chunk edges at {', '.join(map(str, cuts[:8]))}" in line
+        else:
+            assert "every chunk spans all of it" in line
+        strided = any(
+            len(box[axis]) > 1 and box[axis].step > 1 for box in layout.boxes if all(map(len, box))
+        )
+        assert ("strided chunks" in line) == strided
+    assert ("not drawn" in text) == (x.ndim > 2)
+
+
+def test_visualize_of_0d_1d_3d_and_5d_arrays():
+    scalar = mdarray.distributed_array(np.float32(1.5), two_chunks((), ()))
+    assert _grid_rows(scalar.visualize()) == []
+    assert "one cell: the 0-d array" in scalar.visualize()
+    strip = mdarray.distributed_array(np.arange(40), Layout.block((40,), devices=D))
+    ruler, line = strip.visualize().splitlines()[1:3]
+    assert ruler.split() == [str(k) for k in range(0, 40, 5)]  # blocks of 40 / 32 positions
+    line = line.split()
+    assert len(line) == 32
+    assert line[0] == str(D[0])
+    assert line[-1] == str(D[-1])
+    cube = mdarray.distributed_array(np.zeros((4, 6, 8)), Layout.block((4, 6, 8), axis=2))
+    assert (
+        f"axis 2 (length 8): chunk edges at {', '.join(map(str, _cuts_along(cube.layout, 2)))}"
+        in cube.visualize()
+        or len(D) == 1
+    )
+    five = mdarray.distributed_array(
+        np.zeros((2, 3, 4, 5, 6)), Layout.block((2, 3, 4, 5, 6), axis=4)
+    )
+    text = five.visualize()
+    assert "axes 2..4 are not drawn" in text
+    assert "axis 2 (length 4): every chunk spans all of it" in text
+    assert "axis 3 (length 5): every chunk spans all of it" in text
+    assert len(_grid_rows(text)) == 2
+
+
+# The SVG picture --------------------------------------------------------------------------
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def _parse(x):
+    """The SVG element of ``x._repr_html_()``, which must be well-formed XML."""
+    page = x._repr_html_()
+    root = ET.fromstring(page)
+    assert root.tag == "div"
+    (svg,) = list(root)
+    assert svg.tag == f"{SVG}svg"
+    assert "<script" not in page
+    assert "href" not in page
+    assert "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
+    return svg
+
+
+def _texts(svg):
+    return [t.text or "" for t in svg.iter(f"{SVG}text")]
+
+
+def _legend(svg):
+    """``{device: (fill, chunks, bytes text)}`` from the legend rows (swatch, then text)."""
+    out = {}
+    children = list(svg)
+    for before, child in itertools.pairwise(children):
+        match = re.fullmatch(r"device (\d+): (\d+) chunks?, (.+)", child.text or "")
+        if child.tag == f"{SVG}text" and match:
+            assert before.tag == f"{SVG}rect"
+            out[int(match[1])] = (before.get("fill"), int(match[2]), match[3])
+    return out
+
+
+def _oracle(layout):
+    """Per element: which devices hold it, and how many chunks."""
+    held = {d: np.zeros(layout.shape, bool) for d in layout.devices}
+    copies = np.zeros(layout.shape, np.int64)
+    for device, box in zip(layout.chunk_devices, layout.boxes):
+        mask = np.zeros(layout.shape, bool)
+        mask[np.ix_(*box)] = True
+        held[device] |= mask
+        copies += mask
+    return held, copies
+
+
+def _cell_index(name, ndim):
+    """The NumPy index of a cell tooltip's ``x[0:2, 3]``."""
+    inside = name[2:-1]
+    if inside == "()":
+        return ()
+    parts = []
+    for part in inside.split(", "):
+        a, _, b = part.partition(":")
+        parts.append(slice(int(a), int(b)) if b else slice(int(a), int(a) + 1))
+    assert len(parts) == ndim
+    return tuple(parts)
+
+
+def _check_cells(svg, x):
+    """Every cell's tooltip, stripes and count agree with the elements it covers."""
+    held, copies = _oracle(x.layout)
+    cells = 0
+    for group in svg.iter(f"{SVG}g"):
+        title = group.find(f"{SVG}title").text
+        match = re.fullmatch(r"(x\[.*\]): devices \[(.*)\], up to (\d+) copies", title)
+        index = _cell_index(match[1], x.ndim)
+        devices = [int(d) for d in match[2].split(", ") if d]
+        assert devices == [d for d in sorted(held) if held[d][index].any()]
+        assert int(match[3]) == copies[index].max()
+        rects = group.findall(f"{SVG}rect")
+        fills = [r.get("fill") for r in rects if not r.get("fill").startswith("url(")]
+        assert fills == [_svg.color(d) for d in devices[: _svg.MAX_STRIPES]]
+        hatched = any(r.get("fill").startswith("url(") for r in rects)
+        assert hatched == (copies[index].max() > 1)
+        cells += 1
+    return cells
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    mst.shapes(min_dims=0, max_dims=5, max_side=5).flatmap(
+        lambda s: st.tuples(mst.layouts(s), mst.modes(np.float32))
+    )
+)
+@example((Layout((6,), {D[0]: [slice(0, 6, 2), slice(1, 6, 2)], D[-1]: slice(2, 5)}), mdarray.MIN))
+@example((Layout((3, 0, 2), {D[0]: (), D[-1]: ()}), mdarray.SUM))
+def test_svg_shows_the_layout_it_draws(case):
+    layout, mode = case
+    data = np.arange(int(np.prod(layout.shape)), dtype=np.float32).reshape(layout.shape)
+    x = mdarray.distributed_array(data, layout, mode)
+    svg = _parse(x)
+    texts = _texts(svg)
+    assert f"DistArray shape={x.shape} dtype={x.dtype}" in texts
+    assert any(t.startswith(f"mode {mode.name.upper()}") for t in texts)
+    assert any("partial" in t for t in texts) == mode.is_partial
+    legend = _legend(svg)
+    assert sorted(legend) == sorted(x.devices)
+    assert len({fill for fill, _, _ in legend.values()}) == len(legend)
+    for device, chunks in x.all_chunks().items():
+        fill, count, nbytes = legend[device]
+        assert fill == _svg.color(device)
+        assert count == len(chunks)
+        assert nbytes == _visualize.format_bytes(sum(int(c.nbytes) for c in chunks))
+    hatches = [r for r in svg.iter(f"{SVG}rect") if (r.get("fill") or "").startswith("url(")]
+    assert bool(hatches) == (x.layout.has_overlaps and x.size > 0)
+    if x.size:
+        _, copies = _oracle(layout)
+        shared = int((copies > 1).sum())
+        if shared:
+            assert (
+                f"{shared} of {x.size} elements held by several chunks (up to {copies.max()} copies)"
+                in " ".join(texts)
+            )
+        assert _check_cells(svg, x) > 0
+    else:
+        assert f"empty: no element to draw (shape {x.shape})" in texts
+
+
+def test_svg_of_3d_arrays_has_one_panel_per_slab():
+    layout = Layout.block((4, 6, 8), axis=2, devices=D)
+    x = mdarray.distributed_array(np.zeros((4, 6, 8)), layout, "max")
+    texts = _texts(_parse(x))
+    slabs = [t for t in texts if t.startswith("x[:, :, ")]
+    cuts = [0, *_cuts_along(layout, 2), 8]
+    assert slabs == [f"x[:, :, {a}:{b}]" for a, b in itertools.pairwise(cuts)]
+    assert any("One panel per slab of axis 2" in t for t in texts)
+
+
+def test_svg_of_5d_arrays_keeps_panels_few_and_6d_says_what_it_leaves_out():
+    shape = (2, 3, 6, 5, 4)
+    layout = Layout.grid(shape, (1, 1, 6, 5, 4), devices=D)
+    x = mdarray.distributed_array(np.zeros(shape, np.int8), layout)
+    svg = _parse(x)
+    slabs = [t for t in _texts(svg) if t.startswith("x[:, :, ")]
+    assert len(slabs) == _svg.MAX_PANELS  # each split axis in two blocks: 2 * 2 * 2
+    assert slabs[0] == "x[:, :, 0:3, 0:2, 0:2]"
+    assert slabs[-1] == "x[:, :, 3:6, 2:5, 2:4]"
+    _check_cells(svg, x)
+    shape = (2, 2, 2, 2, 2, 2)
+    x = mdarray.distributed_array(
+        np.zeros(shape), Layout.grid(shape, (1, 1, 2, 2, 2, 2), devices=D)
+    )
+    svg = _parse(x)
+    texts = _texts(svg)
+    assert len([t for t in texts if t.startswith("x[:, :, ")]) == _svg.MAX_PANELS
+    assert f"Showing {_svg.MAX_PANELS} of 16 slabs." in texts
+    _check_cells(svg, x)
+
+
+def test_svg_stays_bounded_for_huge_shapes_and_chunk_counts():
+    layout = Layout.grid((200, 200), (100, 100), devices=D)  # 10,000 chunks
+    x = mdarray.distributed_array(np.zeros((200, 200), np.int8), layout)
+    page = x._repr_html_()
+    svg = _parse(x)
+    assert len(page) < 400_000
+    assert int(svg.get("width")) <= 800
+    assert int(svg.get("height")) <= 600
+    assert f"10000 chunks on {len(D)} device" in " ".join(_texts(svg))
+    long = mdarray.zeros((3, 2_000_000), dtype=np.int8)
+    svg = _parse(long)
+    assert int(svg.get("width")) <= 800
+    assert int(svg.get("height")) <= 600
+    assert len(long._repr_html_()) < 100_000
+
+
+def test_svg_escapes_the_text_it_embeds():
+    canvas = _svg._Canvas()
+    nasty = "<script>alert('x')</script> & \"quotes\""
+    canvas.text(nasty)
+    svg = ET.fromstring(canvas.finish())
+    assert [t.text for t in svg.iter(f"{SVG}text")] == [nasty]
+    assert svg.find(f".//{SVG}script") is None
+
+
+def test_several_chunks_per_device_and_many_devices_in_the_legend():
+    index_map = {D[0]: [slice(0, 2), slice(2, 4), slice(4, 6)], D[-1]: slice(3, 8)}
+    x = mdarray.distributed_array(np.zeros(8, np.complex64), index_map, "prod")
+    legend = _legend(_parse(x))
+    if D[0] != D[-1]:
+        assert legend[D[0]][1:] == (3, "48 B")
+        assert legend[D[-1]][1:] == (1, "40 B")
+    else:
+        assert legend[D[0]][1:] == (4, "88 B")
+    assert len({_svg.color(d) for d in range(12)}) == 12
+
+
+def test_many_devices_cap_the_legend_and_the_stripes():
+    # More devices than a machine here has: the picture needs only the layout, so a
+    # stand-in with a DistArray's attributes draws it.
+    layout = Layout((3, 4), {d: [()] for d in range(20)})
+    x = types.SimpleNamespace(
+        layout=layout, shape=(3, 4), ndim=2, size=12, itemsize=8, dtype=np.dtype(np.float64)
+    )
+    x.mode = mdarray.REPLICA
+    svg = ET.fromstring(_svg.html(x))[0]
+    legend = _legend(svg)
+    assert sorted(legend) == list(range(_svg.MAX_LEGEND))
+    assert "... 4 more devices: 4 chunks, 384 B" in _texts(svg)
+    assert _check_cells(svg, x) == 12
+    assert all(len(g.findall(f"{SVG}rect")) == _svg.MAX_STRIPES + 1 for g in svg.iter(f"{SVG}g"))
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    mst.shapes(min_dims=1, max_dims=3, min_side=13, max_side=45).flatmap(
+        lambda s: st.tuples(mst.layouts(s, max_blocks=4), mst.modes(np.int8))
+    )
+)
+@example((Layout.grid((80, 10), (40, 5), devices=D), mdarray.SUM))  # blocks of 2.5 rows
+def test_svg_cells_of_longer_axes_cover_blocks_or_chunk_edges(case):
+    layout, mode = case
+    x = mdarray.distributed_array(np.zeros(layout.shape, np.int8), layout, mode)
+    svg = _parse(x)
+    cells = _check_cells(svg, x)
+    tiles = [g for g in svg.iter(f"{SVG}rect") if g.get("fill", "").startswith("#")]
+    assert cells or len(tiles) > _svg.MAX_TOOLTIPS
+    width, height = int(svg.get("width")), int(svg.get("height"))
+    assert width <= 800
+    assert height <= 900
+
+
+@settings(max_examples=30, deadline=None)
+@given(mst.shapes(min_dims=1, max_dims=4, min_side=1, max_side=40).flatmap(mst.layouts))
+def test_text_cells_name_the_devices_holding_them(layout):
+    x = mdarray.distributed_array(np.zeros(layout.shape, np.int8), layout)
+    lines = x.visualize().splitlines()
+    legend = {}
+    for line in lines:
+        for symbol, devices in re.findall(r"(\w) = devices \[([\d, ]*)\]", line):
+            legend[symbol] = [int(d) for d in devices.split(", ")]
+    rows = _grid_rows("\n".join(lines)) if x.ndim >= 2 else [lines[2].split()]
+    held, _ = _oracle(layout)
+    drawn = (1, *layout.shape[:1]) if x.ndim == 1 else layout.shape[:2]
+    edges = [_visualize.block_edges(drawn[0], 16), _visualize.block_edges(drawn[1], 32)]
+    assert [len(r) for r in rows] == [len(edges[1]) - 1] * (len(edges[0]) - 1)
+    for (i, (a, b)), (j, (c, d)) in itertools.product(
+        enumerate(itertools.pairwise(edges[0])), enumerate(itertools.pairwise(edges[1]))
+    ):
+        block = (slice(c, d),) if x.ndim == 1 else (slice(a, b), slice(c, d))
+        want = [device for device in sorted(held) if held[device][block].any()]
+        symbol = rows[i][j]
+        assert legend.get(symbol, [int(symbol)] if symbol.isdigit() else None) == want

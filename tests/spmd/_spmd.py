@@ -36,6 +36,8 @@ def same_everywhere(value) -> None:
 
 
 def _compare(got, expected, exact: bool) -> str:
+    # A chunk of the cuda backend is a CuPy array: to the host by its .get().
+    got = got.get() if hasattr(got, "get") and not isinstance(got, np.ndarray) else got
     got, expected = np.asarray(got), np.asarray(expected)
     if got.shape != expected.shape:
         return f"shape {got.shape} != {expected.shape}"

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import mdarray
-from mdarray import MAX, MIN, PROD, REPLICA, SUM, distributed
+from mdarray import MAX, MIN, PROD, REPLICA, SUM, _fetch, _transport, distributed
 from mdarray.testing import strategies as mst
 
 from ._spmd import (
@@ -75,19 +75,44 @@ def test_reshard_rows_to_columns(mode):
     everywhere(back.mode == mode)
 
 
+def one_part_per_process(shape, kind):
+    """A layout giving each process one part, on its first device: blocks of rows in rank
+    order or reversed, blocks of columns, or every n-th row."""
+    firsts = first_devices()
+    if kind == "columns":
+        return mdarray.Layout.block(shape, axis=1, devices=firsts)
+    if kind == "reversed rows":
+        return mdarray.Layout.block(shape, axis=0, devices=firsts[::-1])
+    if kind == "strided rows":
+        n = len(firsts)
+        return mdarray.Layout(shape, {d: [(slice(k, None, n),)] for k, d in enumerate(firsts)})
+    return mdarray.Layout.block(shape, axis=0, devices=firsts)
+
+
+def first_devices():
+    """Each process's first device, in rank order."""
+    per_process = len(distributed.local_devices())
+    return list(devices()[::per_process])
+
+
+@pytest.mark.parametrize("kind", ["rows", "reversed rows", "columns", "strided rows"])
 @pytest.mark.parametrize("dtype", [np.float64, np.int64, np.complex128])
 @pytest.mark.parametrize("mode", [SUM, PROD, MAX, MIN], ids=str)
-def test_whole_partials_to_row_blocks(mode, dtype):
-    """Partial copies that each hold the whole array, resharded to row blocks: one MPI
-    reduce-scatter where each process gets one block (MPI's max and min only for
-    integers), the general plan otherwise; the value either way."""
+def test_whole_partials_to_one_part_per_process(mode, dtype, kind):
+    """Partial copies that each hold the whole array, resharded to one part per process:
+    one MPI reduce-scatter (MPI's max and min only for integers; the parts packed in rank
+    order), the general plan otherwise; the value either way."""
     if mode in (MAX, MIN) and dtype == np.complex128:
         pytest.skip("MAX and MIN are not defined for complex")
-    value = rng().integers(-5, 6, size=(9, 4)).astype(dtype)
+    value = rng().integers(-5, 6, size=(9, 7)).astype(dtype)
     x = mdarray.distributed_array(value, mdarray.Layout.replicated(value.shape), mode)
-    y = run(lambda: x.reshard(mdarray.Layout.block(value.shape, axis=0)))
+    target = one_part_per_process(value.shape, kind)
+    combine = x.mode.ufunc(np, x.dtype)
+    if distributed.size() > 1 and _transport.allreduce_op(combine, dtype) is not None:
+        everywhere(_fetch.reduce_scattered(x.storage, combine, target) is not None)
+    y = run(lambda: x.reshard(target))
     check_value(y, value, exact=True)
-    everywhere(y.mode == mode)
+    everywhere(y.mode == mode and y.layout == target)
     total = run(lambda: mdarray.sum(y.change_mode(REPLICA), axis=0))
     check_value(run(lambda: total.reshard(mdarray.Layout.block(total.shape))), value.sum(0))
 
