@@ -3,6 +3,7 @@
 Tests name devices by number (0, 1, 2, ...); `device` maps a number onto the backend's
 devices, cycling, so the same test runs with any number of devices: with one, every
 chunk sits on device 0 (several chunks per device, still a real test of the chunk logic).
+`dist_pairs` draws the ``(DistArray, NumPy value)`` pairs most op tests compare.
 """
 
 import numpy as np
@@ -76,5 +77,30 @@ def sources(draw):
     """(array, layout, mode) with small values so every mode is exact."""
     dtype = draw(mst.dtypes())
     shape = draw(mst.shapes())
-    array = draw(hnp.arrays(dtype, shape, elements=mst._small_elements(dtype)))
+    array = draw(hnp.arrays(dtype, shape, elements=mst.small_elements(dtype)))
     return array, draw(mst.layouts(shape)), draw(mst.modes(dtype))
+
+
+@st.composite
+def dist_pairs(draw, shape=None, dtype=None, mode=None, *, elements=None, **layout_options):
+    """Pairs ``(x, value)``: a NumPy `value` drawn by hypothesis, and a DistArray `x` built
+    from it on a drawn layout (`layout_options` as for `mst.layouts`) in a drawn mode.
+
+    The tests compare an op on `x` with NumPy's op on `value`: a value drawn on its own,
+    not read back from `x`'s chunks (``x.get()`` would make the comparison circular).
+    Shape, dtype and mode are drawn unless given; elements default to
+    `mst.small_elements`, so every mode is exact.
+    """
+    shape = draw(mst.shapes()) if shape is None else tuple(shape)
+    dtype = np.dtype(draw(mst.dtypes()) if dtype is None else dtype)
+    if elements is None:
+        elements = mst.small_elements(dtype)
+    value = draw(hnp.arrays(dtype, shape, elements=elements))
+    x = draw(
+        mst.spread(
+            st.just(value),
+            layouts=lambda shape: mst.layouts(shape, **layout_options),
+            modes=mode,
+        )
+    )
+    return x, value

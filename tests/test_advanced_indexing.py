@@ -4,7 +4,7 @@ layouts and modes under ``fallback="raise"``, with what moves counted."""
 
 import numpy as np
 import pytest
-from _layouts import devices, spread
+from _layouts import devices, dist_pairs, spread
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -29,9 +29,9 @@ def masked(draw, leading=False):
     """``(x, expected, mask, host mask)``: a mask of x's shape or, with `leading`, of a
     leading part of it; a DistArray (any layout and mode) or a NumPy array."""
     shape = draw(mst.shapes(min_dims=1))
-    x, expected = draw(mst.dist_arrays(shape=shape))
+    x, expected = draw(dist_pairs(shape=shape))
     ndim = draw(st.integers(1, len(shape))) if leading else len(shape)
-    mask, host = draw(mst.dist_arrays(shape=shape[:ndim], dtype=np.bool_))
+    mask, host = draw(dist_pairs(shape=shape[:ndim], dtype=np.bool_))
     if draw(st.booleans()):
         mask = host
     return x, expected, mask, host
@@ -100,12 +100,12 @@ def mask_assignments(draw):
     selected = expected[host].shape
     kind = draw(st.sampled_from(["full", "broadcast", "scalar"]))
     if kind == "scalar":
-        value = draw(mst.dist_arrays(shape=(), dtype=expected.dtype))[1][()].item()
+        value = draw(dist_pairs(shape=(), dtype=expected.dtype))[1][()].item()
         return x, expected, mask, host, value, value
     shape = selected if kind == "full" else tuple(draw(st.sampled_from([1, n])) for n in selected)
     if kind == "broadcast":
         shape = shape[draw(st.integers(0, len(shape))) :]
-    value, host_value = draw(mst.dist_arrays(shape=shape, dtype=expected.dtype))
+    value, host_value = draw(dist_pairs(shape=shape, dtype=expected.dtype))
     form = draw(st.sampled_from(["distarray", "numpy", "list"]))
     if form == "numpy":
         value = host_value
@@ -169,7 +169,7 @@ def test_failed_mask_setitem_leaves_every_chunk_unchanged(value, error, mode):
 @st.composite
 def integer_keys(draw):
     shape = draw(mst.shapes(min_dims=1))
-    x, expected = draw(mst.dist_arrays(shape=shape))
+    x, expected = draw(dist_pairs(shape=shape))
     axis = draw(st.integers(0, len(shape) - 1))
     n = shape[axis]
     positions = st.integers(-n, n - 1) if n else st.nothing()
@@ -245,7 +245,7 @@ def test_integer_array_getitem_moves_only_the_requested_rows():
 @given(st.data())
 def test_nonzero_and_argwhere_match_numpy(data):
     shape = data.draw(mst.shapes(min_dims=1))
-    x, expected = data.draw(mst.dist_arrays(shape=shape))
+    x, expected = data.draw(dist_pairs(shape=shape))
     with mdarray.options(fallback="raise"):
         got = np.nonzero(x)
         api = mdarray.nonzero(x)
@@ -272,10 +272,10 @@ def test_nonzero_of_row_blocks_moves_nothing():
 @given(st.data())
 def test_compress_and_extract_match_numpy(data):
     shape = data.draw(mst.shapes(min_dims=1))
-    x, expected = data.draw(mst.dist_arrays(shape=shape))
+    x, expected = data.draw(dist_pairs(shape=shape))
     axis = data.draw(st.integers(-len(shape), len(shape) - 1))
     condition = np.array(data.draw(st.lists(st.booleans(), max_size=shape[axis])), dtype=bool)
-    selector, host_selector = data.draw(mst.dist_arrays(shape=shape, dtype=np.int8))
+    selector, host_selector = data.draw(dist_pairs(shape=shape, dtype=np.int8))
     with mdarray.options(fallback="raise"):
         compressed = np.compress(condition, x, axis=axis)
         extracted = np.extract(selector, x)

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from _layouts import two_chunks
+from _layouts import dist_pairs, two_chunks
 from hypothesis import given
 
 import mdarray
@@ -10,12 +10,11 @@ from mdarray import SUM, DistArray, Layout
 from mdarray._array import wrap
 from mdarray._storage import Chunks
 from mdarray.testing import assert_dist_equal
-from mdarray.testing import strategies as mst
 
 D = mdarray.devices()
 
 
-@given(mst.dist_arrays())
+@given(dist_pairs())
 def test_attributes_match_numpy(pair):
     x, expected = pair
     assert x.shape == expected.shape
@@ -37,7 +36,7 @@ def test_attributes_match_numpy(pair):
     ]
 
 
-@given(mst.dist_arrays())
+@given(dist_pairs())
 def test_get_and_array_gather_a_fresh_host_copy(pair):
     x, expected = pair
     with mdarray.options(fallback="raise"), mdarray.count_transfers() as moved:
@@ -103,7 +102,7 @@ def test_the_one_constructor_validates():
 # Protocols --------------------------------------------------------------------------
 
 
-@given(mst.dist_arrays(max_blocks=1, overlapping=False, strided=False, devices=D[:1]))
+@given(dist_pairs(max_blocks=1, overlapping=False, strided=False, devices=D[:1]))
 def test_single_chunk_exports_without_copying(pair):
     x, expected = pair
     if len(x.layout.chunks) != 1:
@@ -119,7 +118,7 @@ def test_single_chunk_exports_without_copying(pair):
         assert x.__cuda_array_interface__["data"][0] == chunk.data.ptr
 
 
-@given(mst.dist_arrays())
+@given(dist_pairs())
 def test_several_chunks_do_not_export(pair):
     x, _ = pair
     if len(x.layout.chunks) == 1:

@@ -3,6 +3,7 @@
 
 import numpy as np
 import pytest
+from _layouts import dist_pairs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -39,8 +40,8 @@ def pairs(draw, broadcast=True):
         shape_b = tuple(1 if draw(st.booleans()) else n for n in shape[lead:])
     dtype_a = draw(st.sampled_from(["float64", "float32", "int32", "complex128", "bool"]))
     dtype_b = draw(st.sampled_from(["float64", "float32", "int16", "complex128", "bool"]))
-    x, v = draw(mst.dist_arrays(shape=shape, dtype=dtype_a, elements=elements_for(dtype_a)))
-    y, w = draw(mst.dist_arrays(shape=shape_b, dtype=dtype_b, elements=elements_for(dtype_b)))
+    x, v = draw(dist_pairs(shape=shape, dtype=dtype_a, elements=elements_for(dtype_a)))
+    y, w = draw(dist_pairs(shape=shape_b, dtype=dtype_b, elements=elements_for(dtype_b)))
     kind = draw(st.sampled_from(["distarray", "numpy", "scalar"]))
     if kind == "numpy":
         y = w
@@ -94,7 +95,7 @@ def test_array_equal_shapes_that_do_not_broadcast():
 
 @settings(max_examples=60, deadline=None)
 @given(
-    mst.dist_arrays(dtype="int32"),
+    dist_pairs(dtype="int32"),
     st.lists(st.integers(-20, 20), max_size=6),
     st.booleans(),
     st.booleans(),

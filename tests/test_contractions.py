@@ -3,6 +3,7 @@ over drawn layouts and modes; what they move against matmul's movement."""
 
 import numpy as np
 import pytest
+from _layouts import dist_pairs
 from _oracle import assert_matches
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -24,8 +25,8 @@ def sides(max_side=3):
 def operands(draw, shape_a, shape_b, same_dtype=False):
     dtype_a = draw(DTYPES)
     dtype_b = dtype_a if same_dtype else draw(DTYPES)
-    x, v = draw(mst.dist_arrays(shape=tuple(shape_a), dtype=dtype_a))
-    y, w = draw(mst.dist_arrays(shape=tuple(shape_b), dtype=dtype_b))
+    x, v = draw(dist_pairs(shape=tuple(shape_a), dtype=dtype_a))
+    y, w = draw(dist_pairs(shape=tuple(shape_b), dtype=dtype_b))
     return x, v, y, w
 
 
@@ -134,7 +135,7 @@ def test_einsum_matches_numpy(subscripts, data):
     sizes = [data.draw(st.integers(0, 4)) for _ in range(4)]
     shapes = EINSUMS[subscripts](*sizes)
     dtype = data.draw(DTYPES)
-    pairs = [data.draw(mst.dist_arrays(shape=s, dtype=dtype)) for s in shapes]
+    pairs = [data.draw(dist_pairs(shape=s, dtype=dtype)) for s in shapes]
     want = np.einsum(subscripts, *(v for _, v in pairs))
     with mdarray.options(fallback="raise"):
         assert_matches(np.einsum(subscripts, *(x for x, _ in pairs)), want)

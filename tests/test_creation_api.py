@@ -5,7 +5,7 @@ import re
 
 import numpy as np
 import pytest
-from _layouts import device, devices, distinct
+from _layouts import device, devices, dist_pairs, distinct
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -89,7 +89,7 @@ def test_eye_matches_numpy_on_device(n, m, k, data):
 
 @given(st.data())
 def test_like_functions_take_the_layout_of_their_input(data):
-    x, expected = data.draw(mst.dist_arrays())
+    x, expected = data.draw(dist_pairs())
     with mdarray.options(fallback="raise"), mdarray.count_transfers() as moved:
         results = [
             (np.zeros_like(x), np.zeros_like(expected)),
@@ -111,7 +111,7 @@ def test_like_functions_take_the_layout_of_their_input(data):
 @given(st.data())
 def test_tril_and_triu_match_numpy_and_keep_the_mode(data):
     shape = data.draw(mst.shapes(min_dims=2))
-    x, expected = data.draw(mst.dist_arrays(shape=shape))
+    x, expected = data.draw(dist_pairs(shape=shape))
     k = data.draw(st.integers(-3, 3))
     with mdarray.options(fallback="raise"), mdarray.count_transfers() as moved:
         lower, upper = mdarray.tril(x, k=k), np.triu(x, k)

@@ -5,7 +5,7 @@
 
 import numpy as np
 import pytest
-from _layouts import sources, two_chunks
+from _layouts import dist_pairs, sources, two_chunks
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
@@ -78,7 +78,7 @@ def test_from_scalars(value):
     assert x.item() == value
 
 
-@given(mst.dist_arrays(), st.data())
+@given(dist_pairs(), st.data())
 def test_from_dist_arrays(pair, data):
     x, expected = pair
     layout = data.draw(mst.layouts(x.shape))

@@ -9,7 +9,7 @@ import pytest
 
 import mdarray
 from mdarray import _backend
-from mdarray.testing import assert_dist_equal
+from mdarray.testing import assert_allclose, assert_array_equal, assert_dist_equal
 
 cupy = pytest.importorskip("cupy")
 
@@ -85,6 +85,19 @@ def test_cupy_operands_mix_with_distarrays():
         assert_dist_equal(x + other, host + host[::-1])
         assert_dist_equal(other * x, host[::-1] * host)
         assert_dist_equal(x - cupy.float32(1), host - np.float32(1))
+
+
+def test_assertions_take_cupy_arrays_on_either_side():
+    host = np.arange(6.0).reshape(2, 3)
+    x = mdarray.distributed_array(host, mdarray.Layout.block(host.shape))
+    on_gpu, other = cupy.asarray(host), cupy.asarray(host + 1)
+    for left, right in [(x, on_gpu), (on_gpu, x), (on_gpu, host), (host, on_gpu)]:
+        assert_array_equal(left, right, strict=True)
+        assert_allclose(left, right + 1e-12, rtol=1e-9)
+    with pytest.raises(AssertionError, match="Mismatched elements: 6 / 6"):
+        assert_array_equal(x, other)
+    with pytest.raises(AssertionError, match="Not equal to tolerance"):
+        assert_allclose(other, x)
 
 
 def test_cupy_operand_written_on_a_user_stream():

@@ -3,7 +3,7 @@ identity, and the dtype queries NumPy asks of a DistArray."""
 
 import numpy as np
 import pytest
-from _layouts import devices
+from _layouts import devices, dist_pairs
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -18,7 +18,7 @@ REAL = mst.dtypes(complex_=False)
 
 def defined_cast_elements(source: np.dtype, target: np.dtype):
     """Elements of `source` whose cast to `target` has one defined value (None: the
-    default small elements of `mst.dist_arrays`, integers -20..20, all of them defined).
+    default small elements of `dist_pairs`, integers -20..20, all of them defined).
 
     The contract compared with NumPy covers defined casts only: a float cast to an integer
     dtype is undefined behaviour in C where the value is outside the target's range or is
@@ -38,7 +38,7 @@ def test_astype_matches_numpy_and_keeps_the_mode_where_the_rule_allows(data):
     if source.kind == "c" and target.kind != "c":
         target = np.dtype(np.complex128)
     elements = defined_cast_elements(source, target)
-    x, expected = data.draw(mst.dist_arrays(dtype=source, elements=elements))
+    x, expected = data.draw(dist_pairs(dtype=source, elements=elements))
     with mdarray.options(fallback="raise"), mdarray.count_transfers() as moved:
         y = mdarray.astype(x, target)
     want = expected.astype(target)

@@ -3,7 +3,7 @@ and modes, natively (``fallback="raise"``); diagonal moves nothing."""
 
 import numpy as np
 import pytest
-from _layouts import devices
+from _layouts import devices, dist_pairs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -28,7 +28,7 @@ def _check(func, args, numpy_args, kwargs=None):
 @settings(max_examples=80)
 @given(
     mst.shapes(min_dims=1, max_dims=4).flatmap(
-        lambda shape: mst.dist_arrays(shape=shape, dtype="int32")
+        lambda shape: dist_pairs(shape=shape, dtype="int32")
     ),
     st.data(),
 )
@@ -50,7 +50,7 @@ def test_diagonal_and_trace_match_numpy(pair, data):
 
 
 @settings(max_examples=40)
-@given(mst.shapes(min_dims=1, max_dims=1).flatmap(mst.dist_arrays), st.integers(-3, 3))
+@given(mst.shapes(min_dims=1, max_dims=1).flatmap(dist_pairs), st.integers(-3, 3))
 def test_diag_of_a_vector_matches_numpy(pair, k):
     x, value = pair
     _check(np.diag, (x, k), (value, k))

@@ -9,7 +9,7 @@ import inspect
 import numpy as np
 import pytest
 from _backend_facts import ulps, without_kernel_differences
-from _layouts import device, devices, distinct, spread
+from _layouts import device, devices, dist_pairs, distinct, spread
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -56,7 +56,7 @@ def operand(draw, shape, dtype, *, dist=False):
         "dist" if dist else draw(st.sampled_from(["dist", "dist", "numpy", "python", "npscalar"]))
     )
     if kind == "dist":
-        return draw(mst.dist_arrays(shape=shape, dtype=dtype, elements=small_elements(dtype)))
+        return draw(dist_pairs(shape=shape, dtype=dtype, elements=small_elements(dtype)))
     if kind == "numpy":
         value = draw(hnp.arrays(dtype, shape, elements=small_elements(dtype)))
         return value, value
@@ -167,7 +167,7 @@ def outputs(draw, ufunc, shape, dtypes):
     outs, twins = [], []
     for numpy_dtype in dtypes:
         dtype = draw(st.one_of(st.just(numpy_dtype), mst.dtypes(complex_=False)))
-        x, value = draw(mst.dist_arrays(shape=shape, dtype=dtype, elements=small_elements(dtype)))
+        x, value = draw(dist_pairs(shape=shape, dtype=dtype, elements=small_elements(dtype)))
         outs.append(x)
         twins.append(value.copy())
     return tuple(outs), tuple(twins)
@@ -216,7 +216,7 @@ def test_dtype_and_casting_keywords(dtype, data):
     if np.dtype(target).kind == "u" and np.dtype(dtype).kind in "fc":
         # A negative float cast to an unsigned int is undefined in C; NumPy and CuPy differ.
         elements = elements.map(abs)
-    x, value = data.draw(mst.dist_arrays(dtype=dtype, elements=elements))
+    x, value = data.draw(dist_pairs(dtype=dtype, elements=elements))
     casting = data.draw(st.sampled_from(["no", "equiv", "safe", "same_kind", "unsafe"]))
     want, error = numpy_result(np.add, [value, value], dtype=target, casting=casting)
     with mdarray.options(fallback="raise"), np.errstate(all="ignore"):

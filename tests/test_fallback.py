@@ -3,11 +3,11 @@
 
 import numpy as np
 import pytest
+from _layouts import dist_pairs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import mdarray
-from mdarray.testing import strategies as mst
 
 # (name, call): each call writes into its first argument `a` (a DistArray or an ndarray)
 # and may return something; `b` is a second array of a's shape.
@@ -41,8 +41,8 @@ WRITERS = [
 @given(data=st.data())
 def test_fallback_writes_reach_the_distarray(name, call, data):
     shape = (3, 2) if "fill" not in name else (3, 3)
-    x, value = data.draw(mst.dist_arrays(shape=shape, dtype=np.dtype("float64")))
-    y, other = data.draw(mst.dist_arrays(shape=shape, dtype=np.dtype("float64")))
+    x, value = data.draw(dist_pairs(shape=shape, dtype=np.dtype("float64")))
+    y, other = data.draw(dist_pairs(shape=shape, dtype=np.dtype("float64")))
     if name == "nan_to_num copy=False":
         value[0, 0] = np.nan
         x[0, 0] = np.nan

@@ -5,7 +5,7 @@ import inspect
 
 import numpy as np
 import pytest
-from _layouts import devices
+from _layouts import devices, dist_pairs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -74,7 +74,7 @@ def input_dtypes(name):
 @given(st.data(), st.sampled_from(["fft", "ifft", "rfft", "irfft", "hfft", "ihfft"]))
 def test_one_dimensional_transforms(data, name):
     shape = data.draw(mst.shapes(min_dims=1, max_dims=3, min_side=1, max_side=5))
-    x, value = data.draw(mst.dist_arrays(shape=shape, dtype=data.draw(input_dtypes(name))))
+    x, value = data.draw(dist_pairs(shape=shape, dtype=data.draw(input_dtypes(name))))
     kwargs = {
         "n": data.draw(st.sampled_from([None, 1, 2, 5, 8])),
         "axis": data.draw(st.integers(-len(shape), len(shape) - 1)),
@@ -95,7 +95,7 @@ def test_one_dimensional_transforms(data, name):
 @given(st.data(), st.sampled_from(["fftn", "ifftn", "rfftn", "irfftn"]))
 def test_n_dimensional_transforms(data, name):
     shape = data.draw(mst.shapes(min_dims=1, max_dims=3, min_side=1, max_side=4))
-    x, value = data.draw(mst.dist_arrays(shape=shape, dtype=data.draw(input_dtypes(name))))
+    x, value = data.draw(dist_pairs(shape=shape, dtype=data.draw(input_dtypes(name))))
     axes = data.draw(
         st.none() | st.lists(st.integers(0, len(shape) - 1), min_size=1, unique=True).map(tuple)
     )
@@ -147,7 +147,7 @@ def test_result_dtypes_are_the_standards(name, dtype, result):
     st.sampled_from(["fftshift", "ifftshift"]),
 )
 def test_shifts_are_native(data, shape, name):
-    x, value = data.draw(mst.dist_arrays(shape=shape))
+    x, value = data.draw(dist_pairs(shape=shape))
     ndim = len(shape)
     axes = data.draw(
         st.none()
@@ -250,7 +250,7 @@ ONE_DIMENSIONAL = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft"]
 @given(
     st.sampled_from([(6,), (4, 6), (3, 2, 5)]).flatmap(
         lambda shape: st.sampled_from(["float64", "float32", "complex128"]).flatmap(
-            lambda dtype: mst.dist_arrays(shape=shape, dtype=np.dtype(dtype))
+            lambda dtype: dist_pairs(shape=shape, dtype=np.dtype(dtype))
         )
     ),
     st.sampled_from(ONE_DIMENSIONAL),

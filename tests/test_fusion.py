@@ -4,7 +4,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from _layouts import spread
+from _layouts import dist_pairs, spread
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -73,7 +73,7 @@ def second_operand(draw, shape, dtypes):
     kind = draw(st.sampled_from(["dist", "dist", "numpy", "python", "npscalar"]))
     if kind == "dist":
         other = draw(broadcast_shape(shape))
-        return draw(mst.dist_arrays(shape=other, dtype=dtype, elements=small(dtype)))
+        return draw(dist_pairs(shape=other, dtype=dtype, elements=small(dtype)))
     if kind == "numpy":
         value = np.asarray(draw(st.lists(small(dtype), min_size=1, max_size=1))[0], dtype)
         value = np.broadcast_to(value, draw(broadcast_shape(shape))).copy()
@@ -88,7 +88,7 @@ def second_operand(draw, shape, dtypes):
 def test_fused_equals_unfused_and_numpy(data):
     fn, x_dtypes, y_dtypes, exact = data.draw(st.sampled_from(CHAINS))
     x_dtype = np.dtype(data.draw(st.sampled_from(x_dtypes)))
-    x, x_value = data.draw(mst.dist_arrays(dtype=x_dtype, elements=small(x_dtype)))
+    x, x_value = data.draw(dist_pairs(dtype=x_dtype, elements=small(x_dtype)))
     y, y_value = data.draw(second_operand(x.shape, y_dtypes))
     if data.draw(st.booleans()):
         x, y, x_value, y_value = y, x, y_value, x_value  # the DistArray second, or only one
@@ -114,8 +114,8 @@ def test_fused_equals_unfused_and_numpy(data):
 
 @given(data=st.data())
 def test_partial_operands_are_made_replica_first(data):
-    x, x_value = data.draw(mst.dist_arrays(dtype=np.float64, mode=data.draw(mst.modes())))
-    y, y_value = data.draw(mst.dist_arrays(shape=x.shape, dtype=np.float64))
+    x, x_value = data.draw(dist_pairs(dtype=np.float64, mode=data.draw(mst.modes())))
+    y, y_value = data.draw(dist_pairs(shape=x.shape, dtype=np.float64))
     with mdarray.options(fallback="raise"):
         got = mdarray.fuse(sin_chain)(x, y)
     assert got.mode is mdarray.REPLICA

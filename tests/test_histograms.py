@@ -3,13 +3,13 @@ what moves."""
 
 import numpy as np
 import pytest
+from _layouts import dist_pairs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_nan_reductions import nan_arrays
 
 import mdarray
 from mdarray import SUM, Layout
-from mdarray.testing import strategies as mst
 
 DEVICES = mdarray.devices()
 
@@ -45,10 +45,10 @@ def test_bincount_matches_numpy(data):
         elements = st.booleans()
     elif np.dtype(dtype).kind == "u":
         elements = st.integers(0, 9)
-    x, expected = data.draw(mst.dist_arrays(shape=(n,), dtype=dtype, elements=elements))
+    x, expected = data.draw(dist_pairs(shape=(n,), dtype=dtype, elements=elements))
     kwargs = {"minlength": data.draw(st.integers(0, 12))}
     if data.draw(st.booleans()):
-        weights, _ = data.draw(mst.dist_arrays(shape=(n,), dtype=np.float64))
+        weights, _ = data.draw(dist_pairs(shape=(n,), dtype=np.float64))
         kwargs["weights"] = weights
     both(np.bincount, x, expected, **kwargs)
 
@@ -67,7 +67,7 @@ def test_histogram_matches_numpy(data):
     if data.draw(st.booleans()):
         kwargs["density"] = True
     if data.draw(st.booleans()):
-        weights, _ = data.draw(mst.dist_arrays(shape=x.shape, dtype=np.float64))
+        weights, _ = data.draw(dist_pairs(shape=x.shape, dtype=np.float64))
         kwargs["weights"] = weights
     both(np.histogram, x, expected, **kwargs)
 

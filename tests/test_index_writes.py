@@ -4,7 +4,7 @@ replica written, errors that change nothing, and what moves."""
 
 import numpy as np
 import pytest
-from _layouts import devices, spread
+from _layouts import devices, dist_pairs, spread
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -24,7 +24,7 @@ def integer_assignments(draw):
     scalar, or an array of the selection's shape or broadcast to it (DistArray, NumPy or
     list)."""
     shape = draw(mst.shapes(min_dims=1))
-    x, expected = draw(mst.dist_arrays(shape=shape))
+    x, expected = draw(dist_pairs(shape=shape))
     axis = draw(st.integers(0, len(shape) - 1))
     n = shape[axis]
     positions = st.integers(-n, n - 1) if n else st.nothing()
@@ -44,12 +44,12 @@ def integer_assignments(draw):
     selected = expected[host_key].shape
     kind = draw(st.sampled_from(["full", "broadcast", "scalar"]))
     if kind == "scalar":
-        value = draw(mst.dist_arrays(shape=(), dtype=expected.dtype))[1][()].item()
+        value = draw(dist_pairs(shape=(), dtype=expected.dtype))[1][()].item()
         return x, expected, key, host_key, value, value
     vshape = tuple(draw(st.sampled_from([1, m])) if kind == "broadcast" else m for m in selected)
     if kind == "broadcast":
         vshape = vshape[draw(st.integers(0, len(vshape))) :]
-    value, host_value = draw(mst.dist_arrays(shape=vshape, dtype=expected.dtype))
+    value, host_value = draw(dist_pairs(shape=vshape, dtype=expected.dtype))
     vform = draw(st.sampled_from(["distarray", "numpy", "list"]))
     if vform == "numpy":
         value = host_value

@@ -3,7 +3,7 @@ mode, and failed assignments leaving every chunk as it was."""
 
 import numpy as np
 import pytest
-from _layouts import devices, spread
+from _layouts import devices, dist_pairs, spread
 from hypothesis import example, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -26,7 +26,7 @@ def _assert_same_chunks(before, x):
 
 @st.composite
 def arrays_and_keys(draw, **kwargs):
-    x, expected = draw(mst.dist_arrays(**kwargs))
+    x, expected = draw(dist_pairs(**kwargs))
     key = draw(hnp.basic_indices(expected.shape, allow_newaxis=True, allow_ellipsis=True))
     return x, expected, key
 
@@ -52,7 +52,7 @@ def test_basic_getitem_matches_numpy_without_transfers(case):
 @given(st.data())
 def test_integer_indexing_gives_0d_arrays_and_iter_rows(data):
     shape = data.draw(mst.shapes(min_dims=1, min_side=1))
-    x, expected = data.draw(mst.dist_arrays(shape=shape))
+    x, expected = data.draw(dist_pairs(shape=shape))
     with mdarray.options(fallback="raise"):
         element = x[(0,) * x.ndim]
         rows = list(x)
@@ -72,12 +72,12 @@ def assignments(draw):
     value_shape = tuple(1 if draw(st.booleans()) else n for n in selected[drop:])
     kind = draw(st.sampled_from(["scalar", "numpy", "list", "distarray"]))
     if kind == "scalar":
-        value = draw(mst.dist_arrays(shape=(), dtype=expected.dtype))[1][()].item()
+        value = draw(dist_pairs(shape=(), dtype=expected.dtype))[1][()].item()
         return x, expected, key, value, value
     if kind == "distarray":
-        value, host = draw(mst.dist_arrays(shape=value_shape, dtype=expected.dtype))
+        value, host = draw(dist_pairs(shape=value_shape, dtype=expected.dtype))
         return x, expected, key, value, host
-    host = draw(mst.dist_arrays(shape=value_shape, dtype=expected.dtype))[1]
+    host = draw(dist_pairs(shape=value_shape, dtype=expected.dtype))[1]
     # tolist() of an empty array loses its trailing axes, so empty values stay arrays.
     as_list = kind == "list" and host.size
     return x, expected, key, host.tolist() if as_list else host, host
@@ -171,7 +171,7 @@ def test_advanced_indexing_goes_through_the_fallback_policy():
 @given(st.data())
 def test_mask_assignment_of_a_scalar_runs_per_chunk(data):
     shape = data.draw(mst.shapes(min_dims=1))
-    x, expected = data.draw(mst.dist_arrays(shape=shape, dtype=np.float64))
+    x, expected = data.draw(dist_pairs(shape=shape, dtype=np.float64))
     mask = x > 0
     want = expected.copy()
     want[expected > 0] = -3.0

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from _layouts import devices
+from _layouts import devices, dist_pairs
 from _oracle import check_against_numpy
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -34,7 +34,7 @@ def _axis_length(shape, axis):
 
 
 @settings(max_examples=40)
-@given(mst.dist_arrays(), st.data())
+@given(dist_pairs(), st.data())
 def test_take_matches_numpy(pair, data):
     x, value = pair
     axis = data.draw(st.none() | st.integers(-x.ndim - 1, x.ndim))
@@ -64,7 +64,7 @@ def test_take_out_is_written_back_in_its_layout_and_mode():
 
 
 @settings(max_examples=40)
-@given(mst.dist_arrays(), st.data())
+@given(dist_pairs(), st.data())
 def test_take_along_axis_matches_numpy(pair, data):
     x, value = pair
     axis = data.draw(st.integers(-x.ndim - 1, x.ndim))
@@ -93,7 +93,7 @@ def test_take_along_axis_with_argsort_and_the_warning():
 
 @given(st.data())
 def test_take_along_axis_runs_per_chunk_in_every_mode(data):
-    x, value = data.draw(mst.dist_arrays(shape=data.draw(mst.shapes(min_dims=1))))
+    x, value = data.draw(dist_pairs(shape=data.draw(mst.shapes(min_dims=1))))
     axis = data.draw(st.integers(0, x.ndim - 1))
     shape = list(value.shape)
     shape[axis] = data.draw(st.integers(1, 3))

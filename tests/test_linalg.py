@@ -5,6 +5,7 @@ import inspect
 
 import numpy as np
 import pytest
+from _layouts import dist_pairs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -104,7 +105,7 @@ def assert_close(result, expected, rtol=1e-5):
 @settings(max_examples=15)
 @given(st.data(), mst.shapes(max_dims=3, max_side=5), float_dtypes, st.sampled_from(ORDS))
 def test_vector_norm(data, shape, dtype, ord):
-    x, value = data.draw(mst.dist_arrays(shape=shape, dtype=dtype))
+    x, value = data.draw(dist_pairs(shape=shape, dtype=dtype))
     axis = data.draw(axes_for(len(shape)))
     keepdims = data.draw(st.booleans())
     with np.errstate(all="ignore"):
@@ -127,7 +128,7 @@ def test_vector_norm(data, shape, dtype, ord):
 @settings(max_examples=15)
 @given(st.data(), mst.shapes(min_dims=2, max_dims=3, max_side=4), float_dtypes)
 def test_matrix_norm(data, shape, dtype):
-    x, value = data.draw(mst.dist_arrays(shape=shape, dtype=dtype))
+    x, value = data.draw(dist_pairs(shape=shape, dtype=dtype))
     ord = data.draw(st.sampled_from(["fro", 1, -1, np.inf, -np.inf, 2, -2, "nuc"]))
     keepdims = data.draw(st.booleans())
     native = ord in ("fro", 1, -1, np.inf, -np.inf)
@@ -160,8 +161,8 @@ def test_norms_errors_and_numpy_norm():
 
 @settings(max_examples=15)
 @given(
-    st.integers(0, 4).flatmap(lambda n: mst.dist_arrays(shape=(n,))),
-    st.integers(0, 4).flatmap(lambda n: mst.dist_arrays(shape=(n,))),
+    st.integers(0, 4).flatmap(lambda n: dist_pairs(shape=(n,))),
+    st.integers(0, 4).flatmap(lambda n: dist_pairs(shape=(n,))),
 )
 def test_outer(a, b):
     (x1, v1), (x2, v2) = a, b
@@ -185,7 +186,7 @@ def matrices(draw, *, square=True, spd=False, dtype=None, min_n=0):
     n = draw(st.integers(min_n, 4))
     m = n if square else draw(st.integers(min_n, 4))
     shape = (*batch, n, m)
-    value = draw(mst.dist_arrays(shape=shape, dtype=dtype, mode="replica"))[1]
+    value = draw(dist_pairs(shape=shape, dtype=dtype, mode="replica"))[1]
     if spd:
         value = value @ np.conj(np.swapaxes(value, -1, -2)) + (n + 1) * np.eye(n, dtype=dtype)
     layout = draw(mst.layouts(shape))
@@ -292,13 +293,13 @@ def test_solve(data):
     a, a_value = data.draw(matrices(spd=True, dtype=np.float64))
     n = a.shape[-1]
     shape = data.draw(st.sampled_from([(n,), (*a.shape[:-1], 2)]))
-    b, b_value = data.draw(mst.dist_arrays(shape=shape, dtype=np.float64))
+    b, b_value = data.draw(dist_pairs(shape=shape, dtype=np.float64))
     with mdarray.options(fallback="allow"):
         assert_results(la.solve(a, b), np.linalg.solve(a_value, b_value))
 
 
 @settings(max_examples=15)
-@given(mst.dist_arrays(shape=(2, 3)), mst.dist_arrays(shape=(3,)), st.integers(0, 1))
+@given(dist_pairs(shape=(2, 3)), dist_pairs(shape=(3,)), st.integers(0, 1))
 def test_cross_and_tensordot(a, b, axes):
     (x1, v1), (x2, v2) = a, b
     with mdarray.options(fallback="allow"):

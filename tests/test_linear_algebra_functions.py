@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from _layouts import dist_pairs
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -81,8 +82,8 @@ matmul_dtypes = st.sampled_from(
 @st.composite
 def operand_pairs(draw, mode_a=None, mode_b=None):
     shape_a, shape_b = draw(matmul_shapes())
-    a, ea = draw(mst.dist_arrays(shape_a, draw(matmul_dtypes), mode_a, max_blocks=3))
-    b, eb = draw(mst.dist_arrays(shape_b, draw(matmul_dtypes), mode_b, max_blocks=3))
+    a, ea = draw(dist_pairs(shape_a, draw(matmul_dtypes), mode_a, max_blocks=3))
+    b, eb = draw(dist_pairs(shape_b, draw(matmul_dtypes), mode_b, max_blocks=3))
     return a, ea, b, eb
 
 
@@ -170,8 +171,8 @@ def vector_product_operands(draw):
     core_b = {"vecdot": (n,), "matvec": (n,), "vecmat": (n, m)}[name]
     shape_a = (*_broadcastable(draw, batch), *core_a)
     shape_b = (*_broadcastable(draw, batch), *core_b)
-    a, ea = draw(mst.dist_arrays(shape_a, draw(matmul_dtypes), max_blocks=3))
-    b, eb = draw(mst.dist_arrays(shape_b, draw(matmul_dtypes), max_blocks=3))
+    a, ea = draw(dist_pairs(shape_a, draw(matmul_dtypes), max_blocks=3))
+    b, eb = draw(dist_pairs(shape_b, draw(matmul_dtypes), max_blocks=3))
     return getattr(np, name), a, ea, b, eb
 
 
@@ -442,8 +443,8 @@ def tensordot_operands(draw):
         shape_b = [n if b in axes_b else next(rest) for b, n in enumerate(shape_b)]
         negative = draw(st.booleans())
         axes = ([a - len(shape_a) if negative else a for a in axes_a], list(axes_b))
-    x1, v1 = draw(mst.dist_arrays(shape=shape_a, dtype=dtype))
-    x2, v2 = draw(mst.dist_arrays(shape=tuple(shape_b), dtype=dtype))
+    x1, v1 = draw(dist_pairs(shape=shape_a, dtype=dtype))
+    x2, v2 = draw(dist_pairs(shape=tuple(shape_b), dtype=dtype))
     return x1, v1, x2, v2, axes
 
 

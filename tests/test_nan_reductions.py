@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _layouts import dist_pairs
 from hypothesis import given
 from hypothesis import strategies as st
 from test_statistical_functions import axes
@@ -26,7 +27,7 @@ def _elements(dtype, extremes: bool):
     """Small integers as floats, NaN often, and the infinities where `extremes`."""
     dtype = np.dtype(dtype)
     if dtype.kind in "iub":
-        return None  # dist_arrays' own small values
+        return None  # dist_pairs' own small values
     real = st.integers(-20, 20).map(float) | st.just(np.nan)
     if extremes:
         real = real | st.sampled_from([np.inf, -np.inf])
@@ -36,11 +37,9 @@ def _elements(dtype, extremes: bool):
 
 
 def nan_arrays(dtypes, shapes=None, extremes=False):
-    """`mst.dist_arrays` of one of `dtypes` whose float elements are often NaN."""
+    """`dist_pairs` of one of `dtypes` whose float elements are often NaN."""
     return st.tuples(st.sampled_from(dtypes), mst.shapes() if shapes is None else shapes).flatmap(
-        lambda pair: mst.dist_arrays(
-            shape=pair[1], dtype=pair[0], elements=_elements(pair[0], extremes)
-        )
+        lambda pair: dist_pairs(shape=pair[1], dtype=pair[0], elements=_elements(pair[0], extremes))
     )
 
 

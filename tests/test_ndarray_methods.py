@@ -2,11 +2,11 @@
 
 import numpy as np
 import pytest
+from _layouts import dist_pairs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import mdarray
-from mdarray.testing import strategies as mst
 
 # name -> call of the method on `a` (shape (3, 4), float64 or complex128).
 CALLS = {
@@ -43,7 +43,7 @@ IN_PLACE = {
 
 
 def _pairs(data, dtype):
-    return data.draw(mst.dist_arrays(shape=(3, 4), dtype=np.dtype(dtype)))
+    return data.draw(dist_pairs(shape=(3, 4), dtype=np.dtype(dtype)))
 
 
 def _same(got, want):

@@ -5,6 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _layouts import dist_pairs
 from _oracle import assert_matches
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -32,9 +33,7 @@ def axes(draw, ndim):
 def test_average_matches_numpy(data):
     dtype = data.draw(st.sampled_from(["float64", "float32", "int32", "bool", "complex128"]))
     x, value = data.draw(
-        mst.dist_arrays(
-            dtype=dtype, shape=data.draw(mst.shapes(min_side=1, max_dims=3, max_side=4))
-        )
+        dist_pairs(dtype=dtype, shape=data.draw(mst.shapes(min_side=1, max_dims=3, max_side=4)))
     )
     axis = data.draw(axes(value.ndim))
     keepdims = data.draw(st.sampled_from([np._NoValue, False, True]))
@@ -44,7 +43,7 @@ def test_average_matches_numpy(data):
         picked = () if axis is None else np.atleast_1d(axis) % value.ndim
         shape = value.shape if axis is None else tuple(value.shape[a] for a in picked)
         positive = st.integers(1, 5).map(float)
-        weights = data.draw(mst.dist_arrays(shape=shape, dtype="float64", elements=positive))
+        weights = data.draw(dist_pairs(shape=shape, dtype="float64", elements=positive))
     returned = data.draw(st.booleans())
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -74,9 +73,7 @@ def test_average_errors_like_numpy():
 def test_ptp_matches_numpy(data):
     dtype = data.draw(st.sampled_from(["float64", "int32", "uint16", "int8"]))
     x, value = data.draw(
-        mst.dist_arrays(
-            dtype=dtype, shape=data.draw(mst.shapes(min_side=1, max_dims=3, max_side=4))
-        )
+        dist_pairs(dtype=dtype, shape=data.draw(mst.shapes(min_side=1, max_dims=3, max_side=4)))
     )
     axis = data.draw(axes(value.ndim))
     keepdims = data.draw(st.booleans())
@@ -93,10 +90,10 @@ def test_ptp_matches_numpy(data):
 def test_cov_and_corrcoef_match_numpy(data):
     dtype = data.draw(st.sampled_from(["float64", "float32", "int32", "complex128"]))
     shape = data.draw(st.sampled_from([(4,), (2, 5), (3, 4), (1, 6), (5, 2)]))
-    x, value = data.draw(mst.dist_arrays(shape=shape, dtype=dtype))
+    x, value = data.draw(dist_pairs(shape=shape, dtype=dtype))
     y = w = None
     if data.draw(st.booleans()):
-        y, w = data.draw(mst.dist_arrays(shape=shape, dtype="float64"))
+        y, w = data.draw(dist_pairs(shape=shape, dtype="float64"))
     rowvar, bias = data.draw(st.booleans()), data.draw(st.booleans())
     ddof = data.draw(st.sampled_from([None, 0, 1, 2]))
     with warnings.catch_warnings():

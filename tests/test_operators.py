@@ -6,7 +6,7 @@ import operator
 import numpy as np
 import pytest
 from _backend_facts import raised_by_backend, ulps
-from _layouts import devices, spread
+from _layouts import devices, dist_pairs, spread
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -65,12 +65,12 @@ def outcome(func, *args):
 @given(data=st.data())
 def test_binary_operators(op, data):
     dtype = data.draw(mst.dtypes(complex_=False))
-    x, a = data.draw(mst.dist_arrays(dtype=dtype, max_blocks=3))
+    x, a = data.draw(dist_pairs(dtype=dtype, max_blocks=3))
     other = data.draw(st.sampled_from(["same", "dist", "numpy", "scalar"]))
     if other == "same":
         y, b = x, a
     elif other == "dist":
-        y, b = data.draw(mst.dist_arrays(shape=x.shape[1:], dtype=dtype))
+        y, b = data.draw(dist_pairs(shape=x.shape[1:], dtype=dtype))
     elif other == "numpy":
         y = b = a[..., :1] if a.ndim else a
     else:
@@ -97,7 +97,7 @@ def test_binary_operators(op, data):
 
 
 @pytest.mark.parametrize("op", UNARY, ids=lambda f: f.__name__)
-@given(pair=mst.dist_arrays())
+@given(pair=dist_pairs())
 @settings(max_examples=15)
 def test_unary_operators(op, pair):
     x, a = pair
@@ -123,8 +123,8 @@ def test_unary_operators(op, pair):
 @given(data=st.data())
 def test_in_place_operators_write_every_replica(op, data):
     dtype = data.draw(mst.dtypes(complex_=False))
-    x, a = data.draw(mst.dist_arrays(dtype=dtype, mode=mdarray.REPLICA))
-    y, b = data.draw(mst.dist_arrays(shape=x.shape, dtype=data.draw(mst.dtypes(complex_=False))))
+    x, a = data.draw(dist_pairs(dtype=dtype, mode=mdarray.REPLICA))
+    y, b = data.draw(dist_pairs(shape=x.shape, dtype=data.draw(mst.dtypes(complex_=False))))
     layout, chunks = x.layout, [id(c) for c in x.storage.buffers]
     expected = a.copy()
     want, error = outcome(IN_PLACE[op], expected, b)

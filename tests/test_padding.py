@@ -4,13 +4,12 @@ constant mode moves."""
 
 import numpy as np
 import pytest
-from _layouts import devices, holders, spread
+from _layouts import devices, dist_pairs, holders, spread
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import mdarray
 from mdarray.testing import assert_dist_equal
-from mdarray.testing import strategies as mst
 
 
 def _widths(ndim: int):
@@ -23,7 +22,7 @@ def _widths(ndim: int):
 
 
 @settings(max_examples=100)
-@given(mst.dist_arrays(dtype="int16"), st.data())
+@given(dist_pairs(dtype="int16"), st.data())
 def test_pad_matches_numpy(pair, data):
     x, value = pair
     mode = data.draw(st.sampled_from(["constant", "edge", "reflect", "symmetric", "wrap"]))

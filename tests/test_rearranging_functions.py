@@ -3,14 +3,13 @@ NumPy's errors included, natively (``fallback="raise"``); what each moves."""
 
 import numpy as np
 import pytest
-from _layouts import devices, holders, spread
+from _layouts import devices, dist_pairs, holders, spread
 from _oracle import check_against_numpy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import mdarray
 from mdarray.testing import assert_dist_equal
-from mdarray.testing import strategies as mst
 
 
 def check_natively(func, numpy_func, args, numpy_args, kwargs=None):
@@ -28,7 +27,7 @@ def check_natively(func, numpy_func, args, numpy_args, kwargs=None):
 
 
 @settings(max_examples=60)
-@given(mst.dist_arrays(), st.data())
+@given(dist_pairs(), st.data())
 def test_repeat_by_one_count_matches_numpy(pair, data):
     x, value = pair
     axis = data.draw(st.none() | st.integers(-x.ndim - 1, x.ndim))
@@ -38,7 +37,7 @@ def test_repeat_by_one_count_matches_numpy(pair, data):
 
 
 @settings(max_examples=60)
-@given(mst.dist_arrays(), st.data())
+@given(dist_pairs(), st.data())
 def test_repeat_per_element_matches_numpy(pair, data):
     """One count per element: natively, except over chunks strided along the axis."""
     x, value = pair
@@ -59,7 +58,7 @@ def test_repeat_per_element_matches_numpy(pair, data):
 
 @settings(max_examples=60)
 @given(
-    mst.dist_arrays(),
+    dist_pairs(),
     st.lists(st.integers(0, 2), max_size=4).map(tuple) | st.integers(-1, 3),
 )
 def test_tile_matches_numpy(pair, repetitions):
@@ -69,7 +68,7 @@ def test_tile_matches_numpy(pair, repetitions):
 
 
 @settings(max_examples=60)
-@given(mst.dist_arrays(), st.data())
+@given(dist_pairs(), st.data())
 def test_roll_matches_numpy(pair, data):
     x, value = pair
     bound = max(x.ndim, 1)

@@ -6,7 +6,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from _layouts import two_chunks
+from _layouts import dist_pairs, two_chunks
 from hypothesis import example, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -24,7 +24,7 @@ D = mdarray.devices()
 
 @st.composite
 def arrays_and_layouts(draw, mode=None):
-    x, expected = draw(mst.dist_arrays(mode=mode))
+    x, expected = draw(dist_pairs(mode=mode))
     return x, expected, draw(mst.layouts(x.shape))
 
 
@@ -107,7 +107,7 @@ def test_reshard_accepts_an_index_map(case):
     assert_dist_equal(y, expected)
 
 
-@given(mst.dist_arrays())
+@given(dist_pairs())
 def test_reshard_to_the_same_layout_moves_nothing(pair):
     x, expected = pair
     with mdarray.count_transfers() as moved:
@@ -179,7 +179,7 @@ def test_bad_reshard(target, error, words, method):
 # change_mode ------------------------------------------------------------------------
 
 
-@given(mst.dist_arrays(), st.data())
+@given(dist_pairs(), st.data())
 def test_change_mode_any_to_any(pair, data):
     x, expected = pair
     mode = data.draw(mst.modes(x.dtype))
@@ -195,7 +195,7 @@ def test_change_mode_any_to_any(pair, data):
         np.testing.assert_array_equal(mdarray.testing._host(b), a)
 
 
-@given(mst.dist_arrays(mode=REPLICA), st.sampled_from([SUM, PROD, MAX, MIN]))
+@given(dist_pairs(mode=REPLICA), st.sampled_from([SUM, PROD, MAX, MIN]))
 def test_replica_to_partial_moves_nothing(pair, mode):
     x, _expected = pair
     if x.dtype.kind == "c" and mode in (MAX, MIN):
@@ -233,7 +233,7 @@ def test_replica_to_sum_without_overlaps_copies_nothing():
     assert all(a is b for a, b in zip(x.storage.buffers, y.storage.buffers))
 
 
-@given(mst.dist_arrays())
+@given(dist_pairs())
 def test_partial_to_replica_combines_only_overlaps(pair):
     x, expected = pair
     count = np.zeros(x.shape, np.int64)

@@ -4,7 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
-from _layouts import devices, spread
+from _layouts import devices, dist_pairs, spread
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -18,9 +18,9 @@ DEVICES = mdarray.devices()
 
 
 def arrays_of(dtypes, shapes=None, **kwargs):
-    """`mst.dist_arrays` pairs of one of `dtypes`, shapes drawn from `shapes`."""
+    """`dist_pairs` of one of `dtypes`, shapes drawn from `shapes`."""
     return st.tuples(st.sampled_from(dtypes), mst.shapes() if shapes is None else shapes).flatmap(
-        lambda pair: mst.dist_arrays(shape=pair[1], dtype=pair[0], **kwargs)
+        lambda pair: dist_pairs(shape=pair[1], dtype=pair[0], **kwargs)
     )
 
 
@@ -94,7 +94,7 @@ def _operand(data, shape, dtype):
         value = data.draw(st.sampled_from([True, 2, -1.5, 1 + 2j] if dtype is None else [0, 1]))
         return value, value
     dtype = dtype or data.draw(st.sampled_from(["float64", "int32", "bool", "complex64"]))
-    x, value = data.draw(mst.dist_arrays(shape=shape, dtype=dtype))
+    x, value = data.draw(dist_pairs(shape=shape, dtype=dtype))
     return (x, value) if kind == "dist" else (value, value)
 
 
@@ -138,7 +138,7 @@ zeros_often = {
     "bool": st.booleans(),
 }
 arrays_with_zeros = st.sampled_from(sorted(zeros_often)).flatmap(
-    lambda dtype: mst.dist_arrays(dtype=dtype, elements=zeros_often[dtype])
+    lambda dtype: dist_pairs(dtype=dtype, elements=zeros_often[dtype])
 )
 
 
@@ -202,8 +202,8 @@ def test_nonzero_matches_numpy(pair):
 )
 def test_searchsorted_matches_numpy(dtype, n, shape, side, use_sorter, data):
     elements = st.sampled_from([0.0, 1.0, 2.0, np.nan]) if dtype == "float64" else None
-    x1, v1 = data.draw(mst.dist_arrays(shape=(n,), dtype=dtype, elements=elements))
-    x2, v2 = data.draw(mst.dist_arrays(shape=shape, dtype=dtype, elements=elements))
+    x1, v1 = data.draw(dist_pairs(shape=(n,), dtype=dtype, elements=elements))
+    x2, v2 = data.draw(dist_pairs(shape=shape, dtype=dtype, elements=elements))
     if use_sorter:
         order = np.argsort(v1)
         sorter = mdarray.distributed_array(order, data.draw(mst.layouts(order.shape)))

@@ -2,13 +2,12 @@
 drawn layouts and modes: NaNs distinct, signed zeros one, named tuples of DistArrays."""
 
 import numpy as np
-from _layouts import devices
+from _layouts import devices, dist_pairs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import mdarray
 from mdarray.testing import assert_dist_equal
-from mdarray.testing import strategies as mst
 
 ELEMENTS = {
     "float64": st.sampled_from([0.0, -0.0, 1.0, 2.0, np.nan]),
@@ -19,7 +18,7 @@ ELEMENTS = {
 }
 
 arrays = st.sampled_from(sorted(ELEMENTS)).flatmap(
-    lambda dtype: mst.dist_arrays(dtype=dtype, elements=ELEMENTS[dtype])
+    lambda dtype: dist_pairs(dtype=dtype, elements=ELEMENTS[dtype])
 )
 
 FUNCTIONS = {
@@ -98,7 +97,7 @@ def test_0d_and_empty_natively():
 @settings(max_examples=40)
 @given(
     st.sampled_from(["float64", "int32"]).flatmap(
-        lambda dtype: mst.dist_arrays(dtype=dtype, elements=ELEMENTS[dtype])
+        lambda dtype: dist_pairs(dtype=dtype, elements=ELEMENTS[dtype])
     ),
     st.booleans(),
     st.booleans(),

@@ -3,14 +3,13 @@ descending order that keeps equal elements in their original order, 0-d and empt
 
 import numpy as np
 import pytest
-from _layouts import devices
+from _layouts import devices, dist_pairs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import mdarray
 from mdarray import _sorting_functions
 from mdarray.testing import assert_dist_equal
-from mdarray.testing import strategies as mst
 
 # Few distinct values, so ties are common; NaNs and both zeros sometimes.
 TIED = {
@@ -28,7 +27,7 @@ ELEMENTS = {
 }
 
 arrays = st.sampled_from(sorted(TIED)).flatmap(
-    lambda dtype: mst.dist_arrays(dtype=dtype, elements=TIED[dtype])
+    lambda dtype: dist_pairs(dtype=dtype, elements=TIED[dtype])
 )
 
 
@@ -105,9 +104,7 @@ def test_numpy_functions_take_the_same_path_natively():
 @settings(max_examples=40)
 @given(
     st.tuples(st.sampled_from(["float64", "int32", "complex128"]), st.integers(0, 40)).flatmap(
-        lambda drawn: mst.dist_arrays(
-            shape=(drawn[1],), dtype=drawn[0], elements=ELEMENTS[drawn[0]]
-        )
+        lambda drawn: dist_pairs(shape=(drawn[1],), dtype=drawn[0], elements=ELEMENTS[drawn[0]])
     ),
     st.booleans(),
 )

@@ -3,6 +3,7 @@ modes, natively (``fallback="raise"``); the splits move nothing."""
 
 import numpy as np
 import pytest
+from _layouts import dist_pairs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -39,12 +40,12 @@ def _check(func, args, numpy_args, kwargs=None):
     st.data(),
 )
 def test_stacks_match_numpy(func, shape, count, data):
-    pairs = [data.draw(mst.dist_arrays(shape=shape, dtype="float64")) for _ in range(count)]
+    pairs = [data.draw(dist_pairs(shape=shape, dtype="float64")) for _ in range(count)]
     _check(func, ([x for x, _ in pairs],), ([v for _, v in pairs],))
 
 
 @settings(max_examples=40)
-@given(mst.dist_arrays(), st.data())
+@given(dist_pairs(), st.data())
 def test_splits_match_numpy_and_move_nothing(pair, data):
     x, value = pair
     func = data.draw(st.sampled_from([np.split, np.array_split]))

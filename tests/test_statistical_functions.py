@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 import pytest
 from _backend_facts import ON_CUDA
-from _layouts import spread, two_chunks
+from _layouts import dist_pairs, spread, two_chunks
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
 from numpy.lib.array_utils import normalize_axis_tuple
@@ -20,9 +20,9 @@ DEVICES = mdarray.devices()
 
 
 def arrays_of(dtypes, shapes=None, **kwargs):
-    """`mst.dist_arrays` pairs of one of `dtypes`, shapes drawn from `shapes`."""
+    """`dist_pairs` of one of `dtypes`, shapes drawn from `shapes`."""
     return st.tuples(st.sampled_from(dtypes), mst.shapes() if shapes is None else shapes).flatmap(
-        lambda pair: mst.dist_arrays(shape=pair[1], dtype=pair[0], **kwargs)
+        lambda pair: dist_pairs(shape=pair[1], dtype=pair[0], **kwargs)
     )
 
 
@@ -88,7 +88,7 @@ REDUCTIONS = [np.sum, np.prod, np.max, np.min, np.all, np.any, np.amax, np.amin]
     0,
     False,
 )
-@given(mst.dist_arrays(), st.sampled_from(REDUCTIONS), st.data(), st.booleans())
+@given(dist_pairs(), st.sampled_from(REDUCTIONS), st.data(), st.booleans())
 def test_reductions_match_numpy(pair, func, data, keepdims):
     x, expected = pair
     axis = data.draw(axes(x.ndim)) if isinstance(data, st.DataObject) else data

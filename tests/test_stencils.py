@@ -4,13 +4,12 @@ inside the partitions unspecified)."""
 
 import numpy as np
 import pytest
-from _layouts import devices, fetched, holders
+from _layouts import devices, dist_pairs, fetched, holders
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import mdarray
 from mdarray.testing import assert_dist_equal
-from mdarray.testing import strategies as mst
 
 
 def _check_partitioned(got: np.ndarray, value: np.ndarray, kth, axis: int) -> None:
@@ -29,9 +28,7 @@ def _check_partitioned(got: np.ndarray, value: np.ndarray, kth, axis: int) -> No
 
 @settings(max_examples=40)
 @given(
-    st.sampled_from(["float64", "int32", "bool"]).flatmap(
-        lambda dtype: mst.dist_arrays(dtype=dtype)
-    ),
+    st.sampled_from(["float64", "int32", "bool"]).flatmap(lambda dtype: dist_pairs(dtype=dtype)),
     st.data(),
 )
 def test_partition_matches_numpy(pair, data):
@@ -87,9 +84,7 @@ def test_partition_moves_only_to_make_the_axis_whole():
 
 @settings(max_examples=40)
 @given(
-    st.sampled_from(["float64", "float32", "int32"]).flatmap(
-        lambda dtype: mst.dist_arrays(dtype=dtype)
-    ),
+    st.sampled_from(["float64", "float32", "int32"]).flatmap(lambda dtype: dist_pairs(dtype=dtype)),
     st.data(),
 )
 def test_gradient_matches_numpy(pair, data):
@@ -150,7 +145,7 @@ def test_gradient_moves_only_the_halo(edge_order):
     st.sampled_from(["float64", "int32"]).flatmap(
         lambda dtype: st.integers(0, 9).flatmap(
             lambda n: st.tuples(
-                mst.dist_arrays(shape=(n,), dtype=dtype), st.integers(0, 11), st.booleans()
+                dist_pairs(shape=(n,), dtype=dtype), st.integers(0, 11), st.booleans()
             )
         )
     ),
@@ -159,7 +154,7 @@ def test_gradient_moves_only_the_halo(edge_order):
 )
 def test_convolve_matches_numpy(drawn, mode, data):
     (x, value), m, distributed = drawn
-    kernel, kernel_value = data.draw(mst.dist_arrays(shape=(m,), dtype=value.dtype))
+    kernel, kernel_value = data.draw(dist_pairs(shape=(m,), dtype=value.dtype))
     v = kernel if distributed else kernel_value
     try:
         want = np.convolve(value, kernel_value, mode=mode)
@@ -215,8 +210,8 @@ def _cross_operands(draw):
     shape_b = (*rest_b[:axisb], length_b, *rest_b[axisb:])
     dtype = draw(st.sampled_from(["float64", "int32"]))
     return (
-        draw(mst.dist_arrays(shape=shape_a, dtype=dtype)),
-        draw(mst.dist_arrays(shape=shape_b, dtype=dtype)),
+        draw(dist_pairs(shape=shape_a, dtype=dtype)),
+        draw(dist_pairs(shape=shape_b, dtype=dtype)),
         axisa,
         axisb,
     )

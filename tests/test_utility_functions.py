@@ -3,19 +3,18 @@ under ``fallback="raise"``, and moving only the halo rows."""
 
 import numpy as np
 import pytest
-from _layouts import devices, holders
+from _layouts import devices, dist_pairs, holders
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import mdarray
 from mdarray.testing import assert_dist_equal
-from mdarray.testing import strategies as mst
 
 
 @settings(max_examples=40)
 @given(
     st.sampled_from(["float64", "int32", "uint8", "bool"]).flatmap(
-        lambda dtype: mst.dist_arrays(dtype=dtype)
+        lambda dtype: dist_pairs(dtype=dtype)
     ),
     st.data(),
 )
@@ -30,7 +29,7 @@ def test_diff_matches_numpy(pair, data):
         if data.draw(st.booleans()) and -x.ndim <= axis < x.ndim:
             shape = list(value.shape)
             shape[axis] = data.draw(st.integers(0, 2))
-            extra, extra_value = data.draw(mst.dist_arrays(shape=tuple(shape), dtype=value.dtype))
+            extra, extra_value = data.draw(dist_pairs(shape=tuple(shape), dtype=value.dtype))
             kwargs[side], numpy_kwargs[side] = extra, extra_value
     if data.draw(st.booleans()) and -x.ndim <= axis < x.ndim:
         kwargs["append"] = numpy_kwargs["append"] = 7  # a scalar, broadcast along axis

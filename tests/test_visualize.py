@@ -6,7 +6,7 @@ import types
 import xml.etree.ElementTree as ET
 
 import numpy as np
-from _layouts import two_chunks
+from _layouts import dist_pairs, two_chunks
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -72,7 +72,7 @@ def test_large_and_high_dimensional_arrays_stay_small():
     assert "KiB" in text
 
 
-@given(mst.dist_arrays())
+@given(dist_pairs())
 def test_any_array_has_pictures(pair):
     x, _ = pair
     text = x.visualize()
@@ -102,9 +102,7 @@ def test_repr_shows_values_and_a_layout_line():
     )
 
 
-@given(
-    st.sampled_from([(30,), (9, 8), (4, 7, 9), (2, 3)]).flatmap(lambda s: mst.dist_arrays(shape=s))
-)
+@given(st.sampled_from([(30,), (9, 8), (4, 7, 9), (2, 3)]).flatmap(lambda s: dist_pairs(shape=s)))
 def test_repr_prints_like_numpy_and_gathers_only_what_it_shows(pair):
     x, expected = pair
     with np.printoptions(threshold=10, edgeitems=2):

@@ -6,13 +6,12 @@ from_local_chunks and from_callback, against NumPy and distributed_array.
 
 import numpy as np
 import pytest
-from _layouts import device, devices, sources, spread, two_chunks
+from _layouts import device, devices, dist_pairs, sources, spread, two_chunks
 from hypothesis import given
 
 import mdarray
 from mdarray import PROD, REPLICA, SUM, Layout
 from mdarray.testing import assert_dist_equal
-from mdarray.testing import strategies as mst
 
 
 def _host_chunks(x) -> list:
@@ -90,7 +89,7 @@ def test_src_reports_what_is_no_array():
 # from_local_chunks -----------------------------------------------------------------------
 
 
-@given(mst.dist_arrays())
+@given(dist_pairs())
 def test_from_local_chunks_rebuilds_an_array_from_its_chunks(pair):
     x, expected = pair
     y = mdarray.from_local_chunks(x.shape, x.layout, x.all_chunks(), x.mode)
@@ -192,7 +191,7 @@ def test_from_local_chunks_checks_the_layout_and_mode():
 # from_callback ---------------------------------------------------------------------------
 
 
-@given(mst.dist_arrays(mode=REPLICA))
+@given(dist_pairs(mode=REPLICA))
 def test_from_callback_makes_each_chunk_of_its_index(pair):
     x, expected = pair
     seen = []

@@ -46,7 +46,7 @@ def arrays_and_layouts(draw, count=2, max_dims=3):
     shape over the run's devices (uneven, strided, overlapping, several chunks a device)."""
     shape = draw(mst.shapes(max_dims=max_dims, max_side=6))
     dtype = np.dtype(draw(st.sampled_from(DTYPES)))
-    value = draw(hnp.arrays(dtype, shape, elements=mst._small_elements(dtype)))
+    value = draw(hnp.arrays(dtype, shape, elements=mst.small_elements(dtype)))
     mode = draw(mst.modes(dtype))
     layouts = [draw(mst.layouts(shape)) for _ in range(count)]
     return value, mode, layouts
