@@ -92,7 +92,7 @@ ARRAY_API_UFUNCS = {
 _CLIP = np._core.umath.clip  # type: ignore[attr-defined]
 
 
-@implements(np.clip)
+@implements(np.clip, spmd=True)
 def _clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs):
     """``numpy.clip`` through the ``clip`` ufunc (or ``minimum``/``maximum`` for one bound)."""
     low = a_min if min is None else min

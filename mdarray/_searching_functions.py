@@ -189,7 +189,7 @@ def argmin(x: DistArray, /, *, axis: int | None = None, keepdims: bool = False) 
 _NOT_GIVEN = object()
 
 
-@implements(np.where)
+@implements(np.where, spmd=True)
 def _where(condition, x=_NOT_GIVEN, y=_NOT_GIVEN):
     """``numpy.where(condition, x, y)`` chunk by chunk: the three operands are cut to the
     result's layout (that of the first DistArray operand of the result's shape) and each
@@ -242,7 +242,7 @@ def where(condition, x1, x2, /) -> DistArray:
 # count_nonzero, nonzero, searchsorted ---------------------------------------------------
 
 
-@implements(np.count_nonzero)
+@implements(np.count_nonzero, spmd=True)
 def _count_nonzero(a, axis=None, *, keepdims=False):
     """A sum of ``a != 0``: chunks count their own elements, and a split axis gives a
     partial (SUM) count, nothing moved."""
