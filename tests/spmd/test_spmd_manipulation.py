@@ -1,9 +1,9 @@
 """Manipulation, selection and scans across processes, on the native path: transposes,
 reshapes, flips, rolls, joins, splits, repeats, broadcasting, ``where``, ``clip``,
-``diff``, ``cumsum``. Each case is one function that NumPy and a DistArray both take (the
-DistArray through its protocols), run with ``fallback="raise"`` (a function without a
-multi-process implementation raises instead of gathering), and compared with NumPy on the
-same data."""
+``diff``, ``cumsum``, diagonals and triangles. Each case is one function that NumPy and a
+DistArray both take (the DistArray through its protocols), run with ``fallback="raise"``
+(a function without a multi-process implementation raises instead of gathering), and
+compared with NumPy on the same data."""
 
 import numpy as np
 import pytest
@@ -67,6 +67,14 @@ CASES = {
     "cumsum flat": np.cumsum,
     "cumprod": lambda x: np.cumprod(x, axis=0),
     "cumulative_sum": lambda x: np.cumulative_sum(x, axis=0, include_initial=True),
+    "diagonal": lambda x: np.diagonal(x, 1),
+    "trace": lambda x: np.trace(x, -1),
+    "linalg.diagonal": lambda x: np.linalg.diagonal(np.stack([x, -x])),
+    "linalg.trace": lambda x: np.linalg.trace(x, offset=2),
+    "diag": np.diag,
+    "diag of a vector": lambda x: np.diag(x[:, 1], 2),
+    "tril": lambda x: np.tril(x, 1),
+    "triu": lambda x: np.triu(x, -1),
 }
 
 
@@ -92,7 +100,9 @@ def test_native_against_numpy(layout, case):
     check_result(run(lambda: function(x), native=True), function(a))
 
 
-@pytest.mark.parametrize("case", ["transpose", "reshape across chunks", "roll axes", "stack"])
+@pytest.mark.parametrize(
+    "case", ["transpose", "reshape across chunks", "roll axes", "stack", "diag of a vector", "triu"]
+)
 @pytest.mark.parametrize("mode", ["sum", "max"])
 def test_partial_modes_stay_native(mode, case):
     a = value(21)
