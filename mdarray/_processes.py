@@ -187,6 +187,19 @@ def agree_any(flag: bool) -> bool:
     return any(group.comm.allgather(bool(flag)))
 
 
+def merged_everywhere(local: dict) -> dict:
+    """Every process's `local` entries (host values, keyed alike on every process: say
+    by piece number) merged into one dict, the same on every process (one allgather in
+    a run of several)."""
+    group = _GROUP
+    if group is None or group.size == 1:
+        return dict(local)
+    merged: dict = {}
+    for part in group.comm.allgather(local):
+        merged.update(part)
+    return merged
+
+
 def checking_collectives() -> bool:
     return os.environ.get("MDARRAY_CHECK_COLLECTIVES", "") not in ("", "0")
 
