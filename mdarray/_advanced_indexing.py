@@ -28,7 +28,7 @@ from ._kernels import exact_array
 from ._layout import Layout
 from ._modes import REPLICA
 from ._plan_cache import plan_cache
-from ._redistribute import change_mode, region_value, reshard, to_host
+from ._redistribute import change_mode, region_value, regions_value, reshard, to_host
 from ._registry import implements
 from ._storage import Chunks
 
@@ -368,7 +368,8 @@ def take_rows(x: DistArray, indices: np.ndarray, axis: int) -> DistArray:
 
     The result is in blocks along `axis` over x's devices, full along the other axes;
     each chunk fetches each distinct row it needs once, as runs of consecutive rows
-    (`region_value`, local copies first), so only the requested rows move.
+    (`regions_value`, local copies first, every chunk's in one step), so only the
+    requested rows move.
 
     Examples
     --------
@@ -388,22 +389,33 @@ def take_rows(x: DistArray, indices: np.ndarray, axis: int) -> DistArray:
     if not int(np.prod(shape)):
         return wrap(Chunks.empty(layout, x.dtype, backend), REPLICA)
     xp = backend.xp
+    # Per result chunk, the runs of distinct rows it needs: all fetched in one step.
+    runs, inverses = [], []
+    for t, box_t in enumerate(layout.boxes):
+        wanted = indices[_regions.to_slice(box_t[axis])]
+        rows, inverse = np.unique(wanted, return_inverse=True)
+        starts = np.flatnonzero(np.diff(rows, prepend=rows[0] - 2) != 1) if len(rows) else rows[:0]
+        stops = [*starts[1:], len(rows)]
+        box = list(_regions.full_box(x.shape))
+        for a, b in zip(starts, stops):
+            box[axis] = range(int(rows[a]), int(rows[b - 1]) + 1)
+            runs.append((t, tuple(box)))
+        inverses.append(inverse)
+    replica = change_mode(storage, x.mode, REPLICA)
+    fetched = regions_value(
+        replica, [r for _, r in runs], [layout.chunk_devices[t] for t, _ in runs]
+    )
+    pieces: dict = {}
+    for (t, _), piece in zip(runs, fetched):
+        pieces.setdefault(t, []).append(piece)
 
     def make(t):
         device = layout.chunk_devices[t]
-        wanted = indices[_regions.to_slice(layout.boxes[t][axis])]
-        if not len(wanted):
+        if t not in pieces:
             return backend.empty(layout.chunk_shapes[t], x.dtype, device)
-        rows, inverse = np.unique(wanted, return_inverse=True)
-        starts = np.flatnonzero(np.diff(rows, prepend=rows[0] - 2) != 1)
-        stops = [*starts[1:], len(rows)]
-        box = list(_regions.full_box(x.shape))
-        pieces = []
-        for a, b in zip(starts, stops):
-            box[axis] = range(int(rows[a]), int(rows[b - 1]) + 1)
-            pieces.append(region_value(storage, x.mode, tuple(box), device))
-        block = pieces[0] if len(pieces) == 1 else xp.concatenate(pieces, axis=axis)
-        positions = backend.from_host(inverse.reshape(-1).astype(np.intp), device)
+        parts = pieces[t]
+        block = parts[0] if len(parts) == 1 else xp.concatenate(parts, axis=axis)
+        positions = backend.from_host(inverses[t].reshape(-1).astype(np.intp), device)
         return xp.take(block, positions, axis=axis)
 
     return wrap(Chunks.generate(layout, backend, make, x.dtype), REPLICA)

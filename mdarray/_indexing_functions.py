@@ -25,7 +25,7 @@ from ._registry import implements
 from ._storage import Chunks
 
 
-@implements(np.take)
+@implements(np.take, spmd=True)
 def _take(a, indices, axis=None, out=None, mode="raise"):
     """``numpy.take``: a 1-D integer index along an axis (or of a 1-D array) without
     ``out=`` runs natively (`_advanced_indexing.take_rows`: only the requested rows

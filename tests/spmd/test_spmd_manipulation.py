@@ -73,6 +73,10 @@ CASES = {
     "linalg.trace": lambda x: np.linalg.trace(x, offset=2),
     "diag": np.diag,
     "diag of a vector": lambda x: np.diag(x[:, 1], 2),
+    "take": lambda x: np.take(x, [4, 0, 4, 2, 5], axis=0),
+    "take cols": lambda x: np.take(x, np.array([3, -1, 0]), axis=1),
+    "take flat": lambda x: np.take(np.ravel(x), [7, 29, 0, 8, 9]),
+    "take by a distarray": lambda x: np.take(x, np.argmax(x, axis=0), axis=0),
     "tril": lambda x: np.tril(x, 1),
     "triu": lambda x: np.triu(x, -1),
 }
@@ -101,7 +105,16 @@ def test_native_against_numpy(layout, case):
 
 
 @pytest.mark.parametrize(
-    "case", ["transpose", "reshape across chunks", "roll axes", "stack", "diag of a vector", "triu"]
+    "case",
+    [
+        "transpose",
+        "reshape across chunks",
+        "roll axes",
+        "stack",
+        "diag of a vector",
+        "triu",
+        "take",
+    ],
 )
 @pytest.mark.parametrize("mode", ["sum", "max"])
 def test_partial_modes_stay_native(mode, case):
@@ -158,3 +171,4 @@ def test_bad_input_raises_everywhere():
     raises_everywhere(ValueError, np.roll, x, (1, 2, 3), axis=(0, 1))
     raises_everywhere(ValueError, np.broadcast_to, x, (6, 6))
     raises_everywhere(ValueError, np.diff, x, n=-1)
+    raises_everywhere(IndexError, np.take, x, [6], axis=0)
