@@ -1,9 +1,9 @@
 """Manipulation, selection and scans across processes, on the native path: transposes,
 reshapes, flips, rolls, joins, splits, repeats, broadcasting, ``where``, ``clip``,
-``diff``, ``cumsum``, ``take``, ``pad``, diagonals and triangles. Each case is one
-function that NumPy and a DistArray both take (the DistArray through its protocols), run
-with ``fallback="raise"`` (a function without a multi-process implementation raises
-instead of gathering), and compared with NumPy on the same data."""
+``diff``, ``cumsum``, ``take`` and ``x[integers]``, ``pad``, diagonals and triangles.
+Each case is one function that NumPy and a DistArray both take (the DistArray through its
+protocols), run with ``fallback="raise"`` (a function without a multi-process
+implementation raises instead of gathering), and compared with NumPy on the same data."""
 
 import numpy as np
 import pytest
@@ -77,6 +77,9 @@ CASES = {
     "take cols": lambda x: np.take(x, np.array([3, -1, 0]), axis=1),
     "take flat": lambda x: np.take(np.ravel(x), [7, 29, 0, 8, 9]),
     "take by a distarray": lambda x: np.take(x, np.argmax(x, axis=0), axis=0),
+    "index by integers": lambda x: x[np.array([4, 0, 4, 2])],
+    "index columns by integers": lambda x: x[:, [3, 1, -1]],
+    "index after an ellipsis": lambda x: x[..., np.array([0, 0])],
     "pad constant": lambda x: np.pad(x, ((1, 2), (0, 3)), constant_values=7),
     "pad edge": lambda x: np.pad(x, 2, mode="edge"),
     "pad reflect": lambda x: np.pad(x, ((3, 1), (2, 2)), mode="reflect"),
