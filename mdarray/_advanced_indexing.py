@@ -28,6 +28,7 @@ from ._kernels import exact_array
 from ._layout import Layout
 from ._modes import REPLICA
 from ._plan_cache import plan_cache
+from ._processes import Remote, is_local, merged_everywhere
 from ._redistribute import change_mode, region_value, regions_value, reshard, to_host
 from ._registry import implements
 from ._storage import Chunks
@@ -99,31 +100,34 @@ def check_mask(shape: tuple, mask) -> None:
 
 def _mask_pieces(mask, layout: Layout, backend) -> list:
     """Per chunk of `layout`, the part of `mask` (over the leading axes) its box reads,
-    on the chunk's device."""
+    on the chunk's device (a `Remote` on another process's: a DistArray mask's parts
+    move in one step)."""
     ndim = len(mask.shape)
     if isinstance(mask, DistArray):
         if mask.layout == layout and mask.mode is REPLICA:
             return list(mask.storage.buffers)
         storage = change_mode(mask.storage, mask.mode, REPLICA)
-        return [
-            region_value(storage, REPLICA, box[:ndim], device)
-            for box, device in zip(layout.boxes, layout.chunk_devices)
-        ]
+        return regions_value(storage, [box[:ndim] for box in layout.boxes], layout.chunk_devices)
     copy_in = backend.from_host if isinstance(mask, np.ndarray) else backend.adopt
     return [
         copy_in(mask[tuple(_regions.to_slice(r) for r in box[:ndim])], device)
+        if is_local(device)
+        else Remote(_regions.box_shape(box[:ndim]), np.bool_, device)
         for box, device in zip(layout.boxes, layout.chunk_devices)
     ]
 
 
 def _counts(pieces: list, layout: Layout, backend) -> list:
-    """The number of true (non-zero) elements of each chunk's mask piece, read on the host;
-    0 for a chunk without elements (its mask piece may hold rows that other chunks own)."""
-    out = []
-    for piece, box, device in zip(pieces, layout.boxes, layout.chunk_devices):
-        with backend.on(device):
-            out.append(int(backend.xp.count_nonzero(piece)) if _regions.box_size(box) else 0)
-    return out
+    """The number of true (non-zero) elements of each chunk's mask piece, read on the host
+    (and shared between the processes of an SPMD run); 0 for a chunk without elements
+    (its mask piece may hold rows that other chunks own)."""
+    mine = {}
+    for k, (piece, box, device) in enumerate(zip(pieces, layout.boxes, layout.chunk_devices)):
+        if is_local(device) and _regions.box_size(box):
+            with backend.on(device):
+                mine[k] = int(backend.xp.count_nonzero(piece))
+    counts = merged_everywhere(mine)
+    return [counts.get(k, 0) for k in range(len(pieces))]
 
 
 def mask_getitem(x: DistArray, mask) -> DistArray:

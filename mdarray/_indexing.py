@@ -15,8 +15,8 @@ failed assignment leaves every chunk as it was.
 Advanced indices run natively (`_advanced_indexing`) for a boolean mask alone (of x's
 shape or of its leading axes: ``x[mask]``, ``x[mask] = value``) and for one 1-D integer
 array among full slices (``x[idx]``, ``x[:, idx]``, ``x[..., idx]``, and assignment to
-them by `_index_writes`); in a run of several processes only the reads by one integer
-array do so far. The others go through the gathered fallback path
+them by `_index_writes`); in a run of several processes only the reads (``x[mask]``,
+``x[idx]``) do so far. The others go through the gathered fallback path
 (`mdarray.options(fallback=...)`).
 """
 
@@ -154,8 +154,8 @@ def basic_getitem(x: DistArray, key: tuple) -> DistArray:
 @implements_method("getitem")
 def getitem(x: DistArray, key) -> DistArray:
     """``x[key]``: basic keys run per chunk, one integer array along one axis by
-    `take_rows`, a boolean mask by `mask_getitem` (in one process); other advanced keys
-    through the fallback policy.
+    `take_rows`, a boolean mask by `mask_getitem`; other advanced keys through the
+    fallback policy.
 
     >>> import mdarray, numpy as np
     >>> x = mdarray.distributed_array(np.arange(8), mdarray.Layout.block((8,), devices=[0, 1]))
@@ -166,9 +166,9 @@ def getitem(x: DistArray, key) -> DistArray:
     basic = _basic_key(key, x.shape)
     if basic is None:
         mask = _mask_of(x, key)
-        if mask is not None and not several():  # masks: no multi-process implementation yet
+        if mask is not None:
             return mask_getitem(x, mask)
-        axis = None if mask is not None else _integer_axis(x, key)
+        axis = _integer_axis(x, key)
         if axis is not None:
             items = key if isinstance(key, tuple) else (key,)
             indices = next(item for item in items if _is_advanced(item))

@@ -1,8 +1,8 @@
 """Manipulation, selection and scans across processes, on the native path: transposes,
 reshapes, flips, rolls, joins, splits, repeats, broadcasting, ``where``, ``clip``,
-``diff``, ``cumsum``, ``take`` and ``x[integers]``, ``pad``, diagonals and triangles.
-Each case is one function that NumPy and a DistArray both take (the DistArray through its
-protocols), run with ``fallback="raise"`` (a function without a multi-process
+``diff``, ``cumsum``, ``take``, ``x[mask]``, ``x[integers]``, ``pad``, diagonals and
+triangles. Each case is one function that NumPy and a DistArray both take (the DistArray
+through its protocols), run with ``fallback="raise"`` (a function without a multi-process
 implementation raises instead of gathering), and compared with NumPy on the same data."""
 
 import numpy as np
@@ -77,6 +77,11 @@ CASES = {
     "take cols": lambda x: np.take(x, np.array([3, -1, 0]), axis=1),
     "take flat": lambda x: np.take(np.ravel(x), [7, 29, 0, 8, 9]),
     "take by a distarray": lambda x: np.take(x, np.argmax(x, axis=0), axis=0),
+    "mask": lambda x: x[x > 0],
+    "row mask": lambda x: x[np.sum(x, axis=1) > 0],
+    "host mask": lambda x: x[np.arange(30).reshape(SHAPE) % 3 == 1],
+    "mask of another layout": lambda x: x[np.reshape(np.ravel(x), (5, 6)).T > 1],
+    "empty mask": lambda x: x[x > 10],
     "index by integers": lambda x: x[np.array([4, 0, 4, 2])],
     "index columns by integers": lambda x: x[:, [3, 1, -1]],
     "index after an ellipsis": lambda x: x[..., np.array([0, 0])],
