@@ -444,14 +444,17 @@ def _local_nonzero(x: DistArray):
     positions, and the layout of their concatenation."""
     storage = _in_row_blocks(x)
     layout, backend = storage.layout, storage.backend
-    found = []
+    found: list = []
     for buffer, box, device in zip(storage.buffers, layout.boxes, layout.chunk_devices):
+        if isinstance(buffer, Remote):  # its process finds them, and shares the count
+            found.append(None)
+            continue
         with backend.on(device):
             positions = backend.xp.argwhere(buffer)
             positions[:, 0] += box[0].start
             found.append(positions)
-    counts = [int(f.shape[0]) for f in found]
-    result, _ = _compacted_layout(layout, counts, (x.ndim,))
+    shared = merged_everywhere({k: int(f.shape[0]) for k, f in enumerate(found) if f is not None})
+    result, _ = _compacted_layout(layout, [shared[k] for k in range(len(found))], (x.ndim,))
     return found, result, backend
 
 
@@ -461,7 +464,8 @@ def nonzero(x: DistArray) -> tuple[DistArray, ...]:
 
     Each row block finds its own non-zero elements and offsets them by its first row;
     x moves only where it is not in row blocks (a reshard to blocks along axis 0). The
-    results' chunk sizes are the per-chunk counts, read on the host.
+    results' chunk sizes are the per-chunk counts, read on the host (and shared between
+    the processes of an SPMD run).
 
     Examples
     --------
@@ -486,7 +490,7 @@ def _column(found: list, axis: int):
     return lambda k: found[k][:, axis].copy()
 
 
-@implements(np.argwhere)
+@implements(np.argwhere, spmd=True)
 def _argwhere(a):
     """``numpy.argwhere`` as `nonzero` finds the positions (row blocks, no gather)."""
     if not isinstance(a, DistArray) or not a.ndim:
@@ -495,7 +499,7 @@ def _argwhere(a):
     return wrap(Chunks.generate(layout, backend, lambda k: found[k], np.intp), REPLICA)
 
 
-@implements(np.extract)
+@implements(np.extract, spmd=True)
 def _extract(condition, arr):
     """``numpy.extract``: ``arr[condition != 0]`` by `mask_getitem` where `condition` has
     arr's shape."""
@@ -506,7 +510,7 @@ def _extract(condition, arr):
     return mask_getitem(arr, condition)
 
 
-@implements(np.compress)
+@implements(np.compress, spmd=True)
 def _compress(condition, a, axis=None, out=None):
     """``numpy.compress`` along an axis: the condition read on the host, then `take_rows`
     of its true positions (only the selected rows move)."""

@@ -300,7 +300,7 @@ def count_nonzero(
     return np.count_nonzero(asarray(x), axis=axis, keepdims=keepdims)
 
 
-@implements(np.nonzero)
+@implements(np.nonzero, spmd=True)
 def _nonzero(a):
     if isinstance(a, DistArray) and a.ndim:
         return native_nonzero(a)

@@ -1,9 +1,10 @@
 """Manipulation, selection and scans across processes, on the native path: transposes,
 reshapes, flips, rolls, joins, splits, repeats, broadcasting, ``where``, ``clip``,
-``diff``, ``cumsum``, ``take``, ``x[mask]``, ``x[integers]``, ``pad``, diagonals and
-triangles. Each case is one function that NumPy and a DistArray both take (the DistArray
-through its protocols), run with ``fallback="raise"`` (a function without a multi-process
-implementation raises instead of gathering), and compared with NumPy on the same data."""
+``diff``, ``cumsum``, ``take``, ``x[mask]``, ``x[integers]``, ``nonzero``, ``pad``,
+diagonals and triangles. Each case is one function that NumPy and a DistArray both take
+(the DistArray through its protocols), run with ``fallback="raise"`` (a function without
+a multi-process implementation raises instead of gathering), and compared with NumPy on
+the same data."""
 
 import numpy as np
 import pytest
@@ -82,6 +83,11 @@ CASES = {
     "host mask": lambda x: x[np.arange(30).reshape(SHAPE) % 3 == 1],
     "mask of another layout": lambda x: x[np.reshape(np.ravel(x), (5, 6)).T > 1],
     "empty mask": lambda x: x[x > 10],
+    "nonzero": lambda x: np.nonzero(x > 1),
+    "nonzero none": lambda x: np.nonzero(x > 10),
+    "argwhere": lambda x: np.argwhere(x < 0),
+    "extract": lambda x: np.extract(x > 0, -x),
+    "compress": lambda x: np.compress(np.array([1, 0, 1, 1, 0], bool), x, axis=1),
     "index by integers": lambda x: x[np.array([4, 0, 4, 2])],
     "index columns by integers": lambda x: x[:, [3, 1, -1]],
     "index after an ellipsis": lambda x: x[..., np.array([0, 0])],
