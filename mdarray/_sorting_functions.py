@@ -106,14 +106,22 @@ def _is_run(index, n: int) -> bool:
 def runs(x: DistArray) -> list:
     """The pieces ``(device, array)`` of 1-D REPLICA `x`, runs of consecutive elements
     in order, each element once (local views where `x`'s layout allows; else `x` is
-    resharded into blocks first), empty ones left out."""
+    resharded into blocks first), empty ones left out; a `Remote` for another process's
+    piece."""
     layout, (n,) = x.layout, x.shape
     plan = _redistribute.replica_plan(layout, _regions.full_box(x.shape), layout.chunk_devices[0])
     if not all(_is_run(piece[1][0], n) for piece in plan):
         return runs(x.reshard(Layout.block(x.shape, devices=layout.devices)))
     buffers, xp = x.storage.buffers, x.storage.backend.xp
+
+    def piece(k: int, chunk_index):
+        if isinstance(buffers[k], Remote):  # another process's: its shape only
+            shape = _regions.index_shape(chunk_index, layout.chunk_shapes[k])
+            return Remote(shape, x.dtype, layout.chunk_devices[k])
+        return _regions.apply_index(buffers[k], chunk_index, xp)
+
     return [
-        (layout.chunk_devices[k], _regions.apply_index(buffers[k], chunk_index, xp))
+        (layout.chunk_devices[k], piece(k, chunk_index))
         for k, region_index, chunk_index in sorted(plan, key=lambda piece: _first(piece[1][0], n))
         if _first(region_index[0], n) < n
     ]
@@ -312,24 +320,16 @@ def _sent(backend, pieces: list, cuts: list, targets, dtype, with_indices: bool)
     """Per target device, the parts of the pieces cut for it (values, and indices with
     `with_indices`), moved in one step: the pieces are the chunks of a layout of their
     own (each in its place in the order of `pieces`), read through `fetch_pieces`."""
-    index_map: dict = {}
-    offset = 0
-    for device, values, _ in pieces:
-        index_map.setdefault(device, []).append(slice(offset, offset + values.shape[0]))
-        offset += values.shape[0]
-    layout = Layout((offset,), index_map)
-    order = [p for device in index_map for p, piece in enumerate(pieces) if piece[0] == device]
+    values_chunks, chunk_of = as_chunks([(d, v) for d, v, _ in pieces], backend, dtype)
     wanted = [
-        (order.index(p), (slice(int(c[t]), int(c[t + 1])),), target)
+        (chunk_of[p], (slice(int(c[t]), int(c[t + 1])),), target)
         for t, target in enumerate(targets)
         for p, c in enumerate(cuts)
         if c[t + 1] > c[t]
     ]
-    got_values = fetch_pieces(
-        Chunks.of(layout, [pieces[p][1] for p in order], backend, dtype), wanted
-    )
+    got_values = fetch_pieces(values_chunks, wanted)
     got_indices = (
-        fetch_pieces(Chunks.of(layout, [pieces[p][2] for p in order], backend, np.intp), wanted)
+        fetch_pieces(as_chunks([(d, i) for d, _, i in pieces], backend, np.intp)[0], wanted)
         if with_indices
         else [None] * len(wanted)
     )
@@ -339,6 +339,23 @@ def _sent(backend, pieces: list, cuts: list, targets, dtype, with_indices: bool)
         out[t][0].append(value)
         out[t][1].append(index)
     return out
+
+
+def as_chunks(pieces: list, backend, dtype) -> tuple[Chunks, list]:
+    """The non-empty arrays `pieces` ``(device, array)`` (a `Remote` for another
+    process's) as the chunks of a 1-D layout of their own, one after another, so that
+    `fetch_pieces` moves parts of them; and per piece its chunk number there."""
+    index_map: dict = {}
+    offset = 0
+    for device, array in pieces:
+        index_map.setdefault(device, []).append(slice(offset, offset + array.shape[0]))
+        offset += array.shape[0]
+    layout = Layout((offset,), index_map)
+    order = [p for device in index_map for p, piece in enumerate(pieces) if piece[0] == device]
+    chunk_of = [0] * len(pieces)
+    for c, p in enumerate(order):
+        chunk_of[p] = c
+    return Chunks.of(layout, [pieces[p][1] for p in order], backend, dtype), chunk_of
 
 
 _KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
