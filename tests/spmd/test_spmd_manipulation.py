@@ -1,10 +1,10 @@
 """Manipulation, selection and scans across processes, on the native path: transposes,
 reshapes, flips, rolls, joins, splits, repeats, broadcasting, ``where``, ``clip``,
-``diff``, ``cumsum``, ``take``, ``x[mask]``, ``x[integers]``, ``nonzero``, ``pad``,
-diagonals and triangles. Each case is one function that NumPy and a DistArray both take
-(the DistArray through its protocols), run with ``fallback="raise"`` (a function without
-a multi-process implementation raises instead of gathering), and compared with NumPy on
-the same data."""
+``diff``, ``cumsum``, ``take``, ``take_along_axis``, ``x[mask]``, ``x[integers]``,
+``nonzero``, ``pad``, diagonals and triangles. Each case is one function that NumPy and a
+DistArray both take (the DistArray through its protocols), run with ``fallback="raise"``
+(a function without a multi-process implementation raises instead of gathering), and
+compared with NumPy on the same data."""
 
 import numpy as np
 import pytest
@@ -88,6 +88,10 @@ CASES = {
     "argwhere": lambda x: np.argwhere(x < 0),
     "extract": lambda x: np.extract(x > 0, -x),
     "compress": lambda x: np.compress(np.array([1, 0, 1, 1, 0], bool), x, axis=1),
+    "take_along_axis": lambda x: np.take_along_axis(x, np.argsort(x, axis=1), axis=1),
+    "take_along_axis 0": lambda x: np.take_along_axis(
+        x, np.argmax(x, axis=0, keepdims=True), axis=0
+    ),
     "index by integers": lambda x: x[np.array([4, 0, 4, 2])],
     "index columns by integers": lambda x: x[:, [3, 1, -1]],
     "index after an ellipsis": lambda x: x[..., np.array([0, 0])],
@@ -191,3 +195,6 @@ def test_bad_input_raises_everywhere():
     raises_everywhere(ValueError, np.broadcast_to, x, (6, 6))
     raises_everywhere(ValueError, np.diff, x, n=-1)
     raises_everywhere(IndexError, np.take, x, [6], axis=0)
+    beyond = np.zeros((6, 1), np.intp)
+    beyond[0, 0] = 9  # read by the chunks holding row 0 only
+    raises_everywhere(IndexError, np.take_along_axis, x, beyond, axis=1)
