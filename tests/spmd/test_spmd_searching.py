@@ -1,6 +1,7 @@
-"""argmax, argmin and the nan* reductions across processes, on the native path. Their
-data-dependent decisions (an all-NaN slice found on one process's chunks: a warning and
-NaN, or nanargmax's ValueError) are agreed, so every process takes the same branch."""
+"""argmax, argmin, the nan* reductions, bincount and histogram across processes, on the
+native path. Their data-dependent decisions (an all-NaN slice found on one process's
+chunks: a warning and NaN, or nanargmax's ValueError) are agreed, so every process takes
+the same branch."""
 
 import numpy as np
 import pytest
@@ -77,3 +78,25 @@ def test_an_all_nan_slice_on_one_process_warns_on_every_one(layout):
         want = np.nanmax(a, axis=1)
     check_value(run(warned, native=True), want)
     raises_everywhere(ValueError, np.nanargmin, x, axis=1)
+
+
+HISTOGRAMS = {
+    "bincount": lambda x: np.bincount(np.ravel(np.abs(x).astype(np.int64))),
+    "bincount weighted": lambda x: np.bincount(
+        np.ravel(np.abs(x).astype(np.int64)), weights=np.ravel(x), minlength=7
+    ),
+    "histogram": lambda x: np.histogram(x, bins=4),
+    "histogram edges": lambda x: np.histogram(x, bins=[-4, -1, 0, 2, 5], weights=x * x),
+    "histogram density": lambda x: np.histogram(x, bins=3, range=(-2, 4), density=True),
+}
+
+
+@pytest.mark.parametrize("case", list(HISTOGRAMS))
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_histograms(layout, case):
+    a = value(44)
+    x = mdarray.distributed_array(a, layouts()[layout])
+    got = run(lambda: HISTOGRAMS[case](x), native=True)
+    want = HISTOGRAMS[case](a)
+    for g, w in zip(got, want) if isinstance(want, tuple) else [(got, want)]:
+        check_value(g, w)
