@@ -1,10 +1,11 @@
 """Manipulation, selection and scans across processes, on the native path: transposes,
 reshapes, flips, rolls, joins, splits, repeats, broadcasting, ``where``, ``clip``,
-``diff``, ``cumsum``, ``take``, ``take_along_axis``, ``x[mask]``, ``x[integers]``,
-``nonzero``, ``pad``, diagonals and triangles. Each case is one function that NumPy and a
-DistArray both take (the DistArray through its protocols), run with ``fallback="raise"``
-(a function without a multi-process implementation raises instead of gathering), and
-compared with NumPy on the same data."""
+``diff``, ``cumsum``, ``gradient``, ``convolve``, ``cross``, ``partition``, ``take``,
+``take_along_axis``, ``x[mask]``, ``x[integers]``, ``nonzero``, ``pad``, diagonals and
+triangles. Each case is one function that NumPy and a DistArray both take (the DistArray
+through its protocols), run with ``fallback="raise"`` (a function without a
+multi-process implementation raises instead of gathering), and compared with NumPy on
+the same data."""
 
 import numpy as np
 import pytest
@@ -91,6 +92,17 @@ CASES = {
     "take_along_axis": lambda x: np.take_along_axis(x, np.argsort(x, axis=1), axis=1),
     "take_along_axis 0": lambda x: np.take_along_axis(
         x, np.argmax(x, axis=0, keepdims=True), axis=0
+    ),
+    "gradient": np.gradient,
+    "gradient edge order 2": lambda x: np.gradient(x, 0.5, axis=0, edge_order=2),
+    "convolve": lambda x: np.convolve(np.ravel(x), np.array([1.0, -2.0, 0.5])),
+    "convolve same": lambda x: np.convolve(np.ravel(x), np.ravel(x)[:4], mode="same"),
+    "convolve valid": lambda x: np.convolve(np.ravel(x), [2.0, 1.0], mode="valid"),
+    "cross": lambda x: np.cross(x[:, :3], x[:, 2:]),
+    "partition": lambda x: np.take(np.partition(x, 2, axis=1), [2], axis=1),
+    "partition of a column": lambda x: np.take(np.partition(x[:, 1], 3), [3]),
+    "argpartition": lambda x: np.take_along_axis(
+        x, np.take(np.argpartition(x, 1, axis=0), [1], axis=0), axis=0
     ),
     "index by integers": lambda x: x[np.array([4, 0, 4, 2])],
     "index columns by integers": lambda x: x[:, [3, 1, -1]],
