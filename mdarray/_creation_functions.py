@@ -484,7 +484,7 @@ def triu(x: DistArray, /, k: int = 0) -> DistArray:
     return _triangle(x, k, operator.ge)
 
 
-@implements(np.meshgrid)
+@implements(np.meshgrid, spmd=True)
 def meshgrid(
     *arrays: Any, indexing: str = "xy", copy: bool = True, sparse: bool = False
 ) -> list[DistArray]:
