@@ -28,7 +28,8 @@ from ._kernels import exact_array
 from ._layout import Layout
 from ._modes import REPLICA
 from ._plan_cache import plan_cache
-from ._redistribute import change_mode, region_value, reshard, to_host
+from ._processes import Remote, is_local, merged_everywhere
+from ._redistribute import change_mode, region_value, regions_value, reshard, to_host
 from ._registry import implements
 from ._storage import Chunks
 
@@ -99,31 +100,34 @@ def check_mask(shape: tuple, mask) -> None:
 
 def _mask_pieces(mask, layout: Layout, backend) -> list:
     """Per chunk of `layout`, the part of `mask` (over the leading axes) its box reads,
-    on the chunk's device."""
+    on the chunk's device (a `Remote` on another process's: a DistArray mask's parts
+    move in one step)."""
     ndim = len(mask.shape)
     if isinstance(mask, DistArray):
         if mask.layout == layout and mask.mode is REPLICA:
             return list(mask.storage.buffers)
         storage = change_mode(mask.storage, mask.mode, REPLICA)
-        return [
-            region_value(storage, REPLICA, box[:ndim], device)
-            for box, device in zip(layout.boxes, layout.chunk_devices)
-        ]
+        return regions_value(storage, [box[:ndim] for box in layout.boxes], layout.chunk_devices)
     copy_in = backend.from_host if isinstance(mask, np.ndarray) else backend.adopt
     return [
         copy_in(mask[tuple(_regions.to_slice(r) for r in box[:ndim])], device)
+        if is_local(device)
+        else Remote(_regions.box_shape(box[:ndim]), np.bool_, device)
         for box, device in zip(layout.boxes, layout.chunk_devices)
     ]
 
 
 def _counts(pieces: list, layout: Layout, backend) -> list:
-    """The number of true (non-zero) elements of each chunk's mask piece, read on the host;
-    0 for a chunk without elements (its mask piece may hold rows that other chunks own)."""
-    out = []
-    for piece, box, device in zip(pieces, layout.boxes, layout.chunk_devices):
-        with backend.on(device):
-            out.append(int(backend.xp.count_nonzero(piece)) if _regions.box_size(box) else 0)
-    return out
+    """The number of true (non-zero) elements of each chunk's mask piece, read on the host
+    (and shared between the processes of an SPMD run); 0 for a chunk without elements
+    (its mask piece may hold rows that other chunks own)."""
+    mine = {}
+    for k, (piece, box, device) in enumerate(zip(pieces, layout.boxes, layout.chunk_devices)):
+        if is_local(device) and _regions.box_size(box):
+            with backend.on(device):
+                mine[k] = int(backend.xp.count_nonzero(piece))
+    counts = merged_everywhere(mine)
+    return [counts.get(k, 0) for k in range(len(pieces))]
 
 
 def mask_getitem(x: DistArray, mask) -> DistArray:
@@ -368,7 +372,8 @@ def take_rows(x: DistArray, indices: np.ndarray, axis: int) -> DistArray:
 
     The result is in blocks along `axis` over x's devices, full along the other axes;
     each chunk fetches each distinct row it needs once, as runs of consecutive rows
-    (`region_value`, local copies first), so only the requested rows move.
+    (`regions_value`, local copies first, every chunk's in one step), so only the
+    requested rows move.
 
     Examples
     --------
@@ -388,22 +393,33 @@ def take_rows(x: DistArray, indices: np.ndarray, axis: int) -> DistArray:
     if not int(np.prod(shape)):
         return wrap(Chunks.empty(layout, x.dtype, backend), REPLICA)
     xp = backend.xp
+    # Per result chunk, the runs of distinct rows it needs: all fetched in one step.
+    runs, inverses = [], []
+    for t, box_t in enumerate(layout.boxes):
+        wanted = indices[_regions.to_slice(box_t[axis])]
+        rows, inverse = np.unique(wanted, return_inverse=True)
+        starts = np.flatnonzero(np.diff(rows, prepend=rows[0] - 2) != 1) if len(rows) else rows[:0]
+        stops = [*starts[1:], len(rows)]
+        box = list(_regions.full_box(x.shape))
+        for a, b in zip(starts, stops):
+            box[axis] = range(int(rows[a]), int(rows[b - 1]) + 1)
+            runs.append((t, tuple(box)))
+        inverses.append(inverse)
+    replica = change_mode(storage, x.mode, REPLICA)
+    fetched = regions_value(
+        replica, [r for _, r in runs], [layout.chunk_devices[t] for t, _ in runs]
+    )
+    pieces: dict = {}
+    for (t, _), piece in zip(runs, fetched):
+        pieces.setdefault(t, []).append(piece)
 
     def make(t):
         device = layout.chunk_devices[t]
-        wanted = indices[_regions.to_slice(layout.boxes[t][axis])]
-        if not len(wanted):
+        if t not in pieces:
             return backend.empty(layout.chunk_shapes[t], x.dtype, device)
-        rows, inverse = np.unique(wanted, return_inverse=True)
-        starts = np.flatnonzero(np.diff(rows, prepend=rows[0] - 2) != 1)
-        stops = [*starts[1:], len(rows)]
-        box = list(_regions.full_box(x.shape))
-        pieces = []
-        for a, b in zip(starts, stops):
-            box[axis] = range(int(rows[a]), int(rows[b - 1]) + 1)
-            pieces.append(region_value(storage, x.mode, tuple(box), device))
-        block = pieces[0] if len(pieces) == 1 else xp.concatenate(pieces, axis=axis)
-        positions = backend.from_host(inverse.reshape(-1).astype(np.intp), device)
+        parts = pieces[t]
+        block = parts[0] if len(parts) == 1 else xp.concatenate(parts, axis=axis)
+        positions = backend.from_host(inverses[t].reshape(-1).astype(np.intp), device)
         return xp.take(block, positions, axis=axis)
 
     return wrap(Chunks.generate(layout, backend, make, x.dtype), REPLICA)
@@ -428,14 +444,17 @@ def _local_nonzero(x: DistArray):
     positions, and the layout of their concatenation."""
     storage = _in_row_blocks(x)
     layout, backend = storage.layout, storage.backend
-    found = []
+    found: list = []
     for buffer, box, device in zip(storage.buffers, layout.boxes, layout.chunk_devices):
+        if isinstance(buffer, Remote):  # its process finds them, and shares the count
+            found.append(None)
+            continue
         with backend.on(device):
             positions = backend.xp.argwhere(buffer)
             positions[:, 0] += box[0].start
             found.append(positions)
-    counts = [int(f.shape[0]) for f in found]
-    result, _ = _compacted_layout(layout, counts, (x.ndim,))
+    shared = merged_everywhere({k: int(f.shape[0]) for k, f in enumerate(found) if f is not None})
+    result, _ = _compacted_layout(layout, [shared[k] for k in range(len(found))], (x.ndim,))
     return found, result, backend
 
 
@@ -445,7 +464,8 @@ def nonzero(x: DistArray) -> tuple[DistArray, ...]:
 
     Each row block finds its own non-zero elements and offsets them by its first row;
     x moves only where it is not in row blocks (a reshard to blocks along axis 0). The
-    results' chunk sizes are the per-chunk counts, read on the host.
+    results' chunk sizes are the per-chunk counts, read on the host (and shared between
+    the processes of an SPMD run).
 
     Examples
     --------
@@ -470,7 +490,7 @@ def _column(found: list, axis: int):
     return lambda k: found[k][:, axis].copy()
 
 
-@implements(np.argwhere)
+@implements(np.argwhere, spmd=True)
 def _argwhere(a):
     """``numpy.argwhere`` as `nonzero` finds the positions (row blocks, no gather)."""
     if not isinstance(a, DistArray) or not a.ndim:
@@ -479,7 +499,7 @@ def _argwhere(a):
     return wrap(Chunks.generate(layout, backend, lambda k: found[k], np.intp), REPLICA)
 
 
-@implements(np.extract)
+@implements(np.extract, spmd=True)
 def _extract(condition, arr):
     """``numpy.extract``: ``arr[condition != 0]`` by `mask_getitem` where `condition` has
     arr's shape."""
@@ -490,7 +510,7 @@ def _extract(condition, arr):
     return mask_getitem(arr, condition)
 
 
-@implements(np.compress)
+@implements(np.compress, spmd=True)
 def _compress(condition, a, axis=None, out=None):
     """``numpy.compress`` along an axis: the condition read on the host, then `take_rows`
     of its true positions (only the selected rows move)."""

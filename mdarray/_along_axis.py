@@ -18,6 +18,7 @@ from ._array import DistArray, wrap
 from ._layout import Layout
 from ._modes import REPLICA
 from ._plan_cache import plan_cache
+from ._processes import Remote, agree_any
 from ._redistribute import change_mode, reshard, to_host
 from ._storage import Chunks
 
@@ -63,10 +64,10 @@ def _check_bounds(picks: Chunks, indices, n: int, axis: int) -> None:
     backend, xp = picks.backend, picks.backend.xp
     bad = False
     for buffer, box, device in zip(picks.buffers, picks.layout.boxes, picks.layout.chunk_devices):
-        if _regions.box_size(box):
+        if _regions.box_size(box) and not isinstance(buffer, Remote):
             with backend.on(device):
                 bad = bad or int(xp.min(buffer)) < -n or int(xp.max(buffer)) >= n
-    if not bad:
+    if not agree_any(bad):  # every process raises, or none
         return
     host = to_host(indices.storage, indices.mode) if isinstance(indices, DistArray) else indices
     first = host[(host < -n) | (host >= n)][0]

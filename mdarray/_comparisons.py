@@ -19,12 +19,13 @@ from ._array import DistArray, wrap
 from ._contractions import _operand
 from ._fallback import as_distarrays
 from ._modes import REPLICA
+from ._processes import is_local
 from ._registry import implements
 
 __all__: list[str] = []
 
 
-@implements(np.isclose)
+@implements(np.isclose, spmd=True)
 def isclose(a, b, rtol=1.0e-5, atol=1.0e-8, equal_nan=False):
     """``np.isclose``: ``|a - b| <= atol + rtol * |b|`` where `b` is finite, or ``a == b``
     (or both NaN with `equal_nan`), elementwise with NumPy's casts (`b` in at least
@@ -72,7 +73,7 @@ def _report_invalid(message: str) -> None:
         print(message)  # noqa: T201 (NumPy's own handling of errstate 'print')
 
 
-@implements(np.allclose)
+@implements(np.allclose, spmd=True)
 def allclose(a, b, rtol=1.0e-5, atol=1.0e-8, equal_nan=False):
     """``np.allclose``: ``all(isclose(...))`` by the native reduction, a Python bool (one
     bool partial per device is combined).
@@ -86,7 +87,7 @@ def allclose(a, b, rtol=1.0e-5, atol=1.0e-8, equal_nan=False):
     return builtins.bool(np.all(isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)))
 
 
-@implements(np.array_equal)
+@implements(np.array_equal, spmd=True)
 def array_equal(a1, a2, equal_nan=False):
     """``np.array_equal``: equal shapes and every element equal (NaNs at the same places
     equal with `equal_nan`), by the native ``all``; a Python bool.
@@ -116,7 +117,7 @@ def _can_hold_nan(dtype) -> bool:
     return np.dtype(dtype).kind in "fcmM"
 
 
-@implements(np.array_equiv)
+@implements(np.array_equiv, spmd=True)
 def array_equiv(a1, a2):
     """``np.array_equiv``: shapes that broadcast and every element equal, by the native
     ``all``; a Python bool.
@@ -135,7 +136,7 @@ def array_equiv(a1, a2):
     return builtins.bool(np.all(np.equal(a1, a2)))
 
 
-@implements(np.isin)
+@implements(np.isin, spmd=True)
 def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
     """``np.isin``: `test_elements` gathered (they are usually few), a copy sent to each
     device of `element`, and the backend's ``isin`` run per chunk of `element` (in
@@ -160,7 +161,7 @@ def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None
     backend, xp = storage.backend, storage.backend.xp
     copies: dict = {}
     for device in storage.layout.chunk_devices:
-        if device not in copies:
+        if device not in copies and is_local(device):
             copies[device] = (
                 backend.from_host(test, device)
                 if isinstance(test, np.ndarray)
@@ -173,7 +174,7 @@ def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None
         np.isin(np.empty(0, element.dtype), np.empty(0, test.dtype), kind=kind)
         if xp is np:
             options["kind"] = kind
-    column = [copies[d] for d in storage.layout.chunk_devices]
+    column = [copies.get(d) for d in storage.layout.chunk_devices]
     return wrap(storage.map(lambda b, t: xp.isin(b, t, **options), column, dtype=np.dtype(bool)))
 
 

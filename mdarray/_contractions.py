@@ -53,7 +53,7 @@ def _permuted(x, axes):
 # tensordot --------------------------------------------------------------------------
 
 
-@implements(np.tensordot)
+@implements(np.tensordot, spmd=True)
 def tensordot(a, b, axes=2):
     """``np.tensordot(a, b, axes)``: the contracted axes of `a` permuted last and merged,
     those of `b` first, one `matmul` and the free axes split again. Moves what the
@@ -106,7 +106,7 @@ def _axis_list(axes) -> list:
 # dot, inner, vdot, outer ------------------------------------------------------------
 
 
-@implements(np.dot)
+@implements(np.dot, spmd=True)
 def dot(a, b, out=None):
     """``np.dot(a, b, out=None)`` by NumPy's rules: a scalar operand multiplies; 1-D by
     1-D, 2-D by 2-D and N-D by 1-D are `matmul`; N-D by M-D contracts `a`'s last axis with
@@ -149,7 +149,7 @@ def _shape_str(shape: tuple) -> str:
     return str(tuple(shape))
 
 
-@implements(np.inner)
+@implements(np.inner, spmd=True)
 def inner(a, b, /):
     """``np.inner(a, b)``: the last axes contracted (`tensordot`), a scalar operand
     multiplies. Moves what the `matmul` moves.
@@ -171,7 +171,7 @@ def inner(a, b, /):
     return tensordot(a, b, axes=([a.ndim - 1], [b.ndim - 1]))
 
 
-@implements(np.vdot)
+@implements(np.vdot, spmd=True)
 def vdot(a, b, /):
     """``np.vdot(a, b)``: `a` conjugated, the flattened operands' dot product, a 0-d
     DistArray. Operands of one shape multiply elementwise and sum natively in the
@@ -200,7 +200,7 @@ def vdot(a, b, /):
     return np.sum(products, dtype=dtype)
 
 
-@implements(np.outer)
+@implements(np.outer, spmd=True)
 def outer(a, b, out=None):
     """``np.outer(a, b, out=None)``: both flattened, a column times a row, elementwise (the
     row travels to the column's chunks).
@@ -223,7 +223,7 @@ def outer(a, b, out=None):
 _EINSUM_KWARGS = frozenset({"out", "optimize"})
 
 
-@implements(np.einsum)
+@implements(np.einsum, spmd=True)
 def einsum(*operands, out=None, **kwargs):
     """``np.einsum(subscripts, *operands, out=None, optimize=...)``: a transpose and sum of
     one operand, or for two a (batched) `matmul`: indices in both operands and the output

@@ -462,7 +462,7 @@ def _triangle(x, k, keep) -> DistArray:
     return wrap(Chunks.generate(layout, backend, make, x.dtype), x.mode)
 
 
-@implements(np.tril)
+@implements(np.tril, spmd=True)
 def tril(x: DistArray, /, k: int = 0) -> DistArray:
     """`x` with the elements above the `k`-th diagonal zeroed, chunk by chunk.
 
@@ -474,7 +474,7 @@ def tril(x: DistArray, /, k: int = 0) -> DistArray:
     return _triangle(x, k, operator.le)
 
 
-@implements(np.triu)
+@implements(np.triu, spmd=True)
 def triu(x: DistArray, /, k: int = 0) -> DistArray:
     """`x` with the elements below the `k`-th diagonal zeroed, chunk by chunk.
 
@@ -486,7 +486,7 @@ def triu(x: DistArray, /, k: int = 0) -> DistArray:
     return _triangle(x, k, operator.ge)
 
 
-@implements(np.meshgrid)
+@implements(np.meshgrid, spmd=True)
 def meshgrid(
     *arrays: Any, indexing: str = "xy", copy: bool = True, sparse: bool = False
 ) -> list[DistArray]:

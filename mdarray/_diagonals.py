@@ -60,7 +60,7 @@ def diagonal_plan(layout: Layout, offset: int, axis1: int, axis2: int):
     return result, tuple(sources)
 
 
-@implements(np.diagonal)
+@implements(np.diagonal, spmd=True)
 def diagonal(a: DistArray, offset: int = 0, axis1: int = 0, axis2: int = 1) -> DistArray:
     """``numpy.diagonal``: the diagonal elements each chunk holds, extracted where the
     chunk lies (nothing moves); the result keeps the mode. The other axes come first, the
@@ -91,7 +91,7 @@ def diagonal(a: DistArray, offset: int = 0, axis1: int = 0, axis2: int = 1) -> D
     return wrap(Chunks.generate(layout, a.storage.backend, make, a.dtype), a.mode)
 
 
-@implements(np.trace)
+@implements(np.trace, spmd=True)
 def trace(a: DistArray, offset=0, axis1=0, axis2=1, dtype=None, out=None) -> DistArray:
     """``numpy.trace``: the sum of `diagonal` (extracted per chunk, nothing moves) along
     its last axis, by the reduction engine (a partial SUM per device where it can be).
@@ -103,18 +103,18 @@ def trace(a: DistArray, offset=0, axis1=0, axis2=1, dtype=None, out=None) -> Dis
     return np.sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype, out=out)
 
 
-@implements(np.linalg.diagonal)
+@implements(np.linalg.diagonal, spmd=True)
 def _linalg_diagonal(x: DistArray, /, *, offset: int = 0) -> DistArray:
     return diagonal(x, offset, -2, -1)
 
 
-@implements(np.linalg.trace)
+@implements(np.linalg.trace, spmd=True)
 def _linalg_trace(x: DistArray, /, *, offset: int = 0, dtype: Any = None) -> DistArray:
     np.linalg.trace(np.empty((0,) * x.ndim), offset=offset)  # NumPy's errors
     return trace(x, offset, -2, -1, dtype=dtype)
 
 
-@implements(np.diag)
+@implements(np.diag, spmd=True)
 def diag(v: DistArray, k: int = 0) -> DistArray:
     """``numpy.diag``: a matrix's `diagonal` (nothing moves), or a matrix with a vector on
     its `k`-th diagonal, in row blocks over the vector's devices: each block fetches the
@@ -137,15 +137,29 @@ def diag(v: DistArray, k: int = 0) -> DistArray:
     layout = Layout.block((n, n), devices=v.devices)
     backend = v.storage.backend
     xp = backend.xp
+    storage = _redistribute.change_mode(v.storage, v.mode, REPLICA)
+    # Per row block, the elements of v on its rows: all fetched in one step.
+    held = [
+        range(max(rows.start - o1, 0), min(rows.stop - o1, size))
+        for rows in (box[0] for box in layout.boxes)
+    ]
+    fetched = [t for t, h in enumerate(held) if h]
+    pieces = dict(
+        zip(
+            fetched,
+            _redistribute.regions_value(
+                storage, [(held[t],) for t in fetched], [layout.chunk_devices[t] for t in fetched]
+            ),
+        )
+    )
 
     def make(t: int):
         rows = layout.boxes[t][0]
         out = xp.zeros(layout.chunk_shapes[t], v.dtype)
-        held = range(max(rows.start - o1, 0), min(rows.stop - o1, size))
-        if held:
-            piece = _redistribute.region_value(v.storage, v.mode, (held,), layout.chunk_devices[t])
-            positions = xp.arange(len(held))
-            out[positions + (held.start + o1 - rows.start), positions + (held.start + o2)] = piece
+        if t in pieces:
+            positions = xp.arange(len(held[t]))
+            first = held[t].start
+            out[positions + (first + o1 - rows.start), positions + (first + o2)] = pieces[t]
         return out
 
     return wrap(Chunks.generate(layout, backend, make, v.dtype), REPLICA)

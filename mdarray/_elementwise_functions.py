@@ -92,7 +92,7 @@ ARRAY_API_UFUNCS = {
 _CLIP = np._core.umath.clip  # type: ignore[attr-defined]
 
 
-@implements(np.clip)
+@implements(np.clip, spmd=True)
 def _clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs):
     """``numpy.clip`` through the ``clip`` ufunc (or ``minimum``/``maximum`` for one bound)."""
     low = a_min if min is None else min
@@ -107,20 +107,20 @@ def _clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs):
     return _CLIP(a, low, high, **out_kwargs, **kwargs)
 
 
-@implements(np.round, np.around)
+@implements(np.round, np.around, spmd=True)
 def _round(a, decimals=0, out=None):
     """``numpy.round`` chunk by chunk."""
     return _per_chunk(a, out, lambda xp, c: xp.round(c, decimals), a.dtype)
 
 
-@implements(np.real)
+@implements(np.real, spmd=True)
 def _real(val):
     """The real part, chunk by chunk (a contiguous copy per chunk)."""
     dtype = np.real(np.empty(0, val.dtype)).dtype
     return _per_chunk(val, None, lambda xp, c: xp.array(xp.real(c), order="C", copy=True), dtype)
 
 
-@implements(np.imag)
+@implements(np.imag, spmd=True)
 def _imag(val):
     """The imaginary part, chunk by chunk (zeros for real dtypes)."""
     dtype = np.imag(np.empty(0, val.dtype)).dtype

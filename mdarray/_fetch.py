@@ -102,6 +102,17 @@ class Fetch:
                 backend.assign(out, region_index, piece)
 
 
+def fetch_pieces(chunks: Chunks, wanted) -> list:
+    """The pieces ``(k, chunk_index, device)`` of `chunks` (piece `chunk_index`, None for
+    the whole, of chunk k) on their devices, in one step: each an array, or None where
+    the device is another process's. Collective: every process lists the same pieces in
+    the same order."""
+    fetch = Fetch(chunks)
+    got = [fetch.get(k, chunk_index, device) for k, chunk_index, device in wanted]
+    fetch.run()
+    return got
+
+
 def gather_host(chunks: Chunks, plan, shape, root: int | None):
     """A host array filled by the pieces ``(chunk, out_index, chunk_index)``: each
     process copies its own, then sends them to the others (to `root` alone where given)."""

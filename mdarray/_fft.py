@@ -378,12 +378,12 @@ def ifftshift(x: Any, /, *, axes: int | Sequence[int] | None = None) -> DistArra
     return _rolled(x, axes, lambda n: -(n // 2))
 
 
-@implements(np.fft.fftshift)
+@implements(np.fft.fftshift, spmd=True)
 def _numpy_fftshift(x, axes=None):
     return fftshift(x, axes=axes)
 
 
-@implements(np.fft.ifftshift)
+@implements(np.fft.ifftshift, spmd=True)
 def _numpy_ifftshift(x, axes=None):
     return ifftshift(x, axes=axes)
 
@@ -393,7 +393,7 @@ def _numpy_ifftshift(x, axes=None):
 
 
 def _numpy_one_dimensional(func):
-    @implements(func)
+    @implements(func, spmd=True)
     def impl(a, n=None, axis=-1, norm=None, out=None):
         if out is not None:
             return fallback(func, (a,), {"n": n, "axis": axis, "norm": norm, "out": out}, name)
@@ -406,7 +406,7 @@ def _numpy_one_dimensional(func):
 def _numpy_n_dimensional(func, default_axes=None):
     nd = getattr(np.fft, func.__name__.removesuffix("n").removesuffix("2") + "n")
 
-    @implements(func)
+    @implements(func, spmd=True)
     def impl(a, s=None, axes=default_axes, norm=None, out=None):
         if out is not None:
             return fallback(func, (a,), {"s": s, "axes": axes, "norm": norm, "out": out}, name)

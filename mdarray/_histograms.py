@@ -18,6 +18,7 @@ from ._chunkwise import aligned
 from ._fallback import fallback
 from ._layout import Layout
 from ._modes import REPLICA, SUM
+from ._processes import Remote, is_local
 from ._registry import implements
 from ._storage import Chunks
 
@@ -25,7 +26,8 @@ from ._storage import Chunks
 def owned_elements(x: DistArray, weights=None) -> tuple[list, list | None]:
     """Per chunk of REPLICA `x`, the elements it owns, flat (where chunks overlap, each
     element belongs to one), and their `weights` (an operand of x's shape) where given.
-    Nothing moves; a chunk that shadows nothing gives a flat view of itself."""
+    Nothing moves; a chunk that shadows nothing gives a flat view of itself; None for
+    another process's chunk."""
     storage = x.storage
     backend = storage.backend
     layout = x.layout
@@ -38,6 +40,11 @@ def owned_elements(x: DistArray, weights=None) -> tuple[list, list | None]:
     values: list = []
     weighed: list | None = None if weights is None else []
     for k, (device, chunk) in enumerate(zip(layout.chunk_devices, storage.buffers)):
+        if isinstance(chunk, Remote):  # its process reads it
+            values.append(None)
+            if weighed is not None:
+                weighed.append(None)
+            continue
         with backend.on(device):
             mask = masks[k] if shadowed[k] else None
             values.append(chunk.reshape(-1) if mask is None else chunk[mask])
@@ -53,8 +60,13 @@ def _summed(x: DistArray, count, length: int, dtype) -> DistArray:
     backend = x.storage.backend
     devices = x.layout.devices
     layout = Layout((length,), {d: [(slice(0, length, 1),)] for d in devices})
-    totals = {d: backend.full((length,), 0, dtype, d) for d in devices}
+    totals = {
+        d: backend.full((length,), 0, dtype, d) if is_local(d) else Remote((length,), dtype, d)
+        for d in devices
+    }
     for k, device in enumerate(x.layout.chunk_devices):
+        if not is_local(device):
+            continue
         with backend.on(device):
             part = count(k)
             if part is not None:
@@ -67,7 +79,7 @@ def _host_edges(x: DistArray, edges: np.ndarray) -> DistArray:
     return wrap(Chunks.from_host(edges, layout, x.storage.backend))
 
 
-@implements(np.bincount)
+@implements(np.bincount, spmd=True)
 def _np_bincount(x, /, weights=None, minlength=0):
     """``numpy.bincount``: how often each non-negative integer occurs (summing
     `weights` where given); partial (SUM), one full-length copy per device.
@@ -110,7 +122,7 @@ def _np_bincount(x, /, weights=None, minlength=0):
     return _summed(x, count, length, checked.dtype)
 
 
-@implements(np.histogram)
+@implements(np.histogram, spmd=True)
 def _np_histogram(a, bins=10, range=None, density=None, weights=None):
     """``numpy.histogram``: counts in bins, and the bin edges (DistArrays both); the
     counts partial (SUM), one copy per device, unless `density`.

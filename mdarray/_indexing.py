@@ -15,8 +15,9 @@ failed assignment leaves every chunk as it was.
 Advanced indices run natively (`_advanced_indexing`) for a boolean mask alone (of x's
 shape or of its leading axes: ``x[mask]``, ``x[mask] = value``) and for one 1-D integer
 array among full slices (``x[idx]``, ``x[:, idx]``, ``x[..., idx]``, and assignment to
-them by `_index_writes`);
-the others go through the gathered fallback path (`mdarray.options(fallback=...)`).
+them by `_index_writes`); in a run of several processes only the reads (``x[mask]``,
+``x[idx]``) do so far. The others go through the gathered fallback path
+(`mdarray.options(fallback=...)`).
 """
 
 from __future__ import annotations
@@ -152,7 +153,9 @@ def basic_getitem(x: DistArray, key: tuple) -> DistArray:
 
 @implements_method("getitem")
 def getitem(x: DistArray, key) -> DistArray:
-    """``x[key]``: basic keys run per chunk; advanced keys through the fallback policy.
+    """``x[key]``: basic keys run per chunk, one integer array along one axis by
+    `take_rows`, a boolean mask by `mask_getitem`; other advanced keys through the
+    fallback policy.
 
     >>> import mdarray, numpy as np
     >>> x = mdarray.distributed_array(np.arange(8), mdarray.Layout.block((8,), devices=[0, 1]))
@@ -161,8 +164,6 @@ def getitem(x: DistArray, key) -> DistArray:
     (array([7, 4, 1]), {0: [(slice(2, 3, 1),)], 1: [(slice(0, 2, 1),)]})
     """
     basic = _basic_key(key, x.shape)
-    if basic is None and several():  # no multi-process implementation yet
-        return fallback(operator.getitem, (x, key), {}, "DistArray.__getitem__ (advanced index)")
     if basic is None:
         mask = _mask_of(x, key)
         if mask is not None:

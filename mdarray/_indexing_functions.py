@@ -2,8 +2,9 @@
 
 ``take`` with a 1-D integer index along one axis runs natively (only the requested rows
 move, see `_advanced_indexing`), ``take_along_axis`` chunk by chunk along an axis no
-chunk splits (see `_along_axis`); the other forms gather the operands to the host, pick with NumPy and distribute the result again, under the
-fallback policy (`mdarray.options`). ``numpy.take``'s ``out=`` is written back into the
+chunk splits (see `_along_axis`), in a run of several processes too; the other forms
+gather the operands to the host, pick with NumPy and distribute the result again, under
+the fallback policy (`mdarray.options`). ``numpy.take``'s ``out=`` is written back into the
 DistArray, in its layout and mode, as NumPy would have changed it.
 """
 
@@ -25,7 +26,7 @@ from ._registry import implements
 from ._storage import Chunks
 
 
-@implements(np.take)
+@implements(np.take, spmd=True)
 def _take(a, indices, axis=None, out=None, mode="raise"):
     """``numpy.take``: a 1-D integer index along an axis (or of a 1-D array) without
     ``out=`` runs natively (`_advanced_indexing.take_rows`: only the requested rows
@@ -94,7 +95,7 @@ def take(x: DistArray, indices: Any, /, *, axis: int | None = None) -> DistArray
     return np.take(x, indices, axis=axis)
 
 
-@implements(np.take_along_axis)
+@implements(np.take_along_axis, spmd=True)
 def _take_along_axis(arr, indices, axis=-1):
     """``numpy.take_along_axis`` per chunk (`take_along_axis_chunkwise`) where `arr` is a
     DistArray and `indices` an integer DistArray or NumPy array of arr's shape off `axis`;

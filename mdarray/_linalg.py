@@ -37,6 +37,7 @@ from ._fallback import fallback
 from ._linear_algebra_functions import matmul, tensordot, vecdot
 from ._manipulation_functions import matrix_transpose
 from ._one_device import check_solve, check_square, exponent, on_one_device
+from ._processes import several
 from ._registry import implements
 from ._tsqr import RowBlocks
 
@@ -122,27 +123,27 @@ def _gathered(func, *args, **kwargs):
 # Native: products and norms ---------------------------------------------------------
 
 
-@implements(np.linalg.matmul)
+@implements(np.linalg.matmul, spmd=True)
 def _numpy_matmul(x1, x2, /):
     return matmul(x1, x2)
 
 
-@implements(np.linalg.matrix_transpose)
+@implements(np.linalg.matrix_transpose, spmd=True)
 def _numpy_matrix_transpose(x, /):
     return matrix_transpose(x)
 
 
-@implements(np.linalg.tensordot)
+@implements(np.linalg.tensordot, spmd=True)
 def _numpy_tensordot(x1, x2, /, *, axes=2):
     return tensordot(x1, x2, axes=axes)
 
 
-@implements(np.linalg.vecdot)
+@implements(np.linalg.vecdot, spmd=True)
 def _numpy_vecdot(x1, x2, /, *, axis=-1):
     return vecdot(x1, x2, axis=axis)
 
 
-@implements(np.linalg.outer)
+@implements(np.linalg.outer, spmd=True)
 def outer(x1: Any, x2: Any, /) -> DistArray:
     """Outer product of two 1-D arrays: ``out[i, j] == x1[i] * x2[j]``.
 
@@ -168,7 +169,7 @@ def _inexact(x: DistArray) -> DistArray:
     return x if x.dtype.kind in "fc" else astype(x, np.float64)
 
 
-@implements(np.linalg.vector_norm)
+@implements(np.linalg.vector_norm, spmd=True)
 def vector_norm(
     x: Any,
     /,
@@ -210,7 +211,7 @@ def vector_norm(
     return total ** np.reciprocal(ord, dtype=total.dtype)
 
 
-@implements(np.linalg.matrix_norm)
+@implements(np.linalg.matrix_norm, spmd=True)
 def matrix_norm(
     x: Any, /, *, keepdims: bool = False, ord: float | Literal["fro", "nuc"] | None = "fro"
 ) -> DistArray:
@@ -229,7 +230,10 @@ def matrix_norm(
     x = _dist(x)
     if x.ndim >= 2 and isinstance(ord, str) and ord == "fro":
         return vector_norm(x, axis=(-2, -1), keepdims=keepdims)
-    if x.ndim == 2 and (ord in (2, -2) or (isinstance(ord, str) and ord == "nuc")):
+    # TSQR has no multi-process implementation yet: in a run of several processes these
+    # orders gather (below).
+    spectral = ord in (2, -2) or (isinstance(ord, str) and ord == "nuc")
+    if x.ndim == 2 and spectral and not several():
         rows, _ = _tall(x)
         if rows is not None:
             s = _tsqr.svdvals(rows)
@@ -251,7 +255,7 @@ def matrix_norm(
     return result if keepdims else np.squeeze(result, axis=(-2, -1))
 
 
-@implements(np.linalg.norm)
+@implements(np.linalg.norm, spmd=True)
 def _numpy_norm(x, ord=None, axis=None, keepdims=False):
     """``np.linalg.norm``: natively for the default order (the 2-norm of the elements),
     the rest gathered."""

@@ -151,7 +151,9 @@ _VECTOR_PRODUCTS = {
 
 
 @implements_ufunc_method(
-    "__call__", ufuncs=[getattr(np, name) for name in _VECTOR_PRODUCTS if hasattr(np, name)]
+    "__call__",
+    ufuncs=[getattr(np, name) for name in _VECTOR_PRODUCTS if hasattr(np, name)],
+    spmd=True,
 )
 def vector_product_call(ufunc, inputs, kwargs):
     """``np.vecdot``, ``np.matvec`` and ``np.vecmat``: each a `matmul` with a vector

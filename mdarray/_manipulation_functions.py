@@ -25,6 +25,7 @@ from ._layout import Layout, ShapeLike, _normalize_axis
 from ._mode_rules import keeps_mode
 from ._modes import REPLICA
 from ._plan_cache import plan_cache
+from ._processes import Remote
 from ._registry import implements
 from ._storage import Chunks
 
@@ -51,7 +52,7 @@ def _permuted_layout(layout: Layout, axes: tuple) -> Layout:
     return Layout(tuple(layout.shape[a] for a in axes), index_map)
 
 
-@implements(np.transpose)
+@implements(np.transpose, spmd=True)
 def permute_dims(x: DistArray, /, axes: Sequence[int] | None = None) -> DistArray:
     """`x` with its axes permuted (reversed by default): each chunk is transposed where it
     lies, no data moves.
@@ -71,7 +72,7 @@ def permute_dims(x: DistArray, /, axes: Sequence[int] | None = None) -> DistArra
     return wrap(x.storage.view(layout, lambda _, b: b.transpose(axes)), x.mode)
 
 
-@implements(np.matrix_transpose)
+@implements(np.matrix_transpose, spmd=True)
 def matrix_transpose(x: DistArray, /) -> DistArray:
     """`x` with its last two axes swapped (no data moves).
 
@@ -86,7 +87,7 @@ def matrix_transpose(x: DistArray, /) -> DistArray:
     return permute_dims(x, tuple(axes))
 
 
-@implements(np.swapaxes)
+@implements(np.swapaxes, spmd=True)
 def swapaxes(x: DistArray, axis1: int, axis2: int) -> DistArray:
     """`x` with two axes interchanged (no data moves)."""
     axes = list(range(x.ndim))
@@ -95,7 +96,7 @@ def swapaxes(x: DistArray, axis1: int, axis2: int) -> DistArray:
     return permute_dims(x, tuple(axes))
 
 
-@implements(np.moveaxis)
+@implements(np.moveaxis, spmd=True)
 def moveaxis(x: DistArray, source: Axes, destination: Axes, /) -> DistArray:
     """`x` with axes moved to new positions (no data moves).
 
@@ -118,7 +119,7 @@ def moveaxis(x: DistArray, source: Axes, destination: Axes, /) -> DistArray:
 # Axes of length one, flips ------------------------------------------------------------
 
 
-@implements(np.expand_dims)
+@implements(np.expand_dims, spmd=True)
 def expand_dims(x: DistArray, /, axis: int | tuple[int, ...] = 0) -> DistArray:
     """`x` with new axes of length one at `axis` (an int or a tuple), no data moved.
 
@@ -133,7 +134,7 @@ def expand_dims(x: DistArray, /, axis: int | tuple[int, ...] = 0) -> DistArray:
     return basic_getitem(x, key)
 
 
-@implements(np.squeeze)
+@implements(np.squeeze, spmd=True)
 def squeeze(x: DistArray, /, axis: Axes = None) -> DistArray:
     """`x` without the given axes of length one (all of them by default), no data moved.
 
@@ -151,7 +152,7 @@ def squeeze(x: DistArray, /, axis: Axes = None) -> DistArray:
     return basic_getitem(x, key)
 
 
-@implements(np.flip)
+@implements(np.flip, spmd=True)
 def flip(x: DistArray, /, axis: Axes = None) -> DistArray:
     """`x` reversed along `axis` (all axes by default): views of the chunks, relabeled.
 
@@ -290,7 +291,7 @@ def _resolve_shape(shape, size: int) -> tuple:
     return shape
 
 
-@implements(np.reshape)
+@implements(np.reshape, spmd=True)
 def reshape(
     x: DistArray,
     /,
@@ -342,7 +343,7 @@ def reshape(
     return wrap(x.storage.view(layout, lambda t, b: b.reshape(shapes[t]), kept), x.mode)
 
 
-@implements(np.ravel)
+@implements(np.ravel, spmd=True)
 def ravel(x: DistArray, order: str = "C") -> DistArray:
     """`x` as a 1-D array (see `reshape`)."""
     return reshape(x, (-1,), order=order)
@@ -351,7 +352,7 @@ def ravel(x: DistArray, order: str = "C") -> DistArray:
 # Broadcasting -----------------------------------------------------------------------
 
 
-@implements(np.broadcast_to)
+@implements(np.broadcast_to, spmd=True)
 def broadcast_to(x: Any, /, shape: ShapeLike, subok: bool = False) -> DistArray:
     """`x` broadcast to `shape`: each chunk becomes a read-only broadcast view.
 
@@ -389,7 +390,7 @@ def _broadcast_layout(layout: Layout, shape: tuple) -> Layout:
 # Joining ----------------------------------------------------------------------------
 
 
-@implements(np.concatenate)
+@implements(np.concatenate, spmd=True)
 def concat(
     arrays: Sequence[Any],
     /,
@@ -430,6 +431,9 @@ def concat(
             s = index[axis]
             shifted[axis] = slice(s.start + offset, s.stop + offset, s.step)
             index_map.setdefault(device, []).append(tuple(shifted))
+            if isinstance(chunk, Remote):  # another process's chunk: it copies its own
+                data.append(Remote(chunk.shape, result_dtype, device))
+                continue
             with backend.on(device):
                 data.append(backend.xp.array(chunk, dtype=result_dtype, copy=True))
         offset += a.shape[axis]
@@ -499,7 +503,7 @@ def _as_distarrays(arrays) -> list:
     return out
 
 
-@implements(np.stack)
+@implements(np.stack, spmd=True)
 def stack(
     arrays: Sequence[Any],
     /,
@@ -525,7 +529,7 @@ def stack(
     return concat(expanded, axis=axis, out=out, dtype=dtype, casting=casting)
 
 
-@implements(np.broadcast_arrays)
+@implements(np.broadcast_arrays, spmd=True)
 def _broadcast_arrays(*arrays: Any, subok: bool = False) -> tuple[DistArray, ...]:
     """``numpy.broadcast_arrays``: a tuple of read-only views of the chunks."""
     distributed = _as_distarrays(arrays)
@@ -544,7 +548,7 @@ def broadcast_arrays(*arrays: Any) -> list[DistArray]:
     return list(_broadcast_arrays(*arrays))
 
 
-@implements(np.unstack)
+@implements(np.unstack, spmd=True)
 def unstack(x: DistArray, /, *, axis: int = 0) -> tuple[DistArray, ...]:
     """The slices of `x` along `axis`, as views of its chunks.
 

@@ -39,6 +39,7 @@ from ._chunkwise import map_chunks, write_out
 from ._data_type_functions import astype
 from ._fallback import fallback
 from ._modes import REPLICA
+from ._processes import Remote, agree_any
 from ._reduction import NO_VALUE
 from ._registry import implements
 
@@ -75,11 +76,14 @@ def _not_nan_count(x: DistArray, axes: tuple, keepdims: bool, where) -> DistArra
 
 def _any(x: DistArray, skip=()) -> bool:
     """Whether some chunk of `x` holds a true element (chunk numbers in `skip` aside):
-    one scalar per chunk reaches the host."""
-    return any(
-        bool(buffer.any())
-        for k, buffer in enumerate(x.storage.buffers)
-        if k not in skip and buffer.size
+    one scalar per chunk reaches the host, and the processes of an SPMD run agree on
+    the answer (collective)."""
+    return agree_any(
+        any(
+            bool(buffer.any())
+            for k, buffer in enumerate(x.storage.buffers)
+            if k not in skip and buffer.size and not isinstance(buffer, Remote)
+        )
     )
 
 
@@ -198,7 +202,7 @@ _nansum = _nan_reducer(np.nansum, np.add, 0)
 _nanprod = _nan_reducer(np.nanprod, np.multiply, 1)
 
 
-@implements(np.nansum)
+@implements(np.nansum, spmd=True)
 def _np_nansum(a, axis=None, dtype=None, out=None, keepdims=NO_VALUE, initial=NO_VALUE,
                where=NO_VALUE):  # fmt: skip
     """``numpy.nansum``: the sum with NaNs as 0; partial (SUM) along split axes.
@@ -215,7 +219,7 @@ def _np_nansum(a, axis=None, dtype=None, out=None, keepdims=NO_VALUE, initial=NO
     return _nansum(a, axis, dtype, out, keepdims, initial, where)
 
 
-@implements(np.nanprod)
+@implements(np.nanprod, spmd=True)
 def _np_nanprod(a, axis=None, dtype=None, out=None, keepdims=NO_VALUE, initial=NO_VALUE,
                 where=NO_VALUE):  # fmt: skip
     """``numpy.nanprod``: the product with NaNs as 1; partial (PROD) along split axes.
@@ -278,7 +282,7 @@ _nanmax = _nan_extreme(np.nanmax, np.maximum, np.fmax, -np.inf)
 _nanmin = _nan_extreme(np.nanmin, np.minimum, np.fmin, np.inf)
 
 
-@implements(np.nanmax)
+@implements(np.nanmax, spmd=True)
 def _np_nanmax(a, axis=None, out=None, keepdims=NO_VALUE, initial=NO_VALUE, where=NO_VALUE):
     """``numpy.nanmax``: the maximum ignoring NaNs; partial (MAX) along split axes.
 
@@ -295,7 +299,7 @@ def _np_nanmax(a, axis=None, out=None, keepdims=NO_VALUE, initial=NO_VALUE, wher
     return _nanmax(a, axis, out, keepdims, initial, where)
 
 
-@implements(np.nanmin)
+@implements(np.nanmin, spmd=True)
 def _np_nanmin(a, axis=None, out=None, keepdims=NO_VALUE, initial=NO_VALUE, where=NO_VALUE):
     """``numpy.nanmin``: the minimum ignoring NaNs; partial (MIN) along split axes.
 
@@ -339,7 +343,7 @@ _nanargmax = _nan_arg(np.nanargmax, np.argmax, -np.inf)
 _nanargmin = _nan_arg(np.nanargmin, np.argmin, np.inf)
 
 
-@implements(np.nanargmax)
+@implements(np.nanargmax, spmd=True)
 def _np_nanargmax(a, axis=None, out=None, *, keepdims=NO_VALUE):
     """``numpy.nanargmax``: the index of the maximum ignoring NaNs (ValueError on an
     all-NaN slice, as NumPy).
@@ -355,7 +359,7 @@ def _np_nanargmax(a, axis=None, out=None, *, keepdims=NO_VALUE):
     return _nanargmax(a, axis, out, keepdims=keepdims)
 
 
-@implements(np.nanargmin)
+@implements(np.nanargmin, spmd=True)
 def _np_nanargmin(a, axis=None, out=None, *, keepdims=NO_VALUE):
     """``numpy.nanargmin``: the index of the minimum ignoring NaNs (ValueError on an
     all-NaN slice); data movement as `numpy.nanargmax`.
@@ -383,7 +387,7 @@ def _nanmean(x, axes, keepdims, where, dtype) -> DistArray:
     return _divide_by_count(total, count)
 
 
-@implements(np.nanmean)
+@implements(np.nanmean, spmd=True)
 def _np_nanmean(a, axis=None, dtype=None, out=None, keepdims=NO_VALUE, *, where=NO_VALUE):
     """``numpy.nanmean``: the mean of the non-NaN elements; partial (SUM) along split axes.
 
@@ -478,7 +482,7 @@ _nanvar_impl = _nan_variance(np.nanvar, root=False)
 _nanstd_impl = _nan_variance(np.nanstd, root=True)
 
 
-@implements(np.nanvar)
+@implements(np.nanvar, spmd=True)
 def _np_nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=NO_VALUE, *, where=NO_VALUE,
                mean=NO_VALUE, correction=NO_VALUE):  # fmt: skip
     """``numpy.nanvar``: the variance of the non-NaN elements, dividing by
@@ -497,7 +501,7 @@ def _np_nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=NO_VALUE, *,
                         correction=correction)  # fmt: skip
 
 
-@implements(np.nanstd)
+@implements(np.nanstd, spmd=True)
 def _np_nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=NO_VALUE, *, where=NO_VALUE,
                mean=NO_VALUE, correction=NO_VALUE):  # fmt: skip
     """``numpy.nanstd``: the square root of `numpy.nanvar`, whose partial result is
@@ -515,7 +519,7 @@ def _np_nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=NO_VALUE, *,
 # nancumsum, nancumprod ------------------------------------------------------------------
 
 
-@implements(np.nancumsum)
+@implements(np.nancumsum, spmd=True)
 def _np_nancumsum(a, axis=None, dtype=None, out=None):
     """``numpy.nancumsum``: the cumulative sum with NaNs as 0, a scan with carries
     between chunks (one result row per earlier chunk moves, never the input).
@@ -532,7 +536,7 @@ def _np_nancumsum(a, axis=None, dtype=None, out=None):
     return np.cumsum(_replaced(a, 0), axis=axis, dtype=dtype, out=out)
 
 
-@implements(np.nancumprod)
+@implements(np.nancumprod, spmd=True)
 def _np_nancumprod(a, axis=None, dtype=None, out=None):
     """``numpy.nancumprod``: the cumulative product with NaNs as 1 (a scan with carries,
     as `numpy.nancumsum`).

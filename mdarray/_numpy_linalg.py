@@ -40,7 +40,7 @@ def _dist(x) -> DistArray:
     return x if isinstance(x, DistArray) else asarray(x)
 
 
-@implements(np.linalg.qr)
+@implements(np.linalg.qr, spmd=True)
 def _qr(a, mode="reduced"):
     """``np.linalg.qr``: ``"reduced"`` (and ``"complete"`` of a square matrix) by TSQR
     where it applies, ``"r"`` by TSQR without Q; see `mdarray.linalg.qr`.
@@ -63,7 +63,7 @@ def _qr(a, mode="reduced"):
     return _linalg._one("qr", lambda xp, x: xp.linalg.qr(x, mode="r"), a)
 
 
-@implements(np.linalg.svd)
+@implements(np.linalg.svd, spmd=True)
 def _svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     """``np.linalg.svd``: see `mdarray.linalg.svd` (``compute_uv=False``: `svdvals`);
     ``hermitian=True`` gathers to the host.
@@ -81,12 +81,12 @@ def _svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     return _SVD(*_linalg.svd(a, full_matrices=full_matrices))
 
 
-@implements(np.linalg.svdvals)
+@implements(np.linalg.svdvals, spmd=True)
 def _svdvals(x, /):
     return _linalg.svdvals(x)
 
 
-@implements(np.linalg.pinv)
+@implements(np.linalg.pinv, spmd=True)
 def _pinv(a, rcond=None, hermitian=False, *, rtol=_UNSET):
     """``np.linalg.pinv`` with NumPy's cut-off rules (``rcond`` default ``1e-15``, or
     ``rtol``); see `mdarray.linalg.pinv`. ``hermitian=True`` gathers to the host.
@@ -113,7 +113,7 @@ def _pinv(a, rcond=None, hermitian=False, *, rtol=_UNSET):
     return _linalg.pseudo_inverse(a, rcond)
 
 
-@implements(np.linalg.matrix_rank)
+@implements(np.linalg.matrix_rank, spmd=True)
 def _matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
     """``np.linalg.matrix_rank``: see `mdarray.linalg.matrix_rank`; an absolute `tol`,
     ``hermitian=True`` or fewer than two axes gather to the host."""
@@ -141,7 +141,7 @@ def _lstsq_dtypes(*dtypes) -> tuple[np.dtype, np.dtype] | None:
     return compute, result
 
 
-@implements(np.linalg.lstsq)
+@implements(np.linalg.lstsq, spmd=True)
 def _lstsq(a, b, rcond=None):
     """``np.linalg.lstsq(a, b, rcond)``: ``(x, residuals, rank, s)`` as NumPy's (in double
     precision, results single where the operands are), all DistArrays.
@@ -191,22 +191,22 @@ def _square(name: str, compute, a):
     return _linalg._one(name, compute, a)
 
 
-@implements(np.linalg.cholesky)
+@implements(np.linalg.cholesky, spmd=True)
 def _cholesky(a, /, *, upper=False):
     return _square("cholesky", lambda xp, x: _one_device.cholesky(xp, x, upper), a)
 
 
-@implements(np.linalg.eigh)
+@implements(np.linalg.eigh, spmd=True)
 def _eigh(a, UPLO="L"):
     return _EIGH(*_square("eigh", lambda xp, x: tuple(xp.linalg.eigh(x, UPLO=UPLO)), a))
 
 
-@implements(np.linalg.eigvalsh)
+@implements(np.linalg.eigvalsh, spmd=True)
 def _eigvalsh(a, UPLO="L"):
     return _square("eigvalsh", lambda xp, x: xp.linalg.eigvalsh(x, UPLO=UPLO), a)
 
 
-@implements(np.linalg.eig)
+@implements(np.linalg.eig, spmd=True)
 def _eig(a):
     """``np.linalg.eig``: on one device where the backend's linalg has ``eig`` (NumPy's
     does; CuPy's from version 14), else gathered to the host."""
@@ -216,7 +216,7 @@ def _eig(a):
     return _EIG(*_square("eig", lambda xp, x: tuple(xp.linalg.eig(x)), a))
 
 
-@implements(np.linalg.eigvals)
+@implements(np.linalg.eigvals, spmd=True)
 def _eigvals(a):
     a = _dist(a)
     if not hasattr(a.storage.backend.xp.linalg, "eigvals"):
@@ -224,26 +224,26 @@ def _eigvals(a):
     return _square("eigvals", lambda xp, x: xp.linalg.eigvals(x), a)
 
 
-@implements(np.linalg.solve)
+@implements(np.linalg.solve, spmd=True)
 def _solve(a, b):
     return _linalg.solve(a, b)
 
 
-@implements(np.linalg.inv)
+@implements(np.linalg.inv, spmd=True)
 def _inv(a):
     return _linalg.inv(a)
 
 
-@implements(np.linalg.det)
+@implements(np.linalg.det, spmd=True)
 def _det(a):
     return _linalg.det(a)
 
 
-@implements(np.linalg.slogdet)
+@implements(np.linalg.slogdet, spmd=True)
 def _slogdet(a):
     return _SLOGDET(*_linalg.slogdet(a))
 
 
-@implements(np.linalg.matrix_power)
+@implements(np.linalg.matrix_power, spmd=True)
 def _matrix_power(a, n):
     return _linalg.matrix_power(a, n)

@@ -34,7 +34,7 @@ def _keepdims(keepdims) -> dict:
     return {} if keepdims is _NO_VALUE else {"keepdims": keepdims}
 
 
-@implements(np.average)
+@implements(np.average, spmd=True)
 def average(a, axis=None, weights=None, returned=False, *, keepdims=_NO_VALUE):
     """``np.average``: ``sum(a * w) / sum(w)`` over `axis` (the mean without weights),
     NumPy's dtypes and errors; the sums are native reductions (one partial per chunk,
@@ -86,7 +86,7 @@ def _weights(wgt, a, axis):
     return wgt
 
 
-@implements(np.ptp)
+@implements(np.ptp, spmd=True)
 def ptp(a, axis=None, out=None, keepdims=_NO_VALUE):
     """``np.ptp``: the native ``max`` minus the native ``min`` (one partial each per
     chunk, combined into the small result).
@@ -103,7 +103,7 @@ def ptp(a, axis=None, out=None, keepdims=_NO_VALUE):
     return np.subtract(high, low) if out is None else np.subtract(high, low, out=out)
 
 
-@implements(np.cov)
+@implements(np.cov, spmd=True)
 def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *, dtype=None):
     """``np.cov`` of 1-D or 2-D variables: mean-centred, then ``X @ X.conj().T`` by the
     native `matmul` and scaled by ``1 / (N - ddof)``. Where the observations are split
@@ -176,7 +176,7 @@ def _empty(shape, dtype, template: DistArray) -> DistArray:
     return wrap(Chunks.full(layout, 0, dtype, template.storage.backend))
 
 
-@implements(np.corrcoef)
+@implements(np.corrcoef, spmd=True)
 def corrcoef(x, y=None, rowvar=True, *, dtype=None):
     """``np.corrcoef``: `cov`, scaled by the square roots of its diagonal on both sides
     and clipped to [-1, 1] (the small result only).

@@ -8,7 +8,9 @@ backend's own ``linalg`` runs (NumPy on the cpu backend's virtual devices, CuPy 
 GPU), and the results stay there as DistArrays held by that one device. It is a fallback
 under the policy of `mdarray.options`, as gathering to the host is: ``"raise"`` raises
 TypeError, ``"warn"`` warns with `PerformanceWarning` naming the function, and operands
-above ``fallback_limit`` bytes are not gathered.
+above ``fallback_limit`` bytes are not gathered. In an SPMD run the device's process
+computes (a failure there raises on every process) and sends the others the results'
+shapes and dtypes: they hold them as another process's chunks.
 
 The device functions here keep NumPy's semantics on either array module where the two
 differ (``solve``'s vector rule and broadcasting, ``cholesky(upper=True)``, ``pinv``,
@@ -22,14 +24,15 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import _redistribute, _regions
+from . import _processes, _redistribute, _regions
 from ._array import DistArray, wrap
 from ._config import check_fallback
 from ._layout import Layout
+from ._processes import Remote, is_local
 from ._storage import Chunks
 
 LinAlgError = np.linalg.LinAlgError
@@ -50,9 +53,37 @@ def on_one_device(name: str, compute: Callable[..., Any], *operands: Any) -> Any
         f"gathered onto device {device} and computed there (the result stays there)",
     )
     values = [_onto(x, device, backend) for x in operands]
-    with backend.on(device), backend.linalg_errors():
-        result = compute(backend.xp, *values)
+    here = is_local(device)
+    result = None
+    # In an SPMD run the device's process computes: a failure there (a singular matrix)
+    # raises on every process, and the others learn the results' shapes and dtypes.
+    with _processes.agreeing(True):
+        if here:
+            with backend.on(device), backend.linalg_errors():
+                result = compute(backend.xp, *values)
+    group = _processes.current()
+    if _processes.several() and group is not None:
+        outline = _outline(result, backend) if here else None
+        outline = group.comm.bcast(outline, root=group.owner(device))
+        result = result if here else outline
     return _results(result, device, backend)
+
+
+class _Held(NamedTuple):
+    """An array result held by another process's device: its shape and dtype."""
+
+    shape: tuple
+    dtype: np.dtype
+
+
+def _outline(result, backend):
+    """`result` with its arrays as `_Held` (sent to the other processes)."""
+    if isinstance(result, tuple):
+        items = [_outline(r, backend) for r in result]
+        return type(result)(*items) if hasattr(result, "_fields") else tuple(items)
+    if isinstance(result, (np.ndarray, np.generic)) or backend.is_native(result):
+        return _Held(tuple(result.shape), np.dtype(result.dtype))
+    return result
 
 
 def _onto(x, device: int, backend):
@@ -67,6 +98,10 @@ def _onto(x, device: int, backend):
 
 
 def _results(result, device: int, backend):
+    if isinstance(result, _Held):  # before tuples: it is a named tuple
+        layout = Layout.replicated(result.shape, devices=[device])
+        held = Remote(result.shape, result.dtype, device)
+        return wrap(Chunks.of(layout, [held], backend, result.dtype))
     if isinstance(result, tuple):
         items = [_results(r, device, backend) for r in result]
         return type(result)(*items) if hasattr(result, "_fields") else tuple(items)

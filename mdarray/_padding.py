@@ -3,13 +3,14 @@
 The result is laid out from the input's: each chunk keeps its place shifted by the leading
 pad widths, and chunks at the array's edges widen to hold the new border (`padded_layout`).
 Each result chunk is made on its device from the regions of the input its elements come
-from (`_redistribute.region_value`): its own chunk's data locally, and for the edge,
-reflect, symmetric and wrap modes the border elements from the chunks holding them, so
-only border-sized pieces move. The other modes take the fallback policy.
+from (`_redistribute.regions_value`, every chunk's in one step): its own chunk's data
+locally, and for the edge, reflect, symmetric and wrap modes the border elements from the
+chunks holding them, so only border-sized pieces move. The other modes take the fallback policy.
 """
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -80,9 +81,9 @@ def _runs(sources: np.ndarray) -> list[tuple[int, int, int, int]]:
     return runs
 
 
-def _fetch(storage: Chunks, mode, runs: tuple, device, xp):
-    """The input's elements at the product of `runs` (one per axis), on `device`: one
-    ascending region through `region_value`, flipped or repeated to the run's order."""
+def _region(runs: tuple) -> tuple:
+    """The ascending region of the input that holds the product of `runs` (one per
+    axis)."""
     region = []
     for _, count, first, step in runs:
         last = first + (count - 1) * step
@@ -90,7 +91,11 @@ def _fetch(storage: Chunks, mode, runs: tuple, device, xp):
             region.append(range(first, first + 1))
         else:
             region.append(range(min(first, last), max(first, last) + 1, abs(step)))
-    piece = _redistribute.region_value(storage, mode, tuple(region), device)
+    return tuple(region)
+
+
+def _shaped(piece, runs: tuple, xp):
+    """`piece` (the input's `_region` of `runs`) flipped or repeated to the runs' order."""
     for axis, (_, count, _, step) in enumerate(runs):
         if step < 0:
             piece = xp.flip(piece, axis=axis)
@@ -99,11 +104,23 @@ def _fetch(storage: Chunks, mode, runs: tuple, device, xp):
     return piece
 
 
+def _parts(per_axis: list, fill: bool) -> list:
+    """The products of runs a chunk of runs `per_axis` reads from the input, in the
+    order its `make` uses them: every product (joined per axis), or for the constant
+    mode the one ascending run per axis where the chunk meets the input."""
+    if not all(per_axis):
+        return []
+    if not fill:
+        return list(itertools.product(*per_axis))
+    inner = tuple([run for run in runs if run[2] >= 0] for runs in per_axis)
+    return [tuple(axis_runs[0] for axis_runs in inner)] if all(inner) else []
+
+
 def _pairs(value, ndim: int) -> np.ndarray:
     return np.broadcast_to(np.asarray(value), (ndim, 2))
 
 
-@implements(np.pad)
+@implements(np.pad, spmd=True)
 def pad(array: DistArray, pad_width: Any, mode: Any = "constant", **kwargs: Any) -> DistArray:
     """``numpy.pad`` for the constant, edge, reflect, symmetric (``reflect_type='even'``)
     and wrap modes; others by the fallback policy. The result keeps the input's layout,
@@ -137,16 +154,30 @@ def pad(array: DistArray, pad_width: Any, mode: Any = "constant", **kwargs: Any)
     ]
     storage = array.storage
     xp = storage.backend.xp
+    # Every chunk's reads of the input, fetched in one step (one exchange between the
+    # processes of an SPMD run).
+    per_chunk = [
+        [_runs(m[_regions.to_slice(r)]) for m, r in zip(maps, box)] for box in layout.boxes
+    ]
+    wanted = [(t, part) for t, per_axis in enumerate(per_chunk) for part in _parts(per_axis, fill)]
+    fetched = _redistribute.regions_value(
+        _redistribute.change_mode(storage, array.mode, REPLICA),
+        [_region(part) for _, part in wanted],
+        [layout.chunk_devices[t] for t, _ in wanted],
+    )
+    pieces: dict = {}
+    for (t, part), piece in zip(wanted, fetched):
+        pieces.setdefault(t, []).append((part, piece))
 
     def make(t: int):
         box = layout.boxes[t]
         shape = layout.chunk_shapes[t]
-        device = layout.chunk_devices[t]
-        per_axis = [_runs(m[_regions.to_slice(r)]) for m, r in zip(maps, box)]
+        per_axis = per_chunk[t]
+        got = iter(pieces.get(t, ()))
         if not all(per_axis):
             return xp.empty(shape, array.dtype)
         if not fill:
-            return _joined(storage, array.mode, per_axis, device, xp)
+            return _joined(per_axis, got, xp)
         out = xp.empty(shape, array.dtype)
         for axis, (runs, r) in enumerate(zip(per_axis, box)):
             lead = (slice(None),) * axis
@@ -160,23 +191,23 @@ def pad(array: DistArray, pad_width: Any, mode: Any = "constant", **kwargs: Any)
                     storage.backend.assign(out, before_key, constants[axis][0])
                     storage.backend.assign(out, after_key, constants[axis][1])
         # The input's part: one ascending run per axis, where the chunk meets it.
-        inner = tuple([run for run in runs if run[2] >= 0] for runs in per_axis)
-        if all(inner):
-            part = tuple(axis_runs[0] for axis_runs in inner)
+        for part, piece in got:
             key = tuple(slice(begin, begin + count) for begin, count, _, _ in part)
-            out[key] = _fetch(storage, array.mode, part, device, xp)
+            out[key] = _shaped(piece, part, xp)
         return out
 
     return wrap(Chunks.generate(layout, storage.backend, make, array.dtype), REPLICA)
 
 
-def _joined(storage: Chunks, mode, per_axis: list, device, xp):
-    """The product of the runs of `per_axis`, each fetched (`_fetch`), joined per axis."""
+def _joined(per_axis: list, got, xp):
+    """The product of the runs of `per_axis`, joined per axis, from the fetched pieces
+    `got` (``(runs, piece)`` in product order)."""
 
-    def build(axis: int, prefix: tuple):
+    def build(axis: int):
         if axis == len(per_axis):
-            return _fetch(storage, mode, prefix, device, xp)
-        parts = [build(axis + 1, (*prefix, run)) for run in per_axis[axis]]
+            part, piece = next(got)
+            return _shaped(piece, part, xp)
+        parts = [build(axis + 1) for _ in per_axis[axis]]
         return parts[0] if len(parts) == 1 else xp.concatenate(parts, axis=axis)
 
-    return build(0, ())
+    return build(0)

@@ -177,6 +177,29 @@ def agree_dtype(dtype, devices) -> np.dtype:
     return np.dtype(group.comm.bcast(None if dtype is None else np.dtype(dtype).str, root=root))
 
 
+def agree_any(flag: bool) -> bool:
+    """Whether `flag` (read from this process's data) is true on some process: the same
+    answer on every process (one small allgather in a run of several), so a decision
+    taken on it takes the same branch everywhere."""
+    group = _GROUP
+    if group is None or group.size == 1:
+        return bool(flag)
+    return any(group.comm.allgather(bool(flag)))
+
+
+def merged_everywhere(local: dict) -> dict:
+    """Every process's `local` entries (host values, keyed alike on every process: say
+    by piece number) merged into one dict, the same on every process (one allgather in
+    a run of several)."""
+    group = _GROUP
+    if group is None or group.size == 1:
+        return dict(local)
+    merged: dict = {}
+    for part in group.comm.allgather(local):
+        merged.update(part)
+    return merged
+
+
 def checking_collectives() -> bool:
     return os.environ.get("MDARRAY_CHECK_COLLECTIVES", "") not in ("", "0")
 

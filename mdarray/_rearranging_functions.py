@@ -2,11 +2,10 @@
 
 `repeat` and `tile` copy each chunk on its own device into the chunks of a layout made
 from x's (boundaries scaled by the count or shifted by the counts before them; copies of
-x's layout side by side), so nothing moves between devices. `roll` keeps x's layout; each chunk fetches the shifted
-region of x it holds (at most two pieces per rolled axis) through
-`_redistribute.region_value`, so only what crosses chunk boundaries moves. Repeating by
-one count per element over chunks strided along the axis takes the fallback policy
-(`mdarray.options`).
+x's layout side by side), so nothing moves between devices. `roll` relabels x's chunks
+with their rolled positions (views, split where they wrap) and reshards them back to x's
+layout, so only what crosses chunk boundaries moves. Repeating by one count per element
+over chunks strided along the axis takes the fallback policy (`mdarray.options`).
 """
 
 from __future__ import annotations
@@ -19,13 +18,13 @@ from typing import Any, cast
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
-from . import _redistribute, _regions
-from ._array import DistArray, wrap
+from . import _regions
+from ._array import DistArray, laid_out, wrap
 from ._creation_functions import asarray
 from ._fallback import fallback
 from ._layout import Layout, _normalize_axis
 from ._manipulation_functions import ravel, reshape
-from ._modes import REPLICA
+from ._plan_cache import plan_cache
 from ._registry import implements
 from ._storage import Chunks
 
@@ -67,7 +66,7 @@ def _repeated_pieces(r: range, count: int) -> list[range]:
     return [range(r.start * count + j, r[-1] * count + j + 1, r.step * count) for j in range(count)]
 
 
-@implements(np.repeat)
+@implements(np.repeat, spmd=True)
 def _repeat(a, repeats, axis=None):
     """``numpy.repeat``, per chunk on its own device (nothing moves but the counts); the
     mode is kept, each element being a copy of one element of `a`. By one count, the
@@ -172,7 +171,7 @@ def repeat(x: DistArray, repeats: Any, /, *, axis: int | None = None) -> DistArr
     return cast(DistArray, np.repeat(x, repeats, axis=axis))
 
 
-@implements(np.tile)
+@implements(np.tile, spmd=True)
 def _tile(A, reps):
     """``numpy.tile``: the result is copies of A's layout side by side, each chunk copied
     on its own device (nothing moves); the mode is kept."""
@@ -233,59 +232,56 @@ def tile(x: DistArray, repetitions: tuple[int, ...], /) -> DistArray:
     return cast(DistArray, np.tile(asarray(x), repetitions))
 
 
-def _rolled_pieces(r: range, shift: int, n: int) -> list[range]:
-    """The positions of x along an axis of length `n` that the positions `r` hold after
-    rolling by `shift` (in ``[0, n)``): at most two ranges, in order."""
-    source = range(r.start - shift, r.stop - shift, r.step)
-    wrapped = len(range(source.start, min(source.stop, 0), r.step)) if source.start < 0 else 0
-    head, tail = source[:wrapped], source[wrapped:]
-    pieces = [range(head.start + n, head.stop + n, r.step), tail]
-    return [p for p in pieces if len(p)]
+@plan_cache
+def _rolled_layout(layout: Layout, shifts: tuple) -> tuple[Layout, tuple]:
+    """x's chunks relabeled by the roll of `shifts` (one per axis, each in ``[0, n)``):
+    ``(layout, sources)``, each new chunk being part ``sources[t] = (k, local index)`` of
+    chunk k. A chunk's positions along a rolled axis split where they wrap past the end
+    (at most two parts per rolled axis), so every part stays a box."""
+    entries = []
+    for k, ((device, index), box) in enumerate(zip(layout.chunks, layout.boxes)):
+        if not _regions.box_size(box):
+            entries.append((device, index, (k, tuple(slice(0, len(r)) for r in box))))
+            continue
+        per_axis = []
+        for r, n, shift in zip(box, layout.shape, shifts):
+            # How many of r's positions stay below n once shifted: they do not wrap.
+            stay = len(range(r.start, min(r.stop, n - shift), r.step))
+            parts = [(r[:stay], shift, slice(0, stay)), (r[stay:], shift - n, slice(stay, len(r)))]
+            per_axis.append(
+                [
+                    (_regions.to_slice(range(p.start + d, p.stop + d, p.step)), local)
+                    for p, d, local in parts
+                    if len(p)
+                ]
+            )
+        for combination in itertools.product(*per_axis):
+            new = tuple(s for s, _ in combination)
+            entries.append((device, new, (k, tuple(local for _, local in combination))))
+    rolled, sources = _grouped(layout.shape, entries)
+    return rolled, tuple(sources)
 
 
-def _assembled(storage: Chunks, mode, per_axis: list, device, xp):
-    """The array on `device` made of x's regions, the product of `per_axis` (per axis, the
-    ranges of x in order), joined along each axis; each region through `region_value`."""
-
-    def build(axis: int, prefix: tuple):
-        if axis == len(per_axis):
-            return _redistribute.region_value(storage, mode, prefix, device)
-        parts = [build(axis + 1, (*prefix, r)) for r in per_axis[axis]]
-        return parts[0] if len(parts) == 1 else xp.concatenate(parts, axis=axis)
-
-    return build(0, ())
-
-
-@implements(np.roll)
+@implements(np.roll, spmd=True)
 def _roll(a, shift, axis=None):
-    """``numpy.roll``: the result keeps a's layout; each chunk fetches the shifted region
-    of `a` it holds (at most two pieces per rolled axis), so only the elements that cross
-    chunk boundaries move. REPLICA mode (the regions are read as values). Without `axis`,
-    the flattened array is rolled (`ravel`, then `reshape`)."""
+    """``numpy.roll``: a's chunks relabeled with their rolled positions (split where they
+    wrap past the end: views, nothing copied), then resharded to a's layout, so only the
+    elements that cross chunk boundaries move, in one step. The mode is kept (each
+    element keeps its copies). Without `axis`, the flattened array is rolled (`ravel`,
+    then `reshape`)."""
     if axis is None:
         return reshape(_roll(ravel(a), shift, 0), a.shape)
     axes = normalize_axis_tuple(axis, a.ndim, allow_duplicate=True)
     broadcasted = np.broadcast(shift, axes)
     if broadcasted.ndim > 1:
         raise ValueError("'shift' and 'axis' should be scalars or 1D sequences")
-    shifts = dict.fromkeys(range(a.ndim), 0)
+    shifts = [0] * a.ndim
     for sh, ax in broadcasted:
         shifts[ax] += int(sh)
-    storage = a.storage
-    layout = a.layout
-    xp = storage.backend.xp
-
-    def make(k: int):
-        box = layout.boxes[k]
-        if not _regions.box_size(box):
-            return xp.empty(layout.chunk_shapes[k], a.dtype)
-        per_axis = [
-            _rolled_pieces(r, shifts[ax] % n, n) if shifts[ax] % n else [r]
-            for ax, (r, n) in enumerate(zip(box, a.shape))
-        ]
-        return _assembled(storage, a.mode, per_axis, layout.chunk_devices[k], xp)
-
-    return wrap(Chunks.generate(layout, storage.backend, make, a.dtype), REPLICA)
+    rolled = tuple(s % n if n else 0 for s, n in zip(shifts, a.shape))
+    layout, sources = _rolled_layout(a.layout, rolled)
+    views = a.storage.view(layout, lambda t, b: b[sources[t][1]], tuple(k for k, _ in sources))
+    return laid_out(wrap(views, a.mode), a.layout)
 
 
 def roll(
@@ -307,8 +303,8 @@ def roll(
         axis of `axis` or one for all.
     axis : int or tuple of ints, optional
         The axes to shift along; None shifts the flattened array and keeps the shape.
-        The result keeps x's layout, each chunk fetching its shifted region: only the
-        elements that cross chunk boundaries move.
+        The result keeps x's layout and mode: only the elements that cross chunk
+        boundaries move.
 
     Returns
     -------

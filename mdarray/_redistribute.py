@@ -109,10 +109,12 @@ def _region_value(chunks: Chunks, mode: Mode, region: tuple, device, root: int |
 def regions_value(chunks: Chunks, regions, devices) -> list:
     """`region_value` of REPLICA `chunks` for each region on its device, with one
     exchange between processes for all of them (a `Remote` for another process's
-    device)."""
+    device; None for a region given as None)."""
     fetch = Fetch(chunks)
     out = [
-        _gather(
+        None
+        if region is None
+        else _gather(
             chunks,
             replica_plan(chunks.layout, region, device),
             _regions.box_shape(region),

@@ -20,7 +20,9 @@ from ._array import DistArray, wrap
 from ._chunkwise import aligned, backend_of, result_layout, shape_of, write_out
 from ._creation_functions import asarray
 from ._fallback import fallback
+from ._fetch import fetch_pieces
 from ._modes import MAX, MIN, REPLICA
+from ._processes import Remote, is_local
 from ._registry import implements
 from ._sorting_functions import runs, to_host
 from ._storage import Chunks
@@ -83,10 +85,15 @@ def arg_extreme(x: DistArray, axis, keepdims: bool, largest: bool) -> DistArray:
     backend = x.storage.backend
     axes = _reduction.normalize_axes(axis, x.ndim)
     plan, whole = _reduction.reduce_plan(x.layout, axes, True)
-    values, indices = [], []
+    values: list = []
+    indices: list = []
     for chunk, box, shape, device in zip(
         x.storage.buffers, x.layout.boxes, plan.chunk_shapes, x.layout.chunk_devices
     ):
+        if isinstance(chunk, Remote):  # its process computes its pair
+            values.append(Remote(shape, x.dtype, device))
+            indices.append(Remote(shape, np.intp, device))
+            continue
         with backend.on(device):
             if not all(shape) or any(len(box[a]) == 0 for a in axes):
                 values.append(backend.full(shape, _sentinel(x.dtype, largest), x.dtype, device))
@@ -104,22 +111,35 @@ def arg_extreme(x: DistArray, axis, keepdims: bool, largest: bool) -> DistArray:
 
 
 def _combine(layout, values, indices, largest, backend) -> list:
-    """Each chunk's pairs merged with the pairs of every chunk meeting its box."""
+    """Each chunk's pairs merged with the pairs of every chunk meeting its box (fetched
+    in one step per part of the pair)."""
     xp = backend.xp
     out = list(indices)
-    for k, (box, device) in enumerate(zip(layout.boxes, layout.chunk_devices)):
-        plan = _redistribute.partial_plan(layout, box)
+    plans = [_redistribute.partial_plan(layout, box) for box in layout.boxes]
+    wanted = [
+        (j, chunk_index, device)
+        for k, (plan, device) in enumerate(zip(plans, layout.chunk_devices))
+        if len(plan) > 1
+        for j, _, chunk_index in plan
+        if j != k
+    ]
+    dtype = values[0].dtype
+    others = iter(fetch_pieces(Chunks.of(layout, values, backend, dtype), wanted))
+    other_indices = iter(fetch_pieces(Chunks.of(layout, indices, backend, np.intp), wanted))
+    for k, (plan, device) in enumerate(zip(plans, layout.chunk_devices)):
         if len(plan) <= 1:
+            continue
+        pieces = [
+            (region_index, next(others), next(other_indices))
+            for j, region_index, _ in plan
+            if j != k
+        ]
+        if not is_local(device):
             continue
         with backend.on(device):
             best_value = xp.array(values[k], copy=True)
             best_index = xp.array(indices[k], copy=True)
-            for j, region_index, chunk_index in plan:
-                if j == k:
-                    continue
-                src = layout.chunk_devices[j]
-                other = backend.move(values[j][chunk_index], src, device)
-                other_index = backend.move(indices[j][chunk_index], src, device)
+            for region_index, other, other_index in pieces:
                 here = (*region_index, ...)
                 wins = _better(xp, best_value[here], best_index[here], other, other_index, largest)
                 best_value[here] = xp.where(wins, other, best_value[here])
@@ -158,8 +178,8 @@ def _arg_impl(func, largest: bool):
     return impl
 
 
-implements(np.argmax)(_arg_impl(np.argmax, largest=True))
-implements(np.argmin)(_arg_impl(np.argmin, largest=False))
+implements(np.argmax, spmd=True)(_arg_impl(np.argmax, largest=True))
+implements(np.argmin, spmd=True)(_arg_impl(np.argmin, largest=False))
 
 
 def argmax(x: DistArray, /, *, axis: int | None = None, keepdims: bool = False) -> DistArray:
@@ -189,7 +209,7 @@ def argmin(x: DistArray, /, *, axis: int | None = None, keepdims: bool = False) 
 _NOT_GIVEN = object()
 
 
-@implements(np.where)
+@implements(np.where, spmd=True)
 def _where(condition, x=_NOT_GIVEN, y=_NOT_GIVEN):
     """``numpy.where(condition, x, y)`` chunk by chunk: the three operands are cut to the
     result's layout (that of the first DistArray operand of the result's shape) and each
@@ -242,7 +262,7 @@ def where(condition, x1, x2, /) -> DistArray:
 # count_nonzero, nonzero, searchsorted ---------------------------------------------------
 
 
-@implements(np.count_nonzero)
+@implements(np.count_nonzero, spmd=True)
 def _count_nonzero(a, axis=None, *, keepdims=False):
     """A sum of ``a != 0``: chunks count their own elements, and a split axis gives a
     partial (SUM) count, nothing moved."""
@@ -280,7 +300,7 @@ def count_nonzero(
     return np.count_nonzero(asarray(x), axis=axis, keepdims=keepdims)
 
 
-@implements(np.nonzero)
+@implements(np.nonzero, spmd=True)
 def _nonzero(a):
     if isinstance(a, DistArray) and a.ndim:
         return native_nonzero(a)

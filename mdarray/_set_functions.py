@@ -12,7 +12,9 @@ inverse is ``searchsorted`` of the array in the unique values, each NaN given it
 NaN by its rank among the NaNs (a stable sort keeps them in order). As in NumPy, each
 NaN is a distinct value (``equal_nan=False``; NumPy's ``unique`` keeps one by default)
 and the two signed zeros are one; the results are NumPy's named tuples, fields
-DistArrays.
+DistArrays. In a run of several processes the values and counts run natively (the runs'
+boundary elements move in one step, the positions read by the host are shared); the
+first indices and the inverse take the fallback there.
 """
 
 from __future__ import annotations
@@ -24,12 +26,14 @@ import numpy as np
 from ._array import DistArray, wrap
 from ._creation_functions import asarray
 from ._fallback import fallback
+from ._fetch import fetch_pieces
 from ._layout import Layout
 from ._manipulation_functions import reshape
 from ._modes import REPLICA
+from ._processes import Remote, is_local, merged_everywhere, several
 from ._registry import implements
 from ._searching_functions import _searchsorted
-from ._sorting_functions import runs, sample_sort, sorted_along, splits, to_host
+from ._sorting_functions import as_chunks, runs, sample_sort, sorted_along, splits, to_host
 from ._storage import Chunks
 
 _RESULTS = {
@@ -75,36 +79,57 @@ def unique_parts(x: DistArray, equal_nan: bool, want_order: bool) -> dict:
     pieces = runs(ordered)
     order_pieces = [] if order is None else [p for _, p in runs(order)]
     devices = [d for d, _ in pieces]
+    lengths = [piece.shape[0] for _, piece in pieces]
     nan_kind = flat.dtype.kind in "fc"
-    values, firsts, indices = [], [], []
-    start = 0
-    previous = None  # the last element of the run before, and its device
+    # The last element of each run before another, on that one's device: one step.
+    befores: list = []
+    if len(pieces) > 1:
+        chunks, chunk_of = as_chunks(pieces, backend, flat.dtype)
+        lasts = [(chunk_of[p], (slice(lengths[p] - 1, lengths[p]),)) for p in range(len(pieces))]
+        befores = fetch_pieces(chunks, [(*lasts[p - 1], devices[p]) for p in range(1, len(pieces))])
+    values: dict = {}
+    firsts: dict = {}
+    indices: dict = {}
+    starts = np.cumsum([0, *lengths]).tolist()
     for p, (device, piece) in enumerate(pieces):
+        if not is_local(device):  # its process marks its run
+            continue
         with backend.on(device):
             new = xp.empty(piece.shape, bool)
             new[1:] = _differ(xp, piece[1:], piece[:-1], nan_kind, equal_nan)
-            if previous is None:
+            if p == 0:
                 new[:1] = True
             else:
-                before = backend.move(previous[1], previous[0], device)
-                new[:1] = _differ(xp, piece[:1], before, nan_kind, equal_nan)
-            previous = (device, piece[-1:])
+                new[:1] = _differ(xp, piece[:1], befores[p - 1], nan_kind, equal_nan)
             at = xp.flatnonzero(new)
-            values.append(piece[at])
-            firsts.append(at.astype(np.intp) + start)
+            values[p] = piece[at]
+            firsts[p] = at.astype(np.intp) + starts[p]
             if order is not None:
-                indices.append(order_pieces[p][at])
-        start += piece.shape[0]
-    n = start
-    # Counts: differences of first positions, each run's last against the next run's first.
-    heads = to_host(backend, [f[:1] for f in firsts], devices)
+                indices[p] = order_pieces[p][at]
+    n = starts[-1]
+    # Counts: differences of first positions, each run's last against the next run's
+    # first (the host reads one position per run; the processes share them).
+    mine = list(firsts)
+    heads = to_host(backend, [firsts[p][:1] for p in mine], [devices[p] for p in mine])
+    shared = merged_everywhere(
+        {p: (firsts[p].shape[0], int(h[0]) if h.size else None) for p, h in zip(mine, heads)}
+    )
+    found = [shared[p][0] for p in range(len(pieces))]
     nexts = [
-        int(next((int(h[0]) for h in heads[p + 1 :] if h.size), n)) for p in range(len(pieces))
+        next((shared[q][1] for q in range(p + 1, len(pieces)) if shared[q][1] is not None), n)
+        for p in range(len(pieces))
     ]
-    counts = []
-    for device, first, after in zip(devices, firsts, nexts):
-        with backend.on(device):
-            counts.append(xp.diff(first, append=xp.full((1,), after, np.intp)))
+    counts: dict = {}
+    for p in mine:
+        with backend.on(devices[p]):
+            counts[p] = xp.diff(firsts[p], append=xp.full((1,), nexts[p], np.intp))
+
+    def listed(arrays: dict, dtype) -> list:
+        return [
+            arrays[p] if p in arrays else Remote((found[p],), dtype, devices[p])
+            for p in range(len(pieces))
+        ]
+
     if not pieces:  # an empty array: empty results on its devices
         layout = Layout.block((0,), devices=flat.layout.devices)
         empty = wrap(Chunks.full(layout, 0, flat.dtype, backend))
@@ -112,11 +137,11 @@ def unique_parts(x: DistArray, equal_nan: bool, want_order: bool) -> dict:
         inverse = wrap(Chunks.full(x.layout, 0, np.intp, backend)) if want_order else None
         return {"values": empty, "counts": nothing, "indices": nothing, "inverse": inverse}
     out = {
-        "values": _from_runs(devices, values, backend, flat.dtype),
-        "counts": _from_runs(devices, counts, backend, np.intp),
+        "values": _from_runs(devices, listed(values, flat.dtype), backend, flat.dtype),
+        "counts": _from_runs(devices, listed(counts, np.intp), backend, np.intp),
     }
     if want_order:
-        out["indices"] = _from_runs(devices, indices, backend, np.intp)
+        out["indices"] = _from_runs(devices, listed(indices, np.intp), backend, np.intp)
         out["inverse"] = reshape(_inverse(flat, out["values"], nan_kind and not equal_nan), x.shape)
     return out
 
@@ -154,7 +179,7 @@ def _unique_all(x):
     return _result("all", unique_parts(x, False, True))
 
 
-@implements(np.unique_counts)
+@implements(np.unique_counts, spmd=True)
 def _unique_counts(x):
     if not isinstance(x, DistArray):
         return fallback(np.unique_counts, (x,), {}, "numpy.unique_counts")
@@ -168,7 +193,7 @@ def _unique_inverse(x):
     return _result("inverse", unique_parts(x, False, True))
 
 
-@implements(np.unique_values)
+@implements(np.unique_values, spmd=True)
 def _unique_values(x):
     # Sorted, as the other three and every array library's (NumPy's own is in hash order
     # since 2.3; scikit-learn's labels rely on the sorted order of a non-NumPy namespace).
@@ -181,7 +206,7 @@ def _sorted_unique_values(x):
     return np.unique(x.reshape(-1), equal_nan=False)
 
 
-@implements(np.unique)
+@implements(np.unique, spmd=True)
 def _unique(
     ar,
     return_index=False,
@@ -201,9 +226,11 @@ def _unique(
         "equal_nan": equal_nan,
         "sorted": sorted,
     }
-    if not isinstance(ar, DistArray) or axis is not None:
+    want_order = bool(return_index or return_inverse)
+    # The inverse (a distributed searchsorted) has no multi-process implementation yet.
+    if not isinstance(ar, DistArray) or axis is not None or (want_order and several()):
         return fallback(np.unique, (ar,), args, "numpy.unique")
-    parts = unique_parts(ar, bool(equal_nan), bool(return_index or return_inverse))
+    parts = unique_parts(ar, bool(equal_nan), want_order)
     out = [parts["values"]]
     if return_index:
         out.append(parts["indices"])

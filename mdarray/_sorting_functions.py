@@ -28,9 +28,11 @@ from . import _redistribute, _regions
 from ._array import DistArray, wrap
 from ._creation_functions import asarray
 from ._fallback import fallback
+from ._fetch import fetch_pieces
 from ._layout import Layout
 from ._manipulation_functions import flip, reshape
 from ._modes import REPLICA
+from ._processes import Remote, is_local, merged_everywhere
 from ._registry import implements
 from ._storage import Chunks
 
@@ -104,14 +106,22 @@ def _is_run(index, n: int) -> bool:
 def runs(x: DistArray) -> list:
     """The pieces ``(device, array)`` of 1-D REPLICA `x`, runs of consecutive elements
     in order, each element once (local views where `x`'s layout allows; else `x` is
-    resharded into blocks first), empty ones left out."""
+    resharded into blocks first), empty ones left out; a `Remote` for another process's
+    piece."""
     layout, (n,) = x.layout, x.shape
     plan = _redistribute.replica_plan(layout, _regions.full_box(x.shape), layout.chunk_devices[0])
     if not all(_is_run(piece[1][0], n) for piece in plan):
         return runs(x.reshard(Layout.block(x.shape, devices=layout.devices)))
     buffers, xp = x.storage.buffers, x.storage.backend.xp
+
+    def piece(k: int, chunk_index):
+        if isinstance(buffers[k], Remote):  # another process's: its shape only
+            shape = _regions.index_shape(chunk_index, layout.chunk_shapes[k])
+            return Remote(shape, x.dtype, layout.chunk_devices[k])
+        return _regions.apply_index(buffers[k], chunk_index, xp)
+
     return [
-        (layout.chunk_devices[k], _regions.apply_index(buffers[k], chunk_index, xp))
+        (layout.chunk_devices[k], piece(k, chunk_index))
         for k, region_index, chunk_index in sorted(plan, key=lambda piece: _first(piece[1][0], n))
         if _first(region_index[0], n) < n
     ]
@@ -137,21 +147,26 @@ _SAMPLES_PER_PART = 4
 
 def _cuts(backend, pieces: list, parts: int, dtype, in_order: bool) -> list:
     """Per piece (sorted), where it is cut for the `parts` result chunks: host arrays
-    of ``parts + 1`` positions.
+    of ``parts + 1`` positions, the same on every process of an SPMD run.
 
-    Regular samples of each piece, read by the host, give the splitters. Where the
-    pieces are runs in order, an element's key is (value, piece, position in the
-    piece): the order of (value, global index), so ties are cut too and a value held by
-    many elements spreads over several result chunks. Otherwise the key is the value
-    (equal elements land in one chunk; the merge orders them by index).
+    Regular samples of each piece, read by the host (and shared between processes),
+    give the splitters. Where the pieces are runs in order, an element's key is (value,
+    piece, position in the piece): the order of (value, global index), so ties are cut
+    too and a value held by many elements spreads over several result chunks. Otherwise
+    the key is the value (equal elements land in one chunk; the merge orders them by
+    index).
     """
     xp = backend.xp
-    devices = [device for device, _, _ in pieces]
     count = _SAMPLES_PER_PART * parts
     steps = [max(1, values.shape[0] // count) for _, values, _ in pieces]
-    samples = to_host(
-        backend, [v[step // 2 :: step][:count] for (_, v, _), step in zip(pieces, steps)], devices
+    mine = [p for p, (device, _, _) in enumerate(pieces) if is_local(device)]
+    read = to_host(
+        backend,
+        [pieces[p][1][steps[p] // 2 :: steps[p]][:count] for p in mine],
+        [pieces[p][0] for p in mine],
     )
+    shared = merged_everywhere(dict(zip(mine, read)))
+    samples = [shared[p] for p in range(len(pieces))]
     # Samples listed by (piece, position): a stable sort by value orders them by key.
     values = np.concatenate([np.empty(0, dtype), *samples])
     piece_of = np.concatenate(
@@ -164,18 +179,21 @@ def _cuts(backend, pieces: list, parts: int, dtype, in_order: bool) -> list:
     chosen = order[(np.arange(1, parts) * len(order)) // parts]
     splitters = values[chosen]
     bounds = []
-    for device, values_p, _ in pieces:
+    for p in mine:
+        device, values_p, _ = pieces[p]
         with backend.on(device):
             on_device = backend.from_host(splitters, device)
             bounds.append(xp.searchsorted(values_p, on_device, side="left"))
             bounds.append(xp.searchsorted(values_p, on_device, side="right"))
-    bounds = to_host(backend, bounds, [d for d in devices for _ in range(2)])
+    read = to_host(backend, bounds, [pieces[p][0] for p in mine for _ in range(2)])
+    shared = merged_everywhere({p: (read[2 * i], read[2 * i + 1]) for i, p in enumerate(mine)})
     out = []
     for p, (_, values_p, _) in enumerate(pieces):
-        cut = bounds[2 * p].astype(np.intp)
+        left, right = shared[p]
+        cut = left.astype(np.intp)
         if in_order:
             before = piece_of[chosen] > p  # the splitter's piece comes later: ties go left
-            cut = np.where(before, bounds[2 * p + 1], cut)
+            cut = np.where(before, right, cut)
             here = piece_of[chosen] == p
             cut = np.where(here, position[chosen], cut)
         out.append(np.concatenate([[0], cut, [values_p.shape[0]]]).astype(np.intp))
@@ -209,9 +227,10 @@ def sample_sort(x: DistArray, with_indices: bool) -> tuple[DistArray, DistArray 
     """1-D REPLICA `x` sorted by a sample sort (see the module docstring), and with
     `with_indices` the stable order of its elements (global indices, intp).
 
-    Each element moves once between devices (with its index for `with_indices`); the
-    host reads a few samples and the cut points of each piece, and sends the splitters
-    back.
+    Each element moves once between devices (with its index for `with_indices`), the
+    parts bound for each result chunk in one step; the host reads a few samples and the
+    cut points of each piece (shared between the processes of an SPMD run), and sends
+    the splitters back.
     """
     chunks = x.storage
     backend, layout, dtype, (n,) = chunks.backend, chunks.layout, chunks.dtype, x.shape
@@ -230,10 +249,15 @@ def sample_sort(x: DistArray, with_indices: bool) -> tuple[DistArray, DistArray 
     pieces: list = []  # (device, values (sorted where split), their global indices or None)
     for k, region_index, chunk_index in runs:
         device = layout.chunk_devices[k]
+        (length,) = _regions.index_shape(chunk_index, layout.chunk_shapes[k])
+        if not length:
+            continue
+        if not is_local(device):  # its process sorts it
+            remote = Remote((length,), np.intp, device) if with_indices else None
+            pieces.append((device, Remote((length,), dtype, device), remote))
+            continue
         with backend.on(device):
             values = _regions.apply_index(buffers[k], chunk_index, xp)
-            if values.size == 0:
-                continue
             index = None
             if with_indices:
                 index = _positions(backend, region_index[0], n, device)
@@ -247,47 +271,97 @@ def sample_sort(x: DistArray, with_indices: bool) -> tuple[DistArray, DistArray 
     if split:
         cuts = _cuts(backend, pieces, len(targets), dtype, in_order)
     else:
-        cuts = [np.array([0, values.size]) for _, values, _ in pieces]
+        cuts = [np.array([0, values.shape[0]]) for _, values, _ in pieces]
     sizes = [sum(int(c[t + 1] - c[t]) for c in cuts) for t in range(len(targets))]
     starts = np.cumsum([0, *sizes])
     result_layout = Layout(
         (n,), {d: [slice(int(starts[t]), int(starts[t + 1]), 1)] for t, d in enumerate(targets)}
     )
-    merged_values, merged_indices = [], []
-    for t, target in enumerate(targets):
-        received, received_index = [], []
-        for (device, values, index), c in zip(pieces, cuts):
-            if c[t + 1] > c[t]:
-                part = slice(int(c[t]), int(c[t + 1]))
-                received.append(backend.move(values[part], device, target))
-                if with_indices:
-                    received_index.append(backend.move(index[part], device, target))
+    received = _sent(backend, pieces, cuts, targets, dtype, with_indices)
+    merged_values: list = []
+    merged_indices: list = []
+    for target, (parts, index_parts) in zip(targets, received):
+        if not is_local(target):
+            merged_values.append(None)
+            merged_indices.append(None)
+            continue
         with backend.on(target):
-            if not received:
+            if not parts:
                 merged_values.append(backend.empty((0,), dtype, target))
                 merged_indices.append(backend.empty((0,), np.intp, target))
                 continue
-            values = xp.concatenate(received)
+            values = xp.concatenate(parts)
             if not with_indices:
                 merged_values.append(stable_sort(xp, values, 0))
                 continue
             # Ties broken by the global index: order by index, then stably by value.
-            index = xp.concatenate(received_index)
+            index = xp.concatenate(index_parts)
             by_index = xp.argsort(index)
             values, index = values[by_index], index[by_index]
             order = xp.argsort(values, kind="stable")
             merged_values.append(values[order])
             merged_indices.append(index[order])
-    sorted_values = wrap(Chunks.of(result_layout, merged_values, backend, dtype))
+    sorted_values = _result(result_layout, merged_values, backend, dtype)
     if not with_indices:
         return sorted_values, None
-    return sorted_values, wrap(Chunks.of(result_layout, merged_indices, backend, np.intp))
+    return sorted_values, _result(result_layout, merged_indices, backend, np.intp)
+
+
+def _result(layout: Layout, buffers: list, backend, dtype) -> DistArray:
+    shapes = layout.chunk_shapes
+    filled = [
+        Remote(shape, dtype, device) if b is None else b
+        for b, shape, device in zip(buffers, shapes, layout.chunk_devices)
+    ]
+    return wrap(Chunks.of(layout, filled, backend, dtype))
+
+
+def _sent(backend, pieces: list, cuts: list, targets, dtype, with_indices: bool) -> list:
+    """Per target device, the parts of the pieces cut for it (values, and indices with
+    `with_indices`), moved in one step: the pieces are the chunks of a layout of their
+    own (each in its place in the order of `pieces`), read through `fetch_pieces`."""
+    values_chunks, chunk_of = as_chunks([(d, v) for d, v, _ in pieces], backend, dtype)
+    wanted = [
+        (chunk_of[p], (slice(int(c[t]), int(c[t + 1])),), target)
+        for t, target in enumerate(targets)
+        for p, c in enumerate(cuts)
+        if c[t + 1] > c[t]
+    ]
+    got_values = fetch_pieces(values_chunks, wanted)
+    got_indices = (
+        fetch_pieces(as_chunks([(d, i) for d, _, i in pieces], backend, np.intp)[0], wanted)
+        if with_indices
+        else [None] * len(wanted)
+    )
+    out: list = [([], []) for _ in targets]
+    for (_, _, target), value, index in zip(wanted, got_values, got_indices):
+        t = targets.index(target)
+        out[t][0].append(value)
+        out[t][1].append(index)
+    return out
+
+
+def as_chunks(pieces: list, backend, dtype) -> tuple[Chunks, list]:
+    """The non-empty arrays `pieces` ``(device, array)`` (a `Remote` for another
+    process's) as the chunks of a 1-D layout of their own, one after another, so that
+    `fetch_pieces` moves parts of them; and per piece its chunk number there."""
+    index_map: dict = {}
+    offset = 0
+    for device, array in pieces:
+        index_map.setdefault(device, []).append(slice(offset, offset + array.shape[0]))
+        offset += array.shape[0]
+    layout = Layout((offset,), index_map)
+    order = [p for device in index_map for p, piece in enumerate(pieces) if piece[0] == device]
+    chunk_of = [0] * len(pieces)
+    for c, p in enumerate(order):
+        chunk_of[p] = c
+    return Chunks.of(layout, [pieces[p][1] for p in order], backend, dtype), chunk_of
 
 
 _KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
 
 
-@implements(np.sort)
+@implements(np.sort, spmd=True)
 def _sort(a, axis=-1, kind=None, order=None, *, stable=None):
     """``numpy.sort``: every kind sorts stably here (the values are the same)."""
     if not isinstance(a, DistArray) or order is not None or kind not in _KINDS:
@@ -296,7 +370,7 @@ def _sort(a, axis=-1, kind=None, order=None, *, stable=None):
     return sorted_along(a, axis, arg=False)
 
 
-@implements(np.argsort)
+@implements(np.argsort, spmd=True)
 def _argsort(a, axis=-1, kind=None, order=None, *, stable=None):
     """``numpy.argsort``: stable whatever the kind (a stable order is a valid one)."""
     if not isinstance(a, DistArray) or order is not None or kind not in _KINDS:

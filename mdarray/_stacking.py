@@ -26,7 +26,7 @@ def _atleast(x: DistArray, ndim: int) -> DistArray:
     return reshape(x, (1,) * (ndim - x.ndim) + x.shape)
 
 
-@implements(np.vstack)
+@implements(np.vstack, spmd=True)
 def vstack(tup: Sequence[Any], *, dtype=None, casting="same_kind") -> DistArray:
     """``numpy.vstack``: the arrays (1-D ones as rows) joined along the first axis, by
     `concat` (each chunk copied on its own device; nothing moves between devices).
@@ -39,7 +39,7 @@ def vstack(tup: Sequence[Any], *, dtype=None, casting="same_kind") -> DistArray:
     return concat(arrays, axis=0, dtype=dtype, casting=casting)
 
 
-@implements(np.hstack)
+@implements(np.hstack, spmd=True)
 def hstack(tup: Sequence[Any], *, dtype=None, casting="same_kind") -> DistArray:
     """``numpy.hstack``: the arrays joined along the second axis (the first for 1-D
     arrays), by `concat` (nothing moves between devices).
@@ -53,7 +53,7 @@ def hstack(tup: Sequence[Any], *, dtype=None, casting="same_kind") -> DistArray:
     return concat(arrays, axis=axis, dtype=dtype, casting=casting)
 
 
-@implements(np.column_stack)
+@implements(np.column_stack, spmd=True)
 def column_stack(tup: Sequence[Any]) -> DistArray:
     """``numpy.column_stack``: 1-D (and 0-d) arrays as columns, joined along the second
     axis with the 2-D ones, by `concat` (nothing moves between devices).
@@ -66,7 +66,7 @@ def column_stack(tup: Sequence[Any]) -> DistArray:
     return concat(arrays, axis=1)
 
 
-@implements(np.array_split)
+@implements(np.array_split, spmd=True)
 def array_split(ary: DistArray, indices_or_sections: Any, axis: int = 0) -> list[DistArray]:
     """``numpy.array_split``: `ary` cut along `axis` into sections (as equal as possible)
     or at the given indices, as basic slices: views of its chunks, nothing moves.
@@ -91,7 +91,7 @@ def array_split(ary: DistArray, indices_or_sections: Any, axis: int = 0) -> list
     return [ary[key] for key in keys]
 
 
-@implements(np.split)
+@implements(np.split, spmd=True)
 def split(ary: DistArray, indices_or_sections: Any, axis: int = 0) -> list[DistArray]:
     """``numpy.split``: as `array_split`, but a number of sections must divide the axis
     (views of the chunks, nothing moves).

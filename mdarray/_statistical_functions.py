@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import builtins
 import operator
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import DTypeLike
@@ -23,10 +23,12 @@ from ._array import Axes, DistArray, in_mode, laid_out, wrap
 from ._chunkwise import map_chunks, write_out
 from ._data_type_functions import astype
 from ._fallback import fallback
+from ._fetch import fetch_pieces
 from ._layout import Layout
 from ._mode_rules import REORDERABLE
 from ._modes import REPLICA
 from ._plan_cache import plan_cache
+from ._processes import Remote, is_local
 from ._reduction import NO_VALUE
 from ._registry import implements, implements_ufunc_method
 
@@ -303,24 +305,30 @@ def scan(x: DistArray, ufunc, axis: int, dtype, result_dtype, include_initial: b
 
 
 def _add_carries(chunks, ufunc, axis, value):
-    """Per chunk, its local scan combined with the totals of the chunks before it."""
+    """Per chunk, its local scan combined with the totals of the chunks before it (their
+    last slices along `axis`, fetched in one step)."""
     layout, backend, dtype = chunks.layout, chunks.backend, chunks.dtype
     combine = getattr(backend.xp, ufunc.__name__)
-    last = (slice(None),) * axis + (slice(-1, None),)
+    plan = _carry_plan(layout, axis)
+    lengths = [len(box[axis]) for box in layout.boxes]
+    wanted = [
+        (j, (*j_index[:axis], slice(lengths[j] - 1, lengths[j]), *j_index[axis + 1 :]), device)
+        for pieces, device in zip(plan, layout.chunk_devices)
+        for j, j_index, _ in pieces
+    ]
+    totals = iter(fetch_pieces(chunks, wanted))
     scans = chunks.buffers
     out = list(scans)
-    for k, pieces in enumerate(_carry_plan(layout, axis)):
-        if not pieces:
+    for k, (pieces, device) in enumerate(zip(plan, layout.chunk_devices)):
+        got = [next(totals) for _ in pieces]
+        if not pieces or not is_local(device):
             continue
-        device = layout.chunk_devices[k]
         shape = (*layout.chunk_shapes[k][:axis], 1, *layout.chunk_shapes[k][axis + 1 :])
         carry = backend.full(shape, value, dtype, device)
         with backend.on(device):
-            for j, j_index, k_index in pieces:
-                total = scans[j][last][j_index]
-                piece = backend.move(total, layout.chunk_devices[j], device)
+            for (_, _, k_index), total in zip(pieces, got):
                 part = carry[k_index]
-                combine(part, piece, out=part)
+                combine(part, total, out=part)
             out[k] = combine(scans[k], carry)
     return chunks.derive(buffers=out)
 
@@ -343,7 +351,10 @@ def _with_initial_slice(x: DistArray, axis: int, value) -> DistArray:
         index_map.setdefault(device, []).append(index)
     layout = Layout(shape, index_map)
     slab = tuple(1 if a == axis else n for a, n in enumerate(shape))
-    pieces[0] = (first, pieces[0][1], backend.full(slab, value, x.dtype, first))
+    fill: Any = Remote(slab, x.dtype, first)  # where another process holds `first`
+    if is_local(first):
+        fill = backend.full(slab, value, x.dtype, first)
+    pieces[0] = (first, pieces[0][1], fill)
     data = [chunk for device in index_map for d, _, chunk in pieces if d == device]
     return wrap(x.storage.derive(layout, data), x.mode)
 
@@ -383,27 +394,27 @@ _cumulative_sum = _scanner(np.cumulative_sum, np.add, include_initial=True)
 _cumulative_prod = _scanner(np.cumulative_prod, np.multiply, include_initial=True)
 
 
-@implements(np.cumsum)
+@implements(np.cumsum, spmd=True)
 def _np_cumsum(a, axis=None, dtype=None, out=None):
     return _cumsum(a, axis, dtype, out)
 
 
-@implements(np.cumprod)
+@implements(np.cumprod, spmd=True)
 def _np_cumprod(a, axis=None, dtype=None, out=None):
     return _cumprod(a, axis, dtype, out)
 
 
-@implements(np.cumulative_sum)
+@implements(np.cumulative_sum, spmd=True)
 def _np_cumulative_sum(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
     return _cumulative_sum(x, axis, dtype, out, include_initial)
 
 
-@implements(np.cumulative_prod)
+@implements(np.cumulative_prod, spmd=True)
 def _np_cumulative_prod(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
     return _cumulative_prod(x, axis, dtype, out, include_initial)
 
 
-@implements_ufunc_method("accumulate")
+@implements_ufunc_method("accumulate", spmd=True)
 def ufunc_accumulate(ufunc, inputs, kwargs):
     """``np.<ufunc>.accumulate`` of a DistArray (a scan with carries between chunks)."""
     kwargs = dict(kwargs)

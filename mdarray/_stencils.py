@@ -1,8 +1,9 @@
 """NumPy's neighbourhood functions without gathering: gradient, partition, argpartition.
 
 gradient runs per chunk along each axis: a chunk fetches one element past each of its
-ends along the axis (a halo, through `_redistribute.region_value`; at the array's ends
-the few elements its one-sided differences need), so only those edge elements move.
+ends along the axis (a halo, through `_redistribute.regions_value`, every chunk's in one
+step; at the array's ends the few elements its one-sided differences need), so only
+those edge elements move.
 
 convolve (1-D) gives its result in blocks over the signal's devices: each block fetches
 the signal's elements its outputs need (its own range plus ``len(v) - 1`` more, a halo)
@@ -87,7 +88,7 @@ def _partitioned(name: str, a, kth, axis, kind, order, arg: bool):
     return wrap(x.storage.map(lambda c: xp.partition(c, positions, axis=axis)))
 
 
-@implements(np.partition)
+@implements(np.partition, spmd=True)
 def _partition(a, kth, axis=-1, kind="introselect", order=None):
     """``numpy.partition``, per chunk along an axis no chunk splits (nothing moves); a
     split axis is made whole first (one reshard).
@@ -103,7 +104,7 @@ def _partition(a, kth, axis=-1, kind="introselect", order=None):
     return _partitioned("numpy.partition", a, kth, axis, kind, order, arg=False)
 
 
-@implements(np.argpartition)
+@implements(np.argpartition, spmd=True)
 def _argpartition(a, kth, axis=-1, kind="introselect", order=None):
     """``numpy.argpartition``, moving as `numpy.partition` does.
 
@@ -126,11 +127,11 @@ def _gradient_chunks(x: DistArray, axis: int, spacing, edge_order: int, dtype) -
     backend, layout = storage.backend, x.layout
     xp = backend.xp
     n = x.shape[axis]
-
-    def make(k: int):
-        box = layout.boxes[k]
+    spans: list = []  # per chunk: (first position read along axis, region to fetch or None)
+    for box in layout.boxes:
         if any(len(r) == 0 for r in box):
-            return xp.empty(layout.chunk_shapes[k], dtype)
+            spans.append((0, None))
+            continue
         kept = box[axis]
         low, high = max(kept.start - 1, 0), min(kept[-1] + 2, n)
         if kept.start == 0:
@@ -138,11 +139,18 @@ def _gradient_chunks(x: DistArray, axis: int, spacing, edge_order: int, dtype) -
         if kept[-1] == n - 1:
             low = min(low, n - edge_order - 1)
         region = (*box[:axis], range(low, high), *box[axis + 1 :])
-        device = layout.chunk_devices[k]
-        if region == box and x.mode is REPLICA:
-            piece = storage.buffers[k]
-        else:
-            piece = _redistribute.region_value(storage, x.mode, region, device)
+        spans.append((low, None if region == box else region))
+    # Every chunk's halo in one step (one exchange between the processes of a run).
+    halos = _redistribute.regions_value(
+        storage, [region for _, region in spans], layout.chunk_devices
+    )
+
+    def make(k: int):
+        box = layout.boxes[k]
+        if any(len(r) == 0 for r in box):
+            return xp.empty(layout.chunk_shapes[k], dtype)
+        kept, low = box[axis], spans[k][0]
+        piece = storage.buffers[k] if halos[k] is None else halos[k]
         out = xp.gradient(piece, spacing, axis=axis, edge_order=edge_order)
         step = (slice(None),) * axis + (slice(kept.start - low, kept[-1] - low + 1, kept.step),)
         return out[step]
@@ -150,7 +158,7 @@ def _gradient_chunks(x: DistArray, axis: int, spacing, edge_order: int, dtype) -
     return Chunks.generate(layout, backend, make, dtype)
 
 
-@implements(np.gradient)
+@implements(np.gradient, spmd=True)
 def _gradient(f, *varargs, axis=None, edge_order=1):
     """``numpy.gradient`` with uniform spacings (none, one scalar, or one per axis), per
     chunk from a halo of one element each side along each axis: only those move.
@@ -200,26 +208,34 @@ def _convolve_chunks(a: DistArray, kernel: np.ndarray, start: int, length: int) 
     n, m = a.shape[0], kernel.shape[0]
     layout = Layout.block((length,), devices=a.layout.devices)
     dtype = np.convolve(np.zeros(1, a.dtype), np.zeros(1, kernel.dtype)).dtype
-
-    def make(k: int):
-        kept = layout.boxes[k][0]
+    spans: list = []  # per chunk: its first full-mode output and the input range it reads
+    for box in layout.boxes:
+        kept = box[0]
         if not len(kept):
-            return xp.empty((0,), dtype)
+            spans.append((0, 0, None))
+            continue
         first, stop = kept.start + start, kept.stop + start  # in full-mode positions
         # Full output i needs a[i - m + 1 .. i]; at least m inputs, so no swap inside.
         low, high = max(first - m + 1, 0), min(stop, n)
         high = min(max(high, low + m), n)
         low = max(min(low, high - m), 0)
-        device = layout.chunk_devices[k]
-        piece = _redistribute.region_value(storage, REPLICA, (range(low, high),), device)
-        taps = backend.from_host(kernel, device)
-        out = backend.convolve(piece, taps)
-        return out[first - low : stop - low]
+        spans.append((first, low, (range(low, high),)))
+    # Every chunk's range of `a` in one step (one exchange between the processes of a run).
+    pieces = _redistribute.regions_value(storage, [s[2] for s in spans], layout.chunk_devices)
+
+    def make(k: int):
+        kept = layout.boxes[k][0]
+        if not len(kept):
+            return xp.empty((0,), dtype)
+        first, low, _ = spans[k]
+        taps = backend.from_host(kernel, layout.chunk_devices[k])
+        out = backend.convolve(pieces[k], taps)
+        return out[first - low : first - low + len(kept)]
 
     return Chunks.generate(layout, backend, make, dtype)
 
 
-@implements(np.convolve)
+@implements(np.convolve, spmd=True)
 def _convolve(a, v, mode="full"):
     """``numpy.convolve`` of a 1-D DistArray `a` with a small kernel `v` (gathered): the
     result in blocks over `a`'s devices, each block from its range of `a` plus a halo of
@@ -264,7 +280,7 @@ def _convolve(a, v, mode="full"):
     return wrap(_convolve_chunks(signal, kernel, start, length), REPLICA)
 
 
-@implements(np.cross)
+@implements(np.cross, spmd=True)
 def _cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     """``numpy.cross`` of 3-vectors, per chunk of `a` (broadcast to the result's shape)
     with `b` brought to its chunks; a vector axis split over chunks is made whole first

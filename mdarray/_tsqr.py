@@ -42,6 +42,7 @@ from ._chunkwise import aligned
 from ._layout import Layout
 from ._manipulation_functions import matrix_transpose
 from ._modes import REPLICA, SUM
+from ._processes import several
 from ._storage import Chunks
 
 # The dtypes LAPACK (and cuSOLVER) factor; integers and bools become float64 as NumPy's.
@@ -75,10 +76,10 @@ def double(dtype: np.dtype) -> np.dtype:
 def row_blocks(x: DistArray, dtype: np.dtype | None = None) -> RowBlocks | None:
     """`x` cut into its chunks' owned rows, in `dtype` (default: `linalg_dtype`); None
     where TSQR does not take `x`: not a 2-D matrix, wider than tall, empty, or of a dtype
-    linear algebra does not take. Rows move only where a chunk splits the columns (the
+    linear algebra does not take, or in a run of several processes. Rows move only where a chunk splits the columns (the
     whole matrix is then resharded into row blocks over its devices)."""
-    if x.ndim != 2 or x.shape[0] < x.shape[1] or not x.size:
-        return None
+    if x.ndim != 2 or x.shape[0] < x.shape[1] or not x.size or several():
+        return None  # TSQR has no multi-process implementation yet: one device computes
     dtype = linalg_dtype(x.dtype) if dtype is None else dtype
     if dtype is None:
         return None

@@ -2,8 +2,8 @@
 
 ``all`` and ``any`` are reductions and live with the other statistical functions.
 `diff` runs per chunk: each chunk fetches the `n` elements past its end along the axis
-from the chunks that hold them (a halo, through `_redistribute.region_value`), so only
-those edge elements move between devices.
+from the chunks that hold them (a halo, through `_redistribute.regions_value`: one
+step for every chunk), so only those edge elements move between devices.
 """
 
 from __future__ import annotations
@@ -42,26 +42,30 @@ def diff_layout(layout: Layout, axis: int, n: int) -> Layout:
 
 
 def _diff_chunks(x: DistArray, n: int, axis: int) -> Chunks:
-    """The chunks of ``numpy.diff(x, n, axis)`` in `diff_layout`, each from a halo of x."""
-    storage = x.storage
+    """The chunks of ``numpy.diff(x, n, axis)`` in `diff_layout`, each from a halo of x:
+    the halos every chunk needs are fetched in one step (one exchange between the
+    processes of an SPMD run, each walking the same plan)."""
+    storage = _redistribute.change_mode(x.storage, x.mode, REPLICA)
     backend = storage.backend
     xp = backend.xp
     layout = diff_layout(x.layout, axis, n)
     dtype = np.diff(np.zeros(n + 1, x.dtype), n=n).dtype
-    source = x.layout.boxes
+    halos = _halo_regions(x.layout, layout, axis, n)
+    fetched = [k for k, region in enumerate(halos) if region is not None]
+    pieces = dict(
+        zip(
+            fetched,
+            _redistribute.regions_value(
+                storage, [halos[k] for k in fetched], [layout.chunk_devices[k] for k in fetched]
+            ),
+        )
+    )
 
     def make(k: int):
-        box = layout.boxes[k]
-        kept = box[axis]
+        kept = layout.boxes[k][axis]
         if not len(kept):
             return xp.empty(layout.chunk_shapes[k], dtype)
-        # The chunk's positions from its first to n past its last: its halo included.
-        region = (*box[:axis], range(kept.start, kept[-1] + n + 1), *box[axis + 1 :])
-        device = layout.chunk_devices[k]
-        if region == source[k] and x.mode is REPLICA:
-            piece = storage.buffers[k]
-        else:
-            piece = _redistribute.region_value(storage, x.mode, region, device)
+        piece = pieces[k] if k in pieces else storage.buffers[k]
         out = xp.diff(piece, n=n, axis=axis)
         step = (slice(None),) * axis + (slice(None, None, kept.step),)
         return out[step]
@@ -69,7 +73,23 @@ def _diff_chunks(x: DistArray, n: int, axis: int) -> Chunks:
     return Chunks.generate(layout, backend, make, dtype)
 
 
-@implements(np.diff)
+@plan_cache
+def _halo_regions(source: Layout, layout: Layout, axis: int, n: int) -> tuple:
+    """Per chunk of the diff's `layout`, the region of x it is computed from (its
+    positions from its first to `n` past its last along `axis`), or None where that is
+    x's chunk itself (or the chunk is empty)."""
+    regions: list[tuple | None] = []
+    for box, held in zip(layout.boxes, source.boxes):
+        kept = box[axis]
+        if not len(kept):
+            regions.append(None)
+            continue
+        region = (*box[:axis], range(kept.start, kept[-1] + n + 1), *box[axis + 1 :])
+        regions.append(None if region == held else region)
+    return tuple(regions)
+
+
+@implements(np.diff, spmd=True)
 def _diff(a, n=1, axis=-1, prepend=_NO_VALUE, append=_NO_VALUE):
     """``numpy.diff`` over DistArrays: per chunk, from the chunk's data and the `n`
     elements past its end along `axis` (fetched from the next chunk: only those move).

@@ -53,15 +53,17 @@ def _compare(got, expected, exact: bool) -> str:
     return ""
 
 
-def run(compute):
+def run(compute, *, native: bool = False):
     """``compute()`` on every process, its result; if it raised on any process, an error
     on every one. (An operation not yet multi-process may raise on one process and return
-    on another, which would then wait for it in the next collective.)"""
+    on another, which would then wait for it in the next collective.) With `native`, a
+    function that takes the fallback (no multi-process implementation) raises."""
     error = None
     try:
         # What has no distributed implementation gathers (with a warning, an error in the
-        # test run): these tests check values, wherever they were computed.
-        with mdarray.options(fallback="allow"):
+        # test run): these tests check values, wherever they were computed, unless they
+        # check that the native path ran.
+        with mdarray.options(fallback="raise" if native else "allow"):
             result = compute()
     except Exception as caught:  # reported on every process just below
         result, error = None, caught
@@ -72,12 +74,12 @@ def run(compute):
     return result
 
 
-def check_value(x, expected, *, exact: bool = False) -> None:
-    """`x` (or ``x()``, run by `run`) is a DistArray with `expected`'s value, shape and
-    dtype on every process (its ``get()``, which is collective); floats within rounding
-    unless `exact`."""
+def check_value(x, expected, *, exact: bool = False, native: bool = False) -> None:
+    """`x` (or ``x()``, run by `run`, natively with `native`) is a DistArray with
+    `expected`'s value, shape and dtype on every process (its ``get()``, which is
+    collective); floats within rounding unless `exact`."""
     if callable(x) and not isinstance(x, mdarray.DistArray):
-        x = run(x)
+        x = run(x, native=native)
     is_dist = isinstance(x, mdarray.DistArray)
     everywhere(is_dist, f"expected a DistArray, got {type(x).__name__}")
     problem = _compare(x.get(), expected, exact)
