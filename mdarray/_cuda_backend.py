@@ -362,8 +362,9 @@ class CudaBackend:
         kernel per call, its NumPy ufuncs and operators run as CuPy's (`_kernels.UfuncsAs`:
         CuPy's traced values take only CuPy's names; CuPy compiles it once per dtypes,
         and the fused function keeps the kernel). Where `fn` calls a ufunc whose kernel
-        here fixes the standard's special values (`_special_values.calls_fixed`), it runs
-        unfused on this backend's kernels, one per op, as the unfused ops do."""
+        here fixes the standard's special values (`_special_values.calls_fixed`), or is
+        called with a Python scalar (which CuPy's fuse types by value), it runs unfused on
+        this backend's kernels, one per op, as the unfused ops do."""
         return _fused(self, fn, kernel_name)
 
     def may_fail(self, ufunc) -> bool:
@@ -381,11 +382,13 @@ class CudaBackend:
     def reduce(self, ufunc, chunk, axes: tuple, dtype, result_dtype, skip_nan: bool = False):
         """`ufunc` reduced over `axes` of one chunk, keeping dims, as `result_dtype`;
         NaNs as the identity where `skip_nan` (``np.add`` and ``np.multiply``: CuPy's
-        ``nansum`` and ``nanprod``, one kernel)."""
+        ``nansum`` and ``nanprod``, one kernel; complex NaNs replaced first)."""
         cupy = self._cupy
         name = _REDUCERS.get(ufunc.__name__)
-        if skip_nan and chunk.dtype.kind == "c" and np.dtype(result_dtype).kind != "c":
-            # CuPy's complex nan kernels give only complex results: NaNs replaced first.
+        if skip_nan and chunk.dtype.kind == "c":
+            # CuPy's complex nan kernels give only complex results and read NaN in the
+            # parts one by one (nan+1j sums to 1j; NumPy takes an element with a NaN part
+            # as NaN, so 0): NaNs replaced first, then the plain kernel.
             chunk = cupy.where(cupy.isnan(chunk), chunk.dtype.type(ufunc.identity), chunk)
         elif skip_nan:
             name = {"add": "nansum", "multiply": "nanprod"}[ufunc.__name__]
@@ -458,6 +461,9 @@ class CudaBackend:
             _kernels.assign(self._cupy, out, index, value)
 
 
+_PYTHON_SCALARS = (bool, int, float, complex)
+
+
 def _fused(backend: CudaBackend, fn, kernel_name):
     """The kernel `CudaBackend.fused_kernel` gives for `fn`."""
     cupy = backend._cupy
@@ -470,7 +476,10 @@ def _fused(backend: CudaBackend, fn, kernel_name):
     eager = _kernels.with_kernels(fn, backend.ufunc_kernel)
 
     def kernel(*args):
-        if _special_values.calls_fixed(fn, args):
+        # CuPy's fuse types a Python scalar argument by its value, so a ufunc of Python
+        # scalars alone (``np.sin(2.5)``) runs in float16 where NumPy gives float64: such
+        # calls, like those of a ufunc with fixed special values, run op by op.
+        if any(type(a) in _PYTHON_SCALARS for a in args) or _special_values.calls_fixed(fn, args):
             return eager(*args)
         return fused(*args)
 

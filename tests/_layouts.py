@@ -46,10 +46,14 @@ def spread(index_map: dict) -> dict:
 
 def two_chunks(first, second) -> dict:
     """An index map with `first` on the first device and `second` on the last one
-    (both on one device when there is only one)."""
+    (both on one device when there is only one); each an index or a list of them."""
     if D[0] == D[-1]:
-        return {D[0]: [first, second]}
+        return {D[0]: [*_listed(first), *_listed(second)]}
     return {D[0]: first, D[-1]: second}
+
+
+def _listed(indices) -> list:
+    return indices if isinstance(indices, list) else [indices]
 
 
 def holders(layout: mdarray.Layout) -> np.ndarray:

@@ -93,7 +93,7 @@ def test_assertions_take_cupy_arrays_on_either_side():
     on_gpu, other = cupy.asarray(host), cupy.asarray(host + 1)
     for left, right in [(x, on_gpu), (on_gpu, x), (on_gpu, host), (host, on_gpu)]:
         assert_array_equal(left, right, strict=True)
-        assert_allclose(left, right + 1e-12, rtol=1e-9)
+        assert_allclose(left, right * (1 + 1e-12), rtol=1e-9)
     with pytest.raises(AssertionError, match="Mismatched elements: 6 / 6"):
         assert_array_equal(x, other)
     with pytest.raises(AssertionError, match="Not equal to tolerance"):

@@ -21,7 +21,8 @@ def sin_chain(x, y):
 
 
 def comparisons(x, y):
-    return (x > y) | (x == 0) & ~(y < -1)
+    # ~ of an array: one of x and y may be a Python scalar, never both.
+    return (x > y) | (x == 0) & ~((x < -1) | (y < -1))
 
 
 def integer_arithmetic(x, y):
