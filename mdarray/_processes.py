@@ -234,14 +234,20 @@ def check_collective(name: str, *keys: Any) -> None:
         )
 
 
-@contextlib.contextmanager
-def agreeing(may_fail: bool) -> Iterator[None]:
+def agreeing(may_fail: bool) -> contextlib.AbstractContextManager[None]:
     """Run the block (local work that `may_fail` on its data); in a run of several
     processes every process then raises if any raised, before the next collective, so
-    none is left waiting."""
+    none is left waiting. Elsewhere a shared do-nothing context: no generator per call."""
     if not may_fail or not several():
-        yield
-        return
+        return _AS_IT_IS
+    return _agreed()
+
+
+_AS_IT_IS = contextlib.nullcontext()
+
+
+@contextlib.contextmanager
+def _agreed() -> Iterator[None]:
     try:
         yield
     except Exception as error:  # re-raised by agree_error, on every process

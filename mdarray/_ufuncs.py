@@ -128,17 +128,18 @@ def _fast_call(ufunc, inputs, kwargs):
         return None
     # No collective until the kernels ran: a process whose kernel raised must not
     # leave the others waiting (`agreeing`).
-    may_fail = several() and backend.may_fail(ufunc)
+    across = several()  # else every chunk is this process's
+    may_fail = across and backend.may_fail(ufunc)
     if all(type(x) is not Chunks or x.slabs is not None for x in operands):
         with agreeing(may_fail):
-            return _slab_call(ufunc, kernel, layout, backend, operands, out, dtypes)
+            return _slab_call(ufunc, kernel, layout, backend, operands, out, dtypes, across)
     columns = [x.buffers if type(x) is Chunks else repeat(x) for x in operands]
     on = backend.on
     if out is not None:
         for device, args, targets in zip(
             layout.chunk_devices, zip(*columns), zip(*(o.storage.writable() for o in out))
         ):
-            if not is_local(device):
+            if across and not is_local(device):
                 continue
             with on(device):
                 kernel(*args, out=targets)
@@ -146,7 +147,7 @@ def _fast_call(ufunc, inputs, kwargs):
     results = []
     with agreeing(may_fail):
         for device, args in zip(layout.chunk_devices, zip(*columns)):
-            if not is_local(device):
+            if across and not is_local(device):
                 results.append(_remote_results(ufunc.nout, args, dtypes, device))
                 continue
             with on(device):
@@ -161,8 +162,9 @@ def _remote_results(nout: int, args, dtypes, device):
     return remote if nout > 1 else remote[0]
 
 
-def _slab_call(ufunc, kernel, layout, backend, operands, out, dtypes):
-    """One kernel per device over the slabs of packed operands (see `_fast_call`)."""
+def _slab_call(ufunc, kernel, layout, backend, operands, out, dtypes, across: bool):
+    """One kernel per device over the slabs of packed operands (see `_fast_call`);
+    `across`: a run of several processes, where some devices are others'."""
     targets: list[tuple] | None = None
     if out is not None:
         targets = []
@@ -175,7 +177,7 @@ def _slab_call(ufunc, kernel, layout, backend, operands, out, dtypes):
     for d, device in enumerate(layout.devices):
         # `_fast_call` came here only with every Chunks operand packed (slabs not None).
         args = [x.slabs[d] if type(x) is Chunks else x for x in operands]  # type: ignore[index]
-        if not is_local(device):
+        if across and not is_local(device):
             if targets is None:
                 results.append(_remote_results(len(dtypes), args, dtypes, device))
             continue
