@@ -1,0 +1,52 @@
+"""Counting the Python function calls of one operation: the host-cost guard's measure.
+
+A repeated call on the same layouts should only look up what the first call decided and run
+its kernels, so the number of Python functions it enters is a deterministic proxy for its
+host cost: unlike a timing, it does not depend on the machine's load. `calls` counts every
+Python-level call (``sys.setprofile``'s "call" events: mdarray's, NumPy's and ndindex's
+Python code alike; C functions are not counted) of one run of `fn` after `warmup` runs.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+
+def calls(fn: Callable[[], Any], *, warmup: int = 3) -> int:
+    """Python function calls made by one ``fn()`` after `warmup` calls (caches warm)."""
+    return sum(profile(fn, warmup=warmup).values())
+
+
+def profile(fn: Callable[[], Any], *, warmup: int = 3) -> Counter:
+    """``{(file, line, function): calls}`` of one ``fn()`` after `warmup` calls."""
+    for _ in range(warmup):
+        fn()
+    counts: Counter = Counter()
+
+    def hook(frame, event, arg):
+        if event == "call":
+            code = frame.f_code
+            counts[(code.co_filename, code.co_firstlineno, code.co_name)] += 1
+
+    sys.setprofile(hook)
+    try:
+        fn()
+    finally:
+        sys.setprofile(None)
+    # The lambda or function handed in is the caller's own, not the operation's.
+    own = fn.__code__ if hasattr(fn, "__code__") else None
+    if own is not None:
+        counts[(own.co_filename, own.co_firstlineno, own.co_name)] -= 1
+    return +counts
+
+
+def report(fn: Callable[[], Any], *, top: int = 25, warmup: int = 3) -> str:
+    """The `top` most called functions of one ``fn()``, one line each (for debugging)."""
+    counts = profile(fn, warmup=warmup)
+    lines = [f"{sum(counts.values())} calls"]
+    for (file, line, name), n in counts.most_common(top):
+        lines.append(f"{n:6d}  {name}  {file.rsplit('/', 2)[-1]}:{line}")
+    return "\n".join(lines)
