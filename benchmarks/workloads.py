@@ -49,6 +49,12 @@ ITERS = {"cg": 20, "kmeans": 10, "jacobi": 20, "power": 20, "logreg": 20, "stand
 # The algorithms, written once against an array API namespace ------------------------------
 
 
+def beside(xp, x) -> dict:
+    """``device=x.device`` for a creation function, where the namespace takes it (CuPy's
+    functions have no ``device=``: they make arrays on the current device)."""
+    return {} if xp.__name__ == "cupy" else {"device": x.device}
+
+
 def laplacian(xp, u):
     """The 5-point Laplacian with zero boundary values, by shifted slices."""
     y = 4 * u
@@ -77,7 +83,7 @@ def cg(xp, b, iters: int):
 
 def kmeans(xp, points, iters: int):
     centers = points[:K, :]
-    ks = xp.arange(K, device=points.device)
+    ks = xp.arange(K, **beside(xp, points))
     sq = xp.sum(points * points, axis=1)
     for _ in range(iters):
         d = sq[:, None] - 2 * (points @ centers.T) + xp.sum(centers * centers, axis=1)[None, :]
@@ -100,7 +106,7 @@ def jacobi(xp, f, iters: int):
 
 
 def power(xp, a, iters: int):
-    v = xp.ones(a.shape[1], dtype=a.dtype, device=a.device)
+    v = xp.ones(a.shape[1], dtype=a.dtype, **beside(xp, a))
     for _ in range(iters):
         w = a @ v
         v = w / xp.sqrt(xp.sum(w * w))
@@ -109,7 +115,7 @@ def power(xp, a, iters: int):
 
 def logreg(xp, data, iters: int):
     x, y = data
-    w = xp.zeros(x.shape[1], dtype=x.dtype, device=x.device)
+    w = xp.zeros(x.shape[1], dtype=x.dtype, **beside(xp, x))
     rate = 0.1 / x.shape[0]
     for _ in range(iters):
         p = 1 / (1 + xp.exp(-(x @ w)))
