@@ -129,7 +129,7 @@ def cast(storage: Chunks, mode: Mode, dtype) -> tuple[Chunks, Mode]:
     dtype = np.dtype(dtype)
     if not keeps_mode(mode, storage.dtype, dtype):
         storage, mode = _redistribute.change_mode(storage, mode, REPLICA), REPLICA
-    return storage.map(lambda b: b.astype(dtype, copy=True), dtype=dtype), mode
+    return storage.map_elements(lambda b: b.astype(dtype, copy=True), dtype=dtype), mode
 
 
 def write_out(out, value: Stored, *, casting: Casting | None = None, name: str = ""):

@@ -299,6 +299,27 @@ class Chunks:
         self._refs = tuple(refs)
         self._family = family
 
+    def map_elements(self, fn: Callable, dtype=None) -> Chunks:
+        """Fresh Chunks of this layout holding ``fn`` of each element (`fn` maps an array
+        to one of its shape, element by element: a cast, a copy, ``isnan``): one call per
+        device over the slabs of packed chunks, else one per chunk as `map`."""
+        slabs = self._slabs
+        if slabs is None:
+            return self.map(fn, dtype=dtype)
+        on = self.backend.on
+        out: list = []
+        for slab, device in zip(slabs, self.layout.devices):
+            if isinstance(slab, Remote):
+                out.append(Remote(slab.shape, self.dtype if dtype is None else dtype, device))
+                continue
+            with on(device):
+                result = fn(slab)
+                if dtype is not None and result.dtype != dtype:
+                    result = result.astype(dtype)
+            out.append(result)
+        dtype = out[0].dtype if dtype is None else dtype
+        return Chunks.packed(self.layout, out, self.backend, dtype, check=False)
+
     def map(self, fn: Callable, *columns: Sequence, dtype=None) -> Chunks:
         """Fresh Chunks of this layout: buffer k is ``fn(buffer k, *(c[k] for c in
         columns))`` on chunk k's device (cast to `dtype` where the kernel gave another)."""

@@ -116,3 +116,36 @@ def test_a_failed_in_place_op_leaves_every_replica_as_it_was():
                     want = op(host.copy())
         for buffer in x.storage.buffers:
             np.testing.assert_array_equal(_host(buffer), want)
+
+
+@pytest.mark.parametrize("packed", [True, False])
+def test_map_elements_runs_once_per_device_over_slabs(packed):
+    """A cast of packed chunks is one call per device over its slab; unpacked chunks are
+    cast one by one. Both give NumPy's values in the same layout, sharing nothing."""
+    host = np.arange(24, dtype=np.float32).reshape(6, 4) - 7.5
+    devices = mdarray.devices()
+    index_map = {
+        devices[k % len(devices)]: [
+            (slice(2 * j, 2 * j + 2),) for j in range(3) if j % len(devices) == k
+        ]
+        for k in range(min(3, len(devices)))
+    }
+    x = mdarray.distributed_array(host, index_map)
+    storage = (
+        x.storage if packed else x.storage.derive(buffers=[b.copy() for b in x.storage.buffers])
+    )
+    assert (storage.slabs is not None) == packed
+    seen = []
+
+    def cast(b):
+        seen.append(b.shape)
+        return b.astype(np.int16)
+
+    out = storage.map_elements(cast, dtype=np.dtype(np.int16))
+    assert len(seen) == (len(x.layout.devices) if packed else len(x.layout.chunks))
+    assert out.layout == x.layout
+    assert out.dtype == np.int16
+    result = mdarray.DistArray._new(out, x.mode)
+    np.testing.assert_array_equal(result.get(), host.astype(np.int16))
+    for a, b in zip(out.buffers, storage.buffers):
+        assert not np.may_share_memory(_host(a), _host(b))
