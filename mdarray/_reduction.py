@@ -17,6 +17,7 @@ zero-length axes, so errors, warnings and dtypes are NumPy's own.
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import NamedTuple
 
@@ -130,12 +131,14 @@ def chunk_plan(layout: Layout, mode: Mode, dtype: np.dtype, ufunc, axes: tuple,
 
 
 def run_chunk_plan(x: DistArray, plan: ChunkPlan, ufunc, axes: tuple, dtype, result_dtype,
-                   skip_nan: bool) -> DistArray:  # fmt: skip
-    """The per-chunk kernels of `plan` on `x`'s chunks, nothing else (see `reduce`)."""
+                   skip_nan: bool, divisor=None) -> DistArray:  # fmt: skip
+    """The per-chunk kernels of `plan` on `x`'s chunks, nothing else (see `reduce`); with
+    a `divisor`, each chunk's result divided by it on its device (`mean`)."""
     storage = x.storage
     backend = storage.backend
     kernel = backend.reduce
     on = backend.on
+    divide = None if divisor is None else backend.xp.true_divide
     out = []
     for chunk, device, (shape, step) in zip(storage.buffers, plan.layout.chunk_devices, plan.steps):
         if isinstance(chunk, Remote):  # its process computes it
@@ -143,12 +146,16 @@ def run_chunk_plan(x: DistArray, plan: ChunkPlan, ufunc, axes: tuple, dtype, res
             continue
         with on(device):
             if step is REDUCE:
-                result = kernel(ufunc, chunk, axes, dtype, result_dtype, skip_nan)
-                out.append(result.reshape(shape))
+                result = kernel(ufunc, chunk, axes, dtype, result_dtype, skip_nan).reshape(shape)
             elif step is EMPTY:
-                out.append(backend.empty(shape, result_dtype, device))
+                result = backend.empty(shape, result_dtype, device)
             else:
-                out.append(backend.full(shape, plan.fill, result_dtype, device))
+                result = backend.full(shape, plan.fill, result_dtype, device)
+            if divide is not None:
+                result = divide(result, divisor)
+                # NumPy's kernels give scalars for 0-d operands: chunks are 0-d arrays.
+                result = np.array(result) if isinstance(result, np.generic) else result
+        out.append(result)
     return wrap(Chunks.of(plan.layout, out, backend, result_dtype, check=False), plan.mode)
 
 
@@ -399,3 +406,58 @@ def _call_plan(func, ufunc, layout, mode, dtype, _axis_type, axis, _dtype_type, 
     keep = bool(keepdims is not NO_VALUE and keepdims)
     plan = chunk_plan(layout, mode, dtype, ufunc, axes, keep, result_dtype)
     return None if plan is None else (axes, result_dtype, plan)
+
+
+# Means --------------------------------------------------------------------------------
+
+
+def mean(x: DistArray, axis, dtype, keepdims, where) -> DistArray | None:
+    """``np.mean`` of `x` by one cached plan (`_mean_plan`): the partial sums of the
+    `chunk_plan`, each divided by the count, as `_statistical_functions._mean` computes
+    them (no ``out=``, ``where`` not given or True); None where it needs the general
+    path (an empty `x`, a count under 1, a cast after the division, unhashable
+    arguments)."""
+    if where is not NO_VALUE and where is not True:
+        return None
+    storage = x.storage
+    key = (storage.layout, x.mode, storage.dtype, type(axis), axis, type(dtype), dtype,
+           type(keepdims), keepdims)  # fmt: skip
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    known = _mean_plan(*key)
+    if known is None:
+        return None
+    axes, compute, count, plan = known
+    return run_chunk_plan(x, plan, np.add, axes, compute, compute, False, count)
+
+
+@plan_cache
+def _mean_plan(layout, mode, dtype, _axis_type, axis, _dtype_type, requested, _keep_type,
+               keepdims):  # fmt: skip
+    """``(axes, compute dtype, count, chunk plan)`` of `mean` for one key, or None."""
+    kwargs = {"axis": axis, "dtype": requested}
+    if keepdims is not NO_VALUE:
+        kwargs["keepdims"] = keepdims
+    result_dtype = _check(np.mean, layout.shape, dtype, None, kwargs).dtype
+    compute = compute_dtype(dtype, requested)
+    if 0 in layout.shape or compute != result_dtype:
+        return None
+    axes = normalize_axes(axis, len(layout.shape))
+    count = math.prod(layout.shape[a] for a in axes)
+    keep = bool(keepdims is not NO_VALUE and keepdims)
+    plan = chunk_plan(layout, mode, dtype, np.add, axes, keep, compute)
+    if plan is None or count < 1 or (plan.mode is not REPLICA and plan.mode.name != "sum"):
+        return None
+    return axes, compute, count, plan
+
+
+def compute_dtype(dtype: np.dtype, requested) -> np.dtype:
+    """The dtype NumPy computes means in: `requested`, else float64 for ints and bools,
+    float32 for float16."""
+    if requested is not None:
+        return np.dtype(requested)
+    if dtype.kind in "biu":
+        return np.dtype(np.float64)
+    return np.dtype(np.float32) if dtype == np.float16 else dtype

@@ -32,6 +32,7 @@ dtype. The constructors here make and run buffers of this process's devices only
 
 from __future__ import annotations
 
+import math
 import threading
 import weakref
 from collections.abc import Callable, Sequence
@@ -455,7 +456,7 @@ class Stored:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self._storage.layout.shape)
 
     @property
     def itemsize(self) -> int:
