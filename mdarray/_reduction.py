@@ -13,6 +13,14 @@ cover), the others seeing the identity.
 NumPy itself checks every argument and picks the result dtype: the front end `reduction`
 runs the NumPy function on a *probe*, a tiny array of ones with the input's dtype and
 zero-length axes, so errors, warnings and dtypes are NumPy's own.
+
+A repeated call decides nothing again: `call_plan` caches, on the function, the input's
+layout, mode and dtype and the arguments (with their types), NumPy's answer on the probe
+and `reduce`'s decisions (`chunk_plan`: the result layout and mode, each chunk's step),
+so the call only runs the per-chunk kernels (`run_chunk_plan`); ``np.mean`` divides in
+the same pass (`mean`). Calls that need more (``out=``, a mask, ``initial``, a reshard,
+partials combined at once) take the general path. An error on the probe is raised every
+time, never cached.
 """
 
 from __future__ import annotations
