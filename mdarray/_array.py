@@ -526,6 +526,8 @@ def in_group(result: Any, operands: Collection[Any]) -> Any:
     given the device group of the DistArray `operands` (their union, sequences of arrays
     looked into), where its devices lie in that group: results keep their operands'
     group. Operands returned as results (``out=``, in-place operators) keep their own."""
+    if type(result) is DistArray and _one_group(result, operands):
+        return result
     results = _arrays_in((result,))
     arrays = _arrays_in(operands) if results else None
     if not arrays:
@@ -551,6 +553,23 @@ def in_group(result: Any, operands: Collection[Any]) -> Any:
         ):
             r._group = group
     return result
+
+
+def _one_group(result: DistArray, operands: Collection[Any]) -> bool:
+    """`in_group`'s common case, with no lists made: one DistArray operand (no sequences),
+    `result` that operand, of its group, or new on its devices (given its group here)."""
+    first = None
+    for value in operands:
+        kind = type(value)
+        if kind is tuple or kind is list or (kind is DistArray and first is not None):
+            return False
+        first = value if kind is DistArray else first
+    if first is None or result is first or result._group is not None:
+        return first is not None and (result is first or result._group is first._group)
+    if first._group is None or result._storage.layout.devices != first._storage.layout.devices:
+        return False
+    result._group = first._group
+    return True
 
 
 def _arrays_in(values: Collection[Any]) -> list[DistArray]:

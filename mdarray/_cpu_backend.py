@@ -56,8 +56,9 @@ class CpuBackend:
         self.device_ids = tuple(range(self.count))
 
     def on(self, device: int):
-        """Context in which work for `device` is issued (nothing to set on the CPU)."""
-        return contextlib.nullcontext()
+        """Context in which work for `device` is issued (nothing to set on the CPU: one
+        shared do-nothing context, stateless, so no object per chunk)."""
+        return _NOTHING
 
     def is_native(self, obj) -> bool:
         return isinstance(obj, np.ndarray)
@@ -182,6 +183,8 @@ class CpuBackend:
         new first axis: one allocation and one NumPy call per piece after the first."""
         return _kernels.combine_copies(np, ufunc, pieces, copies, dtype)
 
+
+_NOTHING = contextlib.nullcontext()
 
 # NumPy's ufuncs that `_special_values` patches, wrapped once.
 _STANDARD = {ufunc: _special_values.standard(np, ufunc, ufunc) for ufunc in _special_values.FIXED}

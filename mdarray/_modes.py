@@ -22,7 +22,7 @@ class Mode:
     ('sum', True)
     """
 
-    __slots__ = ("idempotent", "name", "ufunc_name")
+    __slots__ = ("_holds", "idempotent", "name", "ufunc_name")
 
     def __init__(self, name: str, ufunc_name: str | None, *, idempotent: bool) -> None:
         #: The name accepted wherever a mode is taken (``"sum"``).
@@ -32,6 +32,8 @@ class Mode:
         #: Whether combining a value with itself gives it back (REPLICA, MAX, MIN). Then
         #: equal copies may all contribute, and a REPLICA array is already in this mode.
         self.idempotent = idempotent
+        # The dtypes `check_dtype` passed (every array made checks its mode once per dtype).
+        self._holds: set = set()
 
     def __repr__(self) -> str:
         return f"mdarray.{self.name.upper()}"
@@ -109,8 +111,9 @@ class Mode:
 
     def check_dtype(self, dtype: DTypeLike) -> None:
         """Raise TypeError if `dtype` cannot hold this mode."""
-        if self.is_partial:
+        if self.ufunc_name is not None and dtype not in self._holds:
             self.identity(dtype)
+            self._holds.add(np.dtype(dtype))
 
 
 REPLICA = Mode("replica", None, idempotent=True)

@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import _kernels, _processes, _regions
+from . import _dense_partials, _kernels, _processes, _regions
 from ._debug import HOST, TransferCount
 from ._fetch import (
     Fetch,
@@ -91,6 +91,11 @@ def _region_value(chunks: Chunks, mode: Mode, region: tuple, device, root: int |
     layout = chunks.layout
     ufunc_name = mode.ufunc_name  # None for REPLICA: not a partial mode
     if ufunc_name is not None and layout.has_overlaps:
+        single = _processes.current() is None
+        if device == HOST and single:
+            value = _dense_partials.host_value(chunks, mode.ufunc(backend.xp, chunks.dtype))
+            if value is not None:
+                return value
         if device == HOST:
             first = layout.chunk_devices[0]
             value = region_value(chunks, mode, region, first)
@@ -550,7 +555,10 @@ def change_mode(chunks: Chunks, mode: Mode, new: Mode) -> Chunks:
         new.check_dtype(chunks.dtype)
     if mode.is_partial:
         combine = mode.ufunc(chunks.backend.xp, chunks.dtype)
-        replica = combine_overlaps(chunks, combine, mode.identity(chunks.dtype))
+        single = _processes.current() is None
+        replica = _dense_partials.combined(chunks, combine) if single else None
+        if replica is None:
+            replica = combine_overlaps(chunks, combine, mode.identity(chunks.dtype))
         return change_mode(replica, REPLICA, new)
     if new.idempotent:
         return chunks.derive()

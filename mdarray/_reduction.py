@@ -13,11 +13,21 @@ cover), the others seeing the identity.
 NumPy itself checks every argument and picks the result dtype: the front end `reduction`
 runs the NumPy function on a *probe*, a tiny array of ones with the input's dtype and
 zero-length axes, so errors, warnings and dtypes are NumPy's own.
+
+A repeated call decides nothing again: `call_plan` caches, on the function, the input's
+layout, mode and dtype and the arguments (with their types), NumPy's answer on the probe
+and `reduce`'s decisions (`chunk_plan`: the result layout and mode, each chunk's step),
+so the call only runs the per-chunk kernels (`run_chunk_plan`); ``np.mean`` divides in
+the same pass (`mean`). Calls that need more (``out=``, a mask, ``initial``, a reshard,
+partials combined at once) take the general path. An error on the probe is raised every
+time, never cached.
 """
 
 from __future__ import annotations
 
+import math
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
@@ -28,8 +38,9 @@ from ._chunkwise import aligned, shape_of, write_out
 from ._fallback import fallback
 from ._layout import Layout
 from ._mode_rules import IDEMPOTENT, REORDERABLE, reduction_identity, reduction_mode
-from ._modes import REPLICA
+from ._modes import REPLICA, Mode
 from ._plan_cache import plan_cache
+from ._processes import Remote
 from ._storage import Chunks
 
 NO_VALUE = np._NoValue
@@ -77,6 +88,85 @@ def whole_layout(x: DistArray, axes: tuple) -> Layout:
     return Layout.replicated(x.shape, devices=x.devices[:1])
 
 
+# What a chunk's result is made by (`ChunkPlan.steps`).
+REDUCE, EMPTY, IDENTITY = "reduce", "empty", "identity"
+
+
+class ChunkPlan(NamedTuple):
+    """What `reduce` decides for one input (layout, mode, dtype) and reduction, where
+    nothing moves before the per-chunk kernels: the result's `layout` (the plan layout)
+    and `mode`, and per chunk its result's shape and the step making it (`REDUCE` its
+    chunk, `EMPTY` for a result without elements, `IDENTITY` where the chunk holds an
+    empty part of a reduced axis: `fill`, the identity, in the result dtype)."""
+
+    layout: Layout
+    mode: Mode
+    steps: tuple
+    fill: object
+
+
+@plan_cache
+def chunk_plan(layout: Layout, mode: Mode, dtype: np.dtype, ufunc, axes: tuple,
+               keepdims: bool, result_dtype: np.dtype) -> ChunkPlan | None:  # fmt: skip
+    """The `ChunkPlan` of `ufunc` over `axes` of an input of `layout`, `mode` and
+    `dtype`, or None where `reduce`'s general path is needed: a partial input in
+    another mode or dtype, partials no mode can hold (combined at once), a reshard, or
+    overlapping chunks whose shadowed elements must be set to the identity first. The
+    decisions are `reduce`'s own, made once per key."""
+    result_mode = partial_mode(ufunc, result_dtype)
+    if mode.is_partial and not (mode is result_mode and result_dtype == dtype):
+        return None
+    plan, whole = reduce_plan(layout, axes, keepdims)
+    if mode.is_partial:
+        out_mode = mode
+    elif whole:
+        out_mode = REPLICA
+    elif result_mode is not None:
+        out_mode = result_mode
+        if ufunc not in IDEMPOTENT and layout.has_overlaps:
+            return None
+    else:
+        return None
+    steps = []
+    for box, shape in zip(layout.boxes, plan.chunk_shapes):
+        if not all(shape):
+            steps.append((shape, EMPTY))
+        elif any(len(box[a]) == 0 for a in axes):
+            steps.append((shape, IDENTITY))
+        else:
+            steps.append((shape, REDUCE))
+    return ChunkPlan(plan, out_mode, tuple(steps), identity(ufunc, result_dtype))
+
+
+def run_chunk_plan(x: DistArray, plan: ChunkPlan, ufunc, axes: tuple, dtype, result_dtype,
+                   skip_nan: bool, divisor=None) -> DistArray:  # fmt: skip
+    """The per-chunk kernels of `plan` on `x`'s chunks, nothing else (see `reduce`); with
+    a `divisor`, each chunk's result divided by it on its device (`mean`)."""
+    storage = x.storage
+    backend = storage.backend
+    kernel = backend.reduce
+    on = backend.on
+    divide = None if divisor is None else backend.xp.true_divide
+    out = []
+    for chunk, device, (shape, step) in zip(storage.buffers, plan.layout.chunk_devices, plan.steps):
+        if isinstance(chunk, Remote):  # its process computes it
+            out.append(Remote(shape, result_dtype, device))
+            continue
+        with on(device):
+            if step is REDUCE:
+                result = kernel(ufunc, chunk, axes, dtype, result_dtype, skip_nan).reshape(shape)
+            elif step is EMPTY:
+                result = backend.empty(shape, result_dtype, device)
+            else:
+                result = backend.full(shape, plan.fill, result_dtype, device)
+            if divide is not None:
+                result = divide(result, divisor)
+                # NumPy's kernels give scalars for 0-d operands: chunks are 0-d arrays.
+                result = np.array(result) if isinstance(result, np.generic) else result
+        out.append(result)
+    return wrap(Chunks.of(plan.layout, out, backend, result_dtype, check=False), plan.mode)
+
+
 # Chunk helpers ----------------------------------------------------------------------
 
 
@@ -101,6 +191,10 @@ def reduce(x: DistArray, ufunc, axes: tuple, keepdims: bool, result_dtype, *, dt
     in the backend's one reduction per chunk (``nansum``).
     """
     result_dtype = np.dtype(result_dtype)
+    if where is True and initial is NO_VALUE:
+        known = chunk_plan(x.layout, x.mode, x.dtype, ufunc, axes, keepdims, result_dtype)
+        if known is not None:
+            return run_chunk_plan(x, known, ufunc, axes, dtype, result_dtype, skip_nan)
     mode = partial_mode(ufunc, result_dtype)
     if x.mode.is_partial and not (x.mode is mode and result_dtype == x.dtype):
         x = x.change_mode(REPLICA)
@@ -168,17 +262,25 @@ def _with_initial(results: Chunks, ufunc, mode, initial) -> Chunks:
 
 def probe(x: DistArray) -> np.ndarray:
     """A tiny array of ones like `x`: same dtype, same zero-length axes."""
-    return np.ones(tuple(min(n, 1) for n in x.shape), x.dtype)
+    return _probe(x.shape, x.dtype)
+
+
+def _probe(shape: tuple, dtype) -> np.ndarray:
+    return np.ones(tuple(min(n, 1) for n in shape), dtype)
 
 
 def check_with_probe(func, x: DistArray, out, kwargs) -> np.ndarray:
     """Run NumPy's `func` on the probe with `kwargs` (``where`` as True, ``out`` of the
     probe result's shape): NumPy raises its own errors; returns the probe result."""
+    return _check(func, x.shape, x.dtype, out, kwargs)
+
+
+def _check(func, shape: tuple, dtype, out, kwargs) -> np.ndarray:
     kwargs = dict(kwargs)
     if "where" in kwargs and kwargs["where"] is not True:
-        _check_where(kwargs["where"], x.shape)
+        _check_where(kwargs["where"], shape)
         kwargs["where"] = np.True_  # a mask, as NumPy sees one (not the default True)
-    small = probe(x)
+    small = _probe(shape, dtype)
     # The probe's counts are not the input's: its warnings ("Degrees of freedom <= 0")
     # would be wrong; NumPy's errors stay.
     with warnings.catch_warnings(), np.errstate(all="ignore"):
@@ -211,6 +313,13 @@ def reduction(func, ufunc, x: DistArray, axis, out=None, *, skip_nan=False, **kw
     `kwargs` are those the caller gave (``dtype keepdims initial where``); `skip_nan` as
     for `reduce`.
     """
+    if out is None:
+        known = call_plan(func, ufunc, x, axis, kwargs)
+        if known is not None:
+            axes, result_dtype, plan = known
+            dtype = kwargs.get("dtype")
+            dtype = None if dtype is NO_VALUE else dtype
+            return run_chunk_plan(x, plan, ufunc, axes, dtype, result_dtype, skip_nan)
     out = unwrap_out(out)
     kwargs = {k: v for k, v in kwargs.items() if v is not NO_VALUE}
     if kwargs.get("where", True) is not True and identity(ufunc, x.dtype) is None:
@@ -253,3 +362,110 @@ def unwrap_out(out):
             raise ValueError(f"expected one output array, got {len(out)}")
         out = out[0]
     return out
+
+
+# NumPy's checks of a repeated call, cached -------------------------------------------
+
+# The arguments `checked_call` takes besides ``axis`` (``where`` only as True, ``initial``
+# only as `NO_VALUE`): others need the general path.
+_PLAIN = frozenset({"dtype", "keepdims", "where", "initial"})
+
+
+def call_plan(func, ufunc, x: DistArray, axis, kwargs: dict) -> tuple | None:
+    """``(axes, result dtype, chunk plan)`` of a repeated `reduction` call on a
+    non-empty `x` (`kwargs` as `reduction` takes them, ``where`` only as True and
+    ``initial`` not given), or None where the call needs the general path (other
+    arguments, an empty `x`, unhashable ones, a `chunk_plan` of None). NumPy's checks on
+    the probe and `reduce`'s decisions are made once per key; an error is raised each
+    time, never remembered."""
+    where = kwargs.get("where", NO_VALUE)
+    if (where is not NO_VALUE and where is not True) or kwargs.get(
+        "initial", NO_VALUE
+    ) is not NO_VALUE:
+        return None
+    if not _PLAIN.issuperset(kwargs):
+        return None
+    storage = x.storage
+    dtype = kwargs.get("dtype", NO_VALUE)
+    keepdims = kwargs.get("keepdims", NO_VALUE)
+    # Types in the key: ``axis=True`` is an error, ``axis=1`` is not, and they hash alike.
+    key = (func, ufunc, storage.layout, x.mode, storage.dtype, type(axis), axis, type(dtype),
+           dtype, type(keepdims), keepdims)  # fmt: skip
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return _call_plan(*key)
+
+
+@plan_cache
+def _call_plan(func, ufunc, layout, mode, dtype, _axis_type, axis, _dtype_type, requested,
+               _keep_type, keepdims):  # fmt: skip
+    """`call_plan`'s answer for one key (runs NumPy on the probe)."""
+    kwargs = {"axis": axis}
+    if requested is not NO_VALUE:
+        kwargs["dtype"] = requested
+    if keepdims is not NO_VALUE:
+        kwargs["keepdims"] = keepdims
+    result_dtype = _check(func, layout.shape, dtype, None, kwargs).dtype
+    if 0 in layout.shape:
+        return None
+    axes = normalize_axes(axis, len(layout.shape))
+    keep = bool(keepdims is not NO_VALUE and keepdims)
+    plan = chunk_plan(layout, mode, dtype, ufunc, axes, keep, result_dtype)
+    return None if plan is None else (axes, result_dtype, plan)
+
+
+# Means --------------------------------------------------------------------------------
+
+
+def mean(x: DistArray, axis, dtype, keepdims, where) -> DistArray | None:
+    """``np.mean`` of `x` by one cached plan (`_mean_plan`): the partial sums of the
+    `chunk_plan`, each divided by the count, as `_statistical_functions._mean` computes
+    them (no ``out=``, ``where`` not given or True); None where it needs the general
+    path (an empty `x`, a count under 1, a cast after the division, unhashable
+    arguments)."""
+    if where is not NO_VALUE and where is not True:
+        return None
+    storage = x.storage
+    key = (storage.layout, x.mode, storage.dtype, type(axis), axis, type(dtype), dtype,
+           type(keepdims), keepdims)  # fmt: skip
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    known = _mean_plan(*key)
+    if known is None:
+        return None
+    axes, compute, count, plan = known
+    return run_chunk_plan(x, plan, np.add, axes, compute, compute, False, count)
+
+
+@plan_cache
+def _mean_plan(layout, mode, dtype, _axis_type, axis, _dtype_type, requested, _keep_type,
+               keepdims):  # fmt: skip
+    """``(axes, compute dtype, count, chunk plan)`` of `mean` for one key, or None."""
+    kwargs = {"axis": axis, "dtype": requested}
+    if keepdims is not NO_VALUE:
+        kwargs["keepdims"] = keepdims
+    result_dtype = _check(np.mean, layout.shape, dtype, None, kwargs).dtype
+    compute = compute_dtype(dtype, requested)
+    if 0 in layout.shape or compute != result_dtype:
+        return None
+    axes = normalize_axes(axis, len(layout.shape))
+    count = math.prod(layout.shape[a] for a in axes)
+    keep = bool(keepdims is not NO_VALUE and keepdims)
+    plan = chunk_plan(layout, mode, dtype, np.add, axes, keep, compute)
+    if plan is None or count < 1 or (plan.mode is not REPLICA and plan.mode.name != "sum"):
+        return None
+    return axes, compute, count, plan
+
+
+def compute_dtype(dtype: np.dtype, requested) -> np.dtype:
+    """The dtype NumPy computes means in: `requested`, else float64 for ints and bools,
+    float32 for float16."""
+    if requested is not None:
+        return np.dtype(requested)
+    if dtype.kind in "biu":
+        return np.dtype(np.float64)
+    return np.dtype(np.float32) if dtype == np.float16 else dtype

@@ -10,7 +10,7 @@ better value, ties going to the lower index like NumPy, and a NaN beating every 
 from __future__ import annotations
 
 import operator
-from typing import cast
+from typing import NamedTuple, cast
 
 import numpy as np
 
@@ -22,7 +22,9 @@ from ._creation_functions import asarray
 from ._fallback import fallback
 from ._fetch import fetch_pieces
 from ._modes import MAX, MIN, REPLICA
+from ._plan_cache import plan_cache
 from ._processes import Remote, is_local
+from ._reduction import NO_VALUE
 from ._registry import implements
 from ._sorting_functions import runs, to_host
 from ._storage import Chunks
@@ -60,7 +62,7 @@ def _arg_pick(xp, chunk, axis: int, largest: bool):
     """argmax (`largest`) or argmin of `chunk` along `axis`, NaNs as NumPy takes them:
     the first NaN wins. (CuPy's kernels return some NaN, not the first, where a row holds
     several.)"""
-    k = (xp.argmax if largest else xp.argmin)(chunk, axis=axis)
+    k = chunk.argmax(axis=axis) if largest else chunk.argmin(axis=axis)
     if chunk.dtype.kind not in "fc":
         return k
     nan = xp.isnan(chunk)
@@ -154,6 +156,60 @@ def _drop_axes(x: DistArray, axes: tuple) -> DistArray:
     return wrap(x.storage.view(plan, lambda t, c: c.reshape(shapes[t])), x.mode)
 
 
+def _fast_plan(func, x: DistArray, axis, keepdims) -> tuple | None:
+    """`_whole_plan` of a call, or None (unhashable arguments)."""
+    storage = x.storage
+    key = (func, storage.layout, x.mode, storage.dtype, type(axis), axis, type(keepdims), keepdims)
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return _whole_plan(*key)
+
+
+@plan_cache
+def _whole_plan(func, layout, mode, dtype, _axis_type, axis, _keep_type, keepdims):
+    """``(axis, result layout)`` where argmax/argmin along `axis` (an int) of a non-empty
+    REPLICA input needs no combining: every chunk holds the axis whole (from its start,
+    step 1, so a chunk's local index is the global one); None for the general path.
+    NumPy's checks on the probe run once per key (an error is raised, not remembered)."""
+    args = {"axis": axis} if keepdims is NO_VALUE else {"axis": axis, "keepdims": keepdims}
+    _reduction.check_with_probe(func, _Probe(layout.shape, dtype), None, args)
+    if mode is not REPLICA or axis is None or 0 in layout.shape or not layout.shape:
+        return None
+    axis = operator.index(axis) % len(layout.shape)
+    plan, whole = _reduction.reduce_plan(layout, (axis,), keepdims is True)
+    if not whole or any(box[axis] != range(layout.shape[axis]) for box in layout.boxes):
+        return None
+    if not all(all(shape) for shape in plan.chunk_shapes):
+        return None
+    return axis, plan
+
+
+class _Probe(NamedTuple):
+    """What `check_with_probe` reads of an array."""
+
+    shape: tuple
+    dtype: np.dtype
+
+
+def _whole_axis(x: DistArray, plan: tuple, largest: bool) -> DistArray:
+    """The indices along the whole axis of each chunk, in the result's layout."""
+    axis, layout = plan
+    storage = x.storage
+    backend = storage.backend
+    xp = backend.xp
+    on = backend.on
+    out = []
+    for chunk, shape, device in zip(storage.buffers, layout.chunk_shapes, layout.chunk_devices):
+        if isinstance(chunk, Remote):  # its process computes its indices
+            out.append(Remote(shape, np.intp, device))
+            continue
+        with on(device):
+            out.append(_arg_pick(xp, chunk, axis, largest).reshape(shape))
+    return wrap(Chunks.of(layout, out, backend, np.intp, check=False))
+
+
 def _arg_impl(func, largest: bool):
     name = f"numpy.{func.__name__}"
 
@@ -163,6 +219,10 @@ def _arg_impl(func, largest: bool):
             args["keepdims"] = keepdims
         if not isinstance(a, DistArray):
             return fallback(func, (a,), args, name)
+        if out is None:
+            plan = _fast_plan(func, a, axis, keepdims)
+            if plan is not None:
+                return _whole_axis(a, plan, largest)
         out = _reduction.unwrap_out(out)
         probe_args = {k: v for k, v in args.items() if k != "out"}
         checked = _reduction.check_with_probe(func, a, out, probe_args)

@@ -94,17 +94,6 @@ implements(np.any, spmd=True)(_all_like(np.any, np.logical_or))
 # Mean, variance, standard deviation ------------------------------------------------
 
 
-def _compute_dtype(dtype, requested):
-    """The dtype NumPy computes means in: float64 for ints and bools, float32 for float16."""
-    if requested is not None:
-        return np.dtype(requested)
-    if dtype.kind in "biu":
-        return np.dtype(np.float64)
-    if dtype == np.float16:
-        return np.dtype(np.float32)
-    return dtype
-
-
 def _count(x: DistArray, axes: tuple, keepdims: bool, where):
     """How many elements each result element reduces (an int, or per element)."""
     if where is True:
@@ -175,7 +164,7 @@ def _moment(func, stat, a, axis, dtype, out, keepdims, where, **extra):
         result = _reduction.filled(a, value.shape, value, value.dtype)
     else:
         where = kwargs.get("where", True)
-        result = stat(a, axes, keep, _compute_dtype(a.dtype, dtype), where)
+        result = stat(a, axes, keep, _reduction.compute_dtype(a.dtype, dtype), where)
         result = astype(result, checked.dtype, copy=False)
     return result if out is None else write_out(out, result)
 
@@ -185,7 +174,8 @@ def _np_mean(a, axis=None, dtype=None, out=None, keepdims=NO_VALUE, *, where=NO_
     args = {"axis": axis, "dtype": dtype, "out": out, "keepdims": keepdims, "where": where}
     if not isinstance(a, DistArray):
         return fallback(np.mean, (a,), args, "numpy.mean")
-    return _moment(np.mean, _mean, a, axis, dtype, out, keepdims, where)
+    fast = None if out is not None else _reduction.mean(a, axis, dtype, keepdims, where)
+    return _moment(np.mean, _mean, a, axis, dtype, out, keepdims, where) if fast is None else fast
 
 
 def _ddof(ddof, correction):

@@ -32,6 +32,7 @@ dtype. The constructors here make and run buffers of this process's devices only
 
 from __future__ import annotations
 
+import math
 import threading
 import weakref
 from collections.abc import Callable, Sequence
@@ -106,9 +107,15 @@ class Chunks:
     # Construction ---------------------------------------------------------------------
 
     @classmethod
-    def of(cls, layout: Layout, buffers: Sequence, backend, dtype=None) -> Chunks:
+    def of(cls, layout: Layout, buffers: Sequence, backend, dtype=None, *, check=True) -> Chunks:
         """Chunks holding `buffers` (one per chunk, in layout order), checked: count,
-        shapes, dtypes (`dtype` or the first buffer's) and devices."""
+        shapes, dtypes (`dtype` or the first buffer's) and devices.
+
+        ``check=False`` is for buffers a cached plan just made by kernels on checked
+        chunks, in the shapes and dtype it planned (`dtype` given), as `packed`'s.
+        """
+        if not check:
+            return cls(layout, backend, np.dtype(dtype), tuple(buffers))
         # NumPy's kernels give scalars for 0-d operands: a chunk is a writable 0-d array.
         buffers = tuple(np.array(b) if isinstance(b, np.generic) else b for b in buffers)
         if len(buffers) != len(layout.chunks):
@@ -470,7 +477,7 @@ class Stored:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self._storage.layout.shape)
 
     @property
     def itemsize(self) -> int:

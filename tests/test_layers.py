@@ -45,7 +45,7 @@ LAYERS = (
         },
     ),
     ("storage", {"_storage"}),
-    ("movement", {"_fetch", "_redistribute"}),
+    ("movement", {"_fetch", "_dense_partials", "_redistribute"}),
     ("chunkwise execution", {"_chunkwise"}),
     ("DistArray", {"_array", "_ndarray_methods"}),
     (
