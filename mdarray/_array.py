@@ -356,7 +356,16 @@ class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
 
     def __getitem__(self, key: Any) -> DistArray:
         _processes.check_call("getitem", (self,))
-        return in_group(method("getitem")(self, key), (self,))
+        result = method("getitem")(self, key)
+        if (
+            type(result) is DistArray
+            and result is not self
+            and result._group is None
+            and result._storage.layout.devices == self._storage.layout.devices
+        ):
+            result._group = self.device  # in_group's common case, for a view's host cost
+            return result
+        return in_group(result, (self,))
 
     def __setitem__(self, key: Any, value: Any) -> None:
         _processes.check_call("setitem", (self, value))

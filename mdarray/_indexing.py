@@ -140,6 +140,60 @@ def _getitem_plan(layout: Layout, key: tuple):
     return Layout(shape, index_map), tuple(parts)
 
 
+def _hashable_key(key) -> tuple | None:
+    """`key` as a hashable tuple when it holds only ints, slices of ints or None, Ellipsis
+    and None (a slice as its ``(start, stop, step)``: Python 3.11's slices do not hash),
+    else None: other keys (NumPy ints, arrays, bad keys) take `_basic_key`'s path."""
+    out = []
+    for item in key if type(key) is tuple else (key,):
+        if type(item) is int or item is None or item is Ellipsis:
+            out.append(item)
+        elif type(item) is slice:
+            start, stop, step = item.start, item.stop, item.step
+            if not (
+                (start is None or type(start) is int)
+                and (stop is None or type(stop) is int)
+                and (step is None or type(step) is int)
+            ):
+                return None
+            out.append((start, stop, step))
+        else:
+            return None
+    return tuple(out)
+
+
+@plan_cache
+def _key_plan(layout: Layout, key: tuple):
+    """What ``x[key]`` decides for a hashable key (see `_hashable_key`) on an x of
+    `layout`: ``(normalized key, result layout, parts, groups, copy)``, `groups` the
+    parts by source device for `Chunks.select` and `copy` whether NumPy gives a scalar
+    (an int per axis, no Ellipsis). Raises IndexError like NumPy for bad keys."""
+    raw = tuple(slice(*item) if type(item) is tuple else item for item in key)
+    basic = _basic_key(raw, layout.shape)
+    assert basic is not None  # ints, slices, Ellipsis and None only
+    result_layout, parts = _getitem_plan(layout, basic)
+    by_device: dict = {}
+    for t, (k, index) in enumerate(parts):
+        entry = (t, k, index, operator.itemgetter(index))
+        by_device.setdefault(layout.chunk_devices[k], []).append(entry)
+    groups = tuple((device, tuple(entries)) for device, entries in by_device.items())
+    copy = all(isinstance(item, int) for item in basic) and Ellipsis not in key
+    return basic, result_layout, parts, groups, copy
+
+
+def _planned_getitem(x: DistArray, plan) -> DistArray:
+    """``x[key]`` by its `_key_plan`: views of the chunks (copies for a scalar)."""
+    basic, layout, parts, groups, copy = plan
+    if not parts:
+        return wrap(Chunks.empty(layout, x.dtype, x.storage.backend), x.mode)
+    result = wrap(x.storage.select(layout, groups, basic), x.mode)
+    if copy:
+        # NumPy gives a scalar for an integer per axis, a copy: later writes to x do not
+        # reach it (``x[2, ...]`` is a 0-d view, as NumPy's is).
+        result = wrap(result.storage.map(lambda b: b.copy()), result.mode)
+    return result
+
+
 def basic_getitem(x: DistArray, key: tuple) -> DistArray:
     """`x` indexed by a normalized basic key (see `_basic_key`): views, no transfers."""
     layout, parts = _getitem_plan(x.layout, key)
@@ -163,6 +217,9 @@ def getitem(x: DistArray, key) -> DistArray:
     >>> y.get(), y.index_map
     (array([7, 4, 1]), {0: [(slice(2, 3, 1),)], 1: [(slice(0, 2, 1),)]})
     """
+    hashable = _hashable_key(key)
+    if hashable is not None:
+        return _planned_getitem(x, _key_plan(x.layout, hashable))
     basic = _basic_key(key, x.shape)
     if basic is None:
         mask = _mask_of(x, key)
@@ -199,6 +256,20 @@ def setitem(x: DistArray, key, value) -> None:
     >>> [c.tolist() for c in x.all_chunks()[1]]
     [[0.0, 5.0, 6.0, 0.0]]
     """
+    hashable = _hashable_key(key)
+    if hashable is not None:
+        basic = _key_plan(x.layout, hashable)[0]
+        if isinstance(value, DistArray):
+            _distarray_setitem(x, basic, value)
+            return
+        if type(value) in (int, float, complex, bool) or isinstance(value, np.generic):
+            scalar = np.array(value, dtype=x.dtype)[()]
+            plan, _ = _write_plan(x.layout, x.mode, basic, ())
+            _check_writable(x)
+            _write(x, plan, [scalar] * len(plan))
+            return
+        _write_all(x, _planned_writes(x, basic, value))
+        return
     basic = _basic_key(key, x.shape)
     if basic is None and several():  # no multi-process implementation yet
         _gathered_setitem(x, key, value)
@@ -218,8 +289,94 @@ def setitem(x: DistArray, key, value) -> None:
             return
         _gathered_setitem(x, key, value)
         return
-    writes = _planned_writes(x, basic, value)
-    _write(x, writes)
+    _write_all(x, _planned_writes(x, basic, value))
+
+
+def _distarray_setitem(x: DistArray, key: tuple, value: DistArray) -> None:
+    """``x[key] = value`` for a DistArray value, by a plan cached on the layouts."""
+    if (
+        value.mode is x.mode
+        and value.storage.is_view_of(x.storage, key)
+        and not x.layout.has_overlaps
+    ):
+        # ``x[key] op= y`` ends with ``x[key] = t``, t the view ``x[key]`` just written in
+        # place: each selected element has one copy, t's chunks are that copy's memory,
+        # so the write would copy every element onto itself.
+        _check_writable(x)
+        return
+    plan, (lead, reorder) = _write_plan(x.layout, x.mode, key, tuple(value.shape))
+    if value.dtype != x.dtype:
+        value = value.astype(x.dtype, copy=False)
+    _check_writable(x)
+    pieces = []
+    for _, device, _, region, _ in plan:
+        piece = region_value(value.storage, value.mode, region, device)
+        if lead is not None and not isinstance(piece, Remote):
+            piece = piece[lead][reorder]
+        pieces.append(piece)
+    _write(x, plan, pieces)
+
+
+@plan_cache
+def _write_plan(layout: Layout, mode, key: tuple, value_shape: tuple):
+    """What ``x[key] = value`` decides for a normalized key on an x of `layout` in
+    `mode` and a value of `value_shape`: ``(writes, (lead, reorder))``, one write
+    ``(chunk, device, chunk index, value region, shadowed indices)`` per chunk holding
+    selected elements, the value region the box of the value (in its own axes, ascending)
+    that the chunk reads, and ``piece[lead][reorder]`` (None: as it is) the piece in box
+    order (as `_operand_in_box_order` orders the whole value). Raises ValueError like
+    NumPy when the value does not broadcast to the selection."""
+    shape = _result_shape(key)
+    vshape = value_shape
+    if len(vshape) > len(shape) or any(v not in (1, n) for v, n in zip(vshape[::-1], shape[::-1])):
+        raise ValueError(f"could not broadcast input array from shape {vshape} into shape {shape}")
+    box = _selection_box(key)
+    lead_count = len(shape) - len(vshape)
+    full_shape = (1,) * lead_count + vshape
+    # Per source axis: (value axis or None, reversed); the index from value to box order.
+    axes: list[tuple[int | None, bool]] = []
+    reorder: list[int | slice | None] = []
+    axis = 0
+    for item in key:
+        if isinstance(item, int):
+            axes.append((None, False))
+            reorder.append(None)
+        elif item is None:
+            reorder.append(0)
+            axis += 1
+        else:
+            reverse = item.step < 0 and full_shape[axis] > 1
+            value_axis = axis - lead_count
+            axes.append(
+                (value_axis if value_axis >= 0 and vshape[value_axis] > 1 else None, reverse)
+            )
+            reorder.append(slice(None, None, -1) if reverse else slice(None))
+            axis += 1
+    identity = not lead_count and all(r == slice(None) for r in reorder)
+    order = (None, None) if identity or not vshape else ((None,) * lead_count, tuple(reorder))
+    writes = []
+    for k, (chunk_box, device) in enumerate(zip(layout.boxes, layout.chunk_devices)):
+        common = _regions.intersect(box, chunk_box)
+        if common is None:
+            continue
+        within = [range(i.start, i.stop, i.step) for i in _regions.local_box_index(box, common)]
+        region = [range(1)] * len(vshape)
+        for (value_axis, reverse), r in zip(axes, within):
+            if value_axis is None:
+                continue
+            n = vshape[value_axis]
+            region[value_axis] = range(n - 1 - r[-1], n - r[0], r.step) if reverse else r
+        shadowed: tuple = ()
+        if mode.is_partial:
+            shadowed = tuple(_regions.cover(common, layout.boxes).shadowed(k))
+        chunk_index = _regions.local_box_index(chunk_box, common)
+        writes.append((k, device, chunk_index, tuple(region), shadowed))
+    return tuple(writes), order
+
+
+def _write_all(x: DistArray, writes) -> None:
+    plan = [(k, None, index, None, shadowed) for k, index, _, shadowed in writes]
+    _write(x, plan, [piece for _, _, piece, _ in writes])
 
 
 def _planned_writes(x: DistArray, key: tuple, value) -> list:
@@ -246,11 +403,12 @@ def _planned_writes(x: DistArray, key: tuple, value) -> list:
     return writes
 
 
-def _write(x: DistArray, writes) -> None:
+def _write(x: DistArray, writes, pieces) -> None:
+    """Each `pieces` item written by its write (see `_write_plan`) into x's chunks."""
     backend = x.storage.backend
     identity = x.mode.identity(x.dtype) if x.mode.is_partial else None
-    buffers = x.storage.writable([k for k, *_ in writes])
-    for k, chunk_index, piece, shadowed in writes:
+    buffers = x.storage.writable([write[0] for write in writes])
+    for (k, _, chunk_index, _, shadowed), piece in zip(writes, pieces):
         buffer = buffers[k]
         if isinstance(buffer, Remote):
             continue

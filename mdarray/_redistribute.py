@@ -151,7 +151,14 @@ def _gather(chunks: Chunks, plan, shape, device, out=None, fetch=None):
     if fetch is None:
         fetch = Fetch(chunks)
     backend = chunks.backend
-    if not is_local(device):
+    if fetch.alone:  # one process: `Fetch.into` inlined, a shifted slice's host cost
+        out = backend.empty(shape, chunks.dtype, device) if out is None else out
+        buffers, devices, xp = chunks.buffers, chunks.layout.chunk_devices, backend.xp
+        with backend.on(device):
+            for k, region_index, index in plan:
+                piece = buffers[k] if index is None else _regions.apply_index(buffers[k], index, xp)
+                backend.assign(out, region_index, backend.move(piece, devices[k], device))
+    elif not is_local(device):
         for k, region_index, chunk_index in plan:
             fetch.into(k, chunk_index, device, None, region_index)
         out = Remote(shape, chunks.dtype, device) if out is None else out

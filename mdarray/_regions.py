@@ -25,7 +25,7 @@ Box = tuple  # tuple[range, ...]
 
 
 def box_shape(box: Box) -> tuple[int, ...]:
-    return tuple(len(r) for r in box)
+    return tuple(map(len, box))
 
 
 def box_size(box: Box) -> int:
@@ -342,7 +342,7 @@ def _to_source(positions, region_range: range, source_range: range):
 def apply_index(array, index: tuple, xp=np):
     """`array[index]` where index items are slices or 1-D int arrays (outer indexing); a
     view for slices, 0-d ones too (an array, never a scalar)."""
-    if all(isinstance(i, slice) for i in index):
+    if is_basic(index):
         view = (*index, Ellipsis)
         return array[view]
     return array[xp.ix_(*[positions(i, n) for i, n in zip(index, array.shape)])]
@@ -353,4 +353,5 @@ def positions(i, n):
 
 
 def is_basic(index: tuple) -> bool:
-    return all(isinstance(i, slice) for i in index)
+    # No generator (a Python frame resumed per item): this runs on every piece moved.
+    return all(map(isinstance, index, itertools.repeat(slice)))

@@ -83,6 +83,7 @@ class Chunks:
         "__weakref__",
         "_buffers",
         "_family",
+        "_origin",
         "_refs",
         "_slab_allocations",
         "_slabs",
@@ -103,6 +104,8 @@ class Chunks:
         self._family: _Family | None = None
         self._refs: tuple | None = None
         self._slab_allocations: tuple | None = None
+        # Set by `select`: (a weak reference to the source, the selection's token).
+        self._origin: tuple | None = None
 
     # Construction ---------------------------------------------------------------------
 
@@ -281,6 +284,57 @@ class Chunks:
             for allocation, _ in refs:
                 allocation.families.add(self._family)
         return out
+
+    def select(self, layout: Layout, groups: tuple, token) -> Chunks:
+        """The view of this array of `layout` whose chunks are basic-indexing views of
+        this one's: `groups` is ``((device, ((t, k, index, getter), ...)), ...)`` with
+        chunk t ``buffer k[index]`` (`index` of ints, slices and an Ellipsis, so a view on
+        every backend, of chunk t's shape in `layout`) and `getter` its
+        ``operator.itemgetter``. `token` (hashable) names the selection for `is_view_of`.
+
+        What `view` does, without its checks: a plan cached on the layout and the key
+        (`_indexing`) guarantees the shapes, and the sources' allocations already list
+        this family. Runs of several processes take `view` (chunks of other processes).
+        """
+        if _processes.current() is not None:
+            entries = sorted(entry for _, group in groups for entry in group)
+            out = self.view(layout, lambda t, b: b[entries[t][2]], [e[1] for e in entries])
+            out._origin = (weakref.ref(self), token)
+            return out
+        with _LOCK:
+            if self._family is None:
+                self._track()
+            buffers = self.buffers
+            refs = self._refs
+            assert refs is not None
+            assert self._family is not None
+            count = len(layout.chunk_devices)
+            out_buffers: list = [None] * count
+            out_refs: list = [None] * count
+            on = self.backend.on
+            for device, entries in groups:
+                with on(device):
+                    for t, k, index, getter in entries:
+                        out_buffers[t] = buffers[k][index]
+                        allocation, recipe = refs[k]
+                        out_refs[t] = (
+                            allocation,
+                            getter
+                            if recipe is None
+                            else lambda array, recipe=recipe, getter=getter: getter(recipe(array)),
+                        )
+            out = Chunks(layout, self.backend, self.dtype, tuple(out_buffers))
+            out._family = self._family
+            out._refs = tuple(out_refs)
+            out._origin = (weakref.ref(self), token)
+            self._family.members.add(out)
+        return out
+
+    def is_view_of(self, source: Chunks, token) -> bool:
+        """Whether this is the view `source.select(..., token)` made: its chunks are then
+        exactly that selection of `source`'s, now as then (a family moves as a whole)."""
+        origin = self._origin
+        return origin is not None and origin[1] == token and origin[0]() is source
 
     def _track(self) -> None:
         """Set up the family and allocations of chunks that had none (under `_LOCK`)."""

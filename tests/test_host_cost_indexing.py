@@ -1,0 +1,102 @@
+"""The host cost of repeated basic indexing, as Python calls (`_call_counts.calls`): a
+repeated ``x[key]`` or ``x[key] = value`` looks its plan up (`_indexing._key_plan`,
+`_write_plan`) and makes the per-chunk views or writes, so its count stays small and fixed.
+
+The budgets are about 20% above the counts reached (in parentheses: the counts before
+the plans), on a 64x64 float32 array in 4 row chunks on one device and on 4 devices (with
+fewer devices than 4 the chunks cycle over those there are).
+"""
+
+import gc
+
+import numpy as np
+import pytest
+from _call_counts import calls, report
+from _layouts import devices
+
+import mdarray
+
+SHAPE = (64, 64)
+
+
+def _rows(on: tuple) -> dict:
+    rest = slice(0, SHAPE[1])
+    return {
+        d: [(slice(16 * k, 16 * k + 16), rest) for k in range(4) if on[k] == d] for d in set(on)
+    }
+
+
+def _ops(on: tuple) -> dict:
+    rng = np.random.default_rng(1)
+    layout = _rows(on)
+    x = mdarray.distributed_array(rng.standard_normal(SHAPE, np.float32), layout)
+    y = mdarray.distributed_array(rng.standard_normal(SHAPE, np.float32), layout)
+    z = mdarray.asarray(x, copy=True)
+    s = x.change_mode("sum")
+    t = z[1:, :]
+    w = mdarray.asarray(t, copy=True)
+
+    def halo():
+        z[1:, :] -= y[:-1, :]
+
+    return {
+        "x[1:3]": lambda: x[1:3],
+        "x[:-1, :]": lambda: x[:-1, :],
+        "x[::-1, 3]": lambda: x[::-1, 3],
+        "x[..., None, 2:]": lambda: x[..., None, 2:],
+        "s[1:, :] (sum mode)": lambda: s[1:, :],
+        "z[0] = 1.0": lambda: z.__setitem__(0, 1.0),
+        "z[1:, :] = t (t is z[1:, :])": lambda: z.__setitem__((slice(1, None), slice(None)), t),
+        "z[1:, :] = w (another array)": lambda: z.__setitem__((slice(1, None), slice(None)), w),
+        "z[1:, :] -= y[:-1, :]": halo,
+    }
+
+
+ONE_DEVICE = {
+    "x[1:3]": 34,  # 136
+    "x[:-1, :]": 34,  # 184
+    "x[::-1, 3]": 34,
+    "x[..., None, 2:]": 34,
+    "s[1:, :] (sum mode)": 36,
+    "z[0] = 1.0": 44,  # 347
+    "z[1:, :] = t (t is z[1:, :])": 24,  # 937
+    "z[1:, :] = w (another array)": 212,  # 937
+    "z[1:, :] -= y[:-1, :]": 380,  # 1608, of which 240 the subtract (the ufunc path)
+}
+FOUR_DEVICES = {
+    "x[1:3]": 46,  # 138
+    "x[:-1, :]": 48,  # 184
+    "x[::-1, 3]": 48,
+    "x[..., None, 2:]": 48,
+    "s[1:, :] (sum mode)": 50,
+    "z[0] = 1.0": 44,  # 346
+    "z[1:, :] = t (t is z[1:, :])": 24,
+    "z[1:, :] = w (another array)": 230,
+    "z[1:, :] -= y[:-1, :]": 415,  # 1611
+}
+
+
+def _counted(fn) -> int:
+    gc.collect()
+    gc.disable()  # no collection (and its weakref callbacks) inside the count
+    try:
+        return calls(fn)
+    finally:
+        gc.enable()
+
+
+@pytest.mark.parametrize(
+    ("numbers", "budgets"),
+    [((0, 0, 0, 0), ONE_DEVICE), ((0, 1, 2, 3), FOUR_DEVICES)],
+    ids=["one-device", "four-devices"],
+)
+@pytest.mark.parametrize("name", list(ONE_DEVICE))
+def test_repeated_indexing_stays_within_its_budget(numbers, budgets, name):
+    fn = _ops(tuple(devices(*numbers)))[name]
+    count = _counted(fn)
+    assert count <= budgets[name], f"{name}: {count} calls > {budgets[name]}\n{report(fn)}"
+
+
+def test_counts_are_deterministic():
+    fn = _ops(tuple(devices(0, 1, 2, 3)))["z[1:, :] -= y[:-1, :]"]
+    assert len({_counted(fn) for _ in range(3)}) == 1
