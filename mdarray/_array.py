@@ -294,28 +294,6 @@ class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
     ) -> Any:
         return np.std(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, **kwargs)
 
-    def all(self, axis: Axes = None, out: Any = None, keepdims: bool = False, **kwargs: Any) -> Any:
-        return np.all(self, axis=axis, out=out, keepdims=keepdims, **kwargs)
-
-    def any(self, axis: Axes = None, out: Any = None, keepdims: bool = False, **kwargs: Any) -> Any:
-        return np.any(self, axis=axis, out=out, keepdims=keepdims, **kwargs)
-
-    def argmax(self, axis: int | None = None, out: Any = None, *, keepdims: bool = False) -> Any:
-        return np.argmax(self, axis=axis, out=out, keepdims=keepdims)
-
-    def argmin(self, axis: int | None = None, out: Any = None, *, keepdims: bool = False) -> Any:
-        return np.argmin(self, axis=axis, out=out, keepdims=keepdims)
-
-    def cumsum(
-        self, axis: int | None = None, dtype: DTypeLike | None = None, out: Any = None
-    ) -> Any:
-        return np.cumsum(self, axis=axis, dtype=dtype, out=out)
-
-    def cumprod(
-        self, axis: int | None = None, dtype: DTypeLike | None = None, out: Any = None
-    ) -> Any:
-        return np.cumprod(self, axis=axis, dtype=dtype, out=out)
-
     def astype(self, dtype: DTypeLike, copy: bool = True) -> DistArray:
         # NumPy's stubs take only an ndarray here.
         return np.astype(self, dtype, copy=copy)  # type: ignore[call-overload]
@@ -356,16 +334,7 @@ class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
 
     def __getitem__(self, key: Any) -> DistArray:
         _processes.check_call("getitem", (self,))
-        result = method("getitem")(self, key)
-        if (
-            type(result) is DistArray
-            and result is not self
-            and result._group is None
-            and result._storage.layout.devices == self._storage.layout.devices
-        ):
-            result._group = self.device  # in_group's common case, for a view's host cost
-            return result
-        return in_group(result, (self,))
+        return in_group(method("getitem")(self, key), (self,))
 
     def __setitem__(self, key: Any, value: Any) -> None:
         _processes.check_call("setitem", (self, value))
@@ -541,16 +510,19 @@ def in_group(result: Any, operands: Collection[Any]) -> Any:
     arrays = _arrays_in(operands) if results else None
     if not arrays:
         return result
-    group = arrays[0].device
+    first = arrays[0]
+    group = first._group if first._group is not None else first.device
     for x in arrays:
-        if x.device is not group and x.device != group:
+        other = x._group if x._group is not None else x.device
+        if other is not group and other != group:
             group = DeviceSet(dict.fromkeys(d for x in arrays for d in x.device), group.backend)
             break
-    first = arrays[0]
+    devices = first._storage.layout.devices
     for r in results:
         if r._group is group or any(r is x for x in arrays):
             continue
-        if r._group is None and r.layout.devices == first.layout.devices:
+        layout = r._storage.layout
+        if r._group is None and layout.devices == devices:
             r._group = group  # the common case: an operand's devices lie in its group
             continue
         # A group an inner step gave (from an intermediate on fewer devices) widens.
@@ -558,7 +530,7 @@ def in_group(result: Any, operands: Collection[Any]) -> Any:
             r._group is not group
             and r.backend == group.backend
             and (r._group is None or set(r._group.device_ids) < set(group.device_ids))
-            and set(r.layout.devices) <= set(group.device_ids)
+            and set(layout.devices) <= set(group.device_ids)
         ):
             r._group = group
     return result
@@ -573,11 +545,14 @@ def _one_group(result: DistArray, operands: Collection[Any]) -> bool:
         if kind is tuple or kind is list or (kind is DistArray and first is not None):
             return False
         first = value if kind is DistArray else first
-    if first is None or result is first or result._group is not None:
-        return first is not None and (result is first or result._group is first._group)
-    if first._group is None or result._storage.layout.devices != first._storage.layout.devices:
+    if first is None or result is first:
+        return first is not None
+    group = first.device
+    if result._group is not None:
+        return result._group is group
+    if result._storage.layout.devices != first._storage.layout.devices:
         return False
-    result._group = first._group
+    result._group = group
     return True
 
 

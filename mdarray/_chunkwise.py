@@ -117,6 +117,60 @@ def map_chunks(x: Stored, fn, *operands, dtype=None) -> Chunks:
     return storage.map(fn, *columns, dtype=dtype)
 
 
+def map_elements(storage: Chunks, fn, dtype=None) -> Chunks:
+    """Fresh Chunks of `storage`'s layout holding ``fn`` of each element (`fn` maps an
+    array to one of its shape, element by element: a cast, a copy, ``isnan``): one call
+    per device over the slabs of packed chunks, else one per chunk as ``Chunks.map``."""
+    slabs = storage.slabs
+    if slabs is None:
+        return storage.map(fn, dtype=dtype)
+    on = storage.backend.on
+    out: list = []
+    for slab, device in zip(slabs, storage.layout.devices):
+        if isinstance(slab, Remote):
+            out.append(Remote(slab.shape, storage.dtype if dtype is None else dtype, device))
+            continue
+        with on(device):
+            result = fn(slab)
+            if dtype is not None and result.dtype != dtype:
+                result = result.astype(dtype)
+        out.append(result)
+    dtype = out[0].dtype if dtype is None else dtype
+    return Chunks.packed(storage.layout, out, storage.backend, dtype, check=False)
+
+
+def blocks_agree(a: Layout, b: Layout) -> bool:
+    """Whether arrays of layouts `a` and `b` line up device block to device block
+    (`Layout.device_blocks`): equal shapes, devices and blocks."""
+    if a.shape != b.shape or a.devices != b.devices:
+        return False
+    blocks = a.device_blocks
+    return blocks is not None and blocks == b.device_blocks
+
+
+def blocks(storage: Chunks) -> tuple | None:
+    """Per device of `storage`'s layout one array holding its block (`Layout.device_blocks`):
+    the packed slab's reshape, or a view spanning the device's chunk buffers where their
+    memory lies so (`Backend.span`); None otherwise. Views of the chunks' memory, for use
+    within one operation (asked again after `Chunks.writable`)."""
+    layout = storage.layout
+    boxes = layout.device_blocks
+    if boxes is None:
+        return None
+    slabs = storage.slabs
+    if slabs is not None:
+        return tuple(slab.reshape(_regions.box_shape(box)) for slab, box in zip(slabs, boxes))
+    buffers = storage.buffers
+    span = storage.backend.span
+    out = []
+    for entries, _ in layout.packing:
+        block = span([buffers[k] for k, _, _ in entries])
+        if block is None:
+            return None
+        out.append(block)
+    return tuple(out)
+
+
 # Casts and out= ------------------------------------------------------------------------
 
 
@@ -129,7 +183,7 @@ def cast(storage: Chunks, mode: Mode, dtype) -> tuple[Chunks, Mode]:
     dtype = np.dtype(dtype)
     if not keeps_mode(mode, storage.dtype, dtype):
         storage, mode = _redistribute.change_mode(storage, mode, REPLICA), REPLICA
-    return storage.map_elements(lambda b: b.astype(dtype, copy=True), dtype=dtype), mode
+    return map_elements(storage, lambda b: b.astype(dtype, copy=True), dtype=dtype), mode
 
 
 def write_out(out, value: Stored, *, casting: Casting | None = None, name: str = ""):

@@ -106,6 +106,25 @@ class CpuBackend:
     def synchronize(self, devices=None) -> None:
         pass
 
+    def span(self, buffers):
+        """One array viewing `buffers` (a device's chunks, one after another along axis 0)
+        as the block they tile, where they lie so in one allocation; else None."""
+        if len(buffers) == 1:
+            return buffers[0]
+        found = _kernels.lined_up(buffers, _address)
+        if found is None:
+            return None
+        first, shape, strides = found
+        root = first
+        while isinstance(root.base, np.ndarray):
+            root = root.base
+        if root.base is not None:
+            return None
+        try:  # NumPy refuses a view past the allocation's end: chunks of another one
+            return np.ndarray(shape, first.dtype, root, _address(first) - _address(root), strides)
+        except (TypeError, ValueError):
+            return None
+
     def copy(self, array, device: int):
         """A contiguous copy of `array` (on `device`) on the same device."""
         return np.array(array, copy=True, order="C")
@@ -214,3 +233,7 @@ def _plain(x):
 
 def _standard(x):
     return x.view(_StandardChunk) if type(x) is np.ndarray else x
+
+
+def _address(array: np.ndarray) -> int:
+    return array.__array_interface__["data"][0]

@@ -345,6 +345,20 @@ class CudaBackend:
 
     # Kernels ------------------------------------------------------------------------
 
+    def span(self, buffers):
+        """One array viewing `buffers` (a device's chunks, one after another along axis 0)
+        as the block they tile, where they lie so in one allocation; else None."""
+        if len(buffers) == 1:
+            return buffers[0]
+        found = _kernels.lined_up(buffers, _address)
+        if found is None:
+            return None
+        first, shape, strides = found
+        memory = first.data.mem
+        if any(b.data.mem is not memory for b in buffers if b.size):
+            return None
+        return self._cupy.ndarray(shape, first.dtype, memptr=first.data, strides=strides)
+
     def ufunc_kernel(self, ufunc):
         """CuPy's kernel for the NumPy `ufunc` (an adapter where CuPy lacks a loop or the
         ufunc), or None where there is none."""
@@ -580,3 +594,7 @@ _ADAPTERS = {
     np.logical_xor: _truth_of_complex,
     np.spacing: _spacing,
 }
+
+
+def _address(array) -> int:
+    return array.data.ptr

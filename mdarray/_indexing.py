@@ -30,11 +30,12 @@ from ndindex import Integer, Newaxis, Slice, ndindex
 from . import _regions
 from ._advanced_indexing import host_indices, is_int_vector, mask_getitem, mask_setitem, take_rows
 from ._array import DistArray, wrap
-from ._chunkwise import write_out
+from ._chunkwise import blocks, blocks_agree, write_out
 from ._config import check_fallback
 from ._fallback import fallback, gathered
 from ._index_writes import integer_setitem
 from ._layout import Layout
+from ._modes import REPLICA
 from ._plan_cache import plan_cache
 from ._processes import Remote, is_local, several
 from ._redistribute import region_value
@@ -258,9 +259,11 @@ def setitem(x: DistArray, key, value) -> None:
     """
     hashable = _hashable_key(key)
     if hashable is not None:
-        basic = _key_plan(x.layout, hashable)[0]
+        plan = _key_plan(x.layout, hashable)
+        basic = plan[0]
         if isinstance(value, DistArray):
-            _distarray_setitem(x, basic, value)
+            if not _block_setitem(x, plan, value):
+                _distarray_setitem(x, basic, value)
             return
         if type(value) in (int, float, complex, bool) or isinstance(value, np.generic):
             scalar = np.array(value, dtype=x.dtype)[()]
@@ -290,6 +293,39 @@ def setitem(x: DistArray, key, value) -> None:
         _gathered_setitem(x, key, value)
         return
     _write_all(x, _planned_writes(x, basic, value))
+
+
+def _block_setitem(x: DistArray, plan, value: DistArray) -> bool:
+    """``x[key] = value`` as one copy per device where the selection's device blocks
+    agree with the value's (`Layout.device_blocks`: ``new[1:-1, 1:-1] = u[:-2, 1:-1] + ...``
+    on row chunks of one device); both REPLICA, one process, their memory apart. False
+    where this does not apply (`_distarray_setitem` writes then)."""
+    basic, layout, parts, groups, copy = plan
+    if (
+        copy
+        or not parts
+        or x.mode is not REPLICA
+        or value.mode is not REPLICA
+        or several()
+        or not blocks_agree(layout, value.layout)
+        or value.storage.is_view_of(x.storage, basic)
+    ):
+        return False
+    if value.dtype != x.dtype:
+        value = value.astype(x.dtype, copy=False)  # before any write: a cast may raise
+    _check_writable(x)
+    x.storage.writable()
+    target = blocks(x.storage.select(layout, groups, basic))
+    source = blocks(value.storage)
+    if target is None or source is None:
+        return False
+    backend = x.storage.backend
+    if any(map(backend.xp.may_share_memory, source, target)):
+        return False
+    for device, block, piece in zip(layout.devices, target, source):
+        with backend.on(device):
+            backend.assign(block, (), piece)
+    return True
 
 
 def _distarray_setitem(x: DistArray, key: tuple, value: DistArray) -> None:

@@ -168,3 +168,28 @@ def with_kernels(fn, kernel_for):
 
 def _is_array(x) -> bool:
     return hasattr(x, "dtype") and not isinstance(x, np.generic)
+
+
+def lined_up(buffers, pointer):
+    """How `buffers` (one device's chunks, one after another along axis 0) lie as one
+    block in memory: ``(first, shape, strides)`` of the strided view that spans them, where
+    each starts where the one before ends and all share one stride pattern; else None.
+    `pointer` gives a buffer's address. Chunks of no rows are passed over."""
+    live = [b for b in buffers if b.shape[0]]
+    if not live or not live[0].size:
+        return None
+    first = live[0]
+    rest = first.strides[1:]
+    step = next((b.strides[0] for b in live if b.shape[0] > 1), None)
+    if step is None:  # every chunk one row: the stride is the distance between them
+        step = pointer(live[1]) - pointer(first) if len(live) > 1 else first.strides[0]
+    expected = pointer(first)
+    rows = 0
+    for b in live:
+        if b.strides[1:] != rest or (b.shape[0] > 1 and b.strides[0] != step):
+            return None
+        if pointer(b) != expected:
+            return None
+        expected += b.shape[0] * step
+        rows += b.shape[0]
+    return first, (rows, *first.shape[1:]), (step, *rest)

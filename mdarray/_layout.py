@@ -104,6 +104,30 @@ class Layout:
             out.append((tuple(entries), offset))
         return tuple(out)
 
+    @cached_property
+    def device_blocks(self) -> tuple | None:
+        """Per device (in `devices` order), the box its chunks tile one after another
+        along axis 0 in layout order (rows that follow on, the same unstrided extent
+        along the other axes), or None if some device's chunks do not.
+
+        A device's block is then one array: its packed slab in C order, or a strided view
+        over its chunks' buffers (`Backend.span`). Operands whose blocks agree line up
+        block to block whatever their chunks (``x[1:] - y[:-1]`` of row chunks on one
+        device), so an elementwise op runs one kernel per device.
+        """
+        out = []
+        for entries, _ in self.packing:
+            boxes = [self.boxes[k] for k, _, _ in entries]
+            block = boxes[0]
+            for box in boxes[1:]:
+                if not box or box[1:] != block[1:] or box[0].start != block[0].stop:
+                    return None
+                block = (range(block[0].start, box[0].stop), *block[1:])
+            if len(boxes) > 1 and any(r.step != 1 and len(r) > 1 for b in boxes for r in b):
+                return None
+            out.append(block)
+        return tuple(out)
+
     @property
     def index_map(self) -> dict[int, list[tuple[slice, ...]]]:
         """``{device: [index, ...]}`` with normalized indices (a new dict each time)."""

@@ -37,7 +37,7 @@ from ._layout import Layout
 from ._manipulation_functions import squeeze
 from ._modes import REPLICA, SUM
 from ._plan_cache import plan_cache
-from ._processes import Remote, is_local
+from ._processes import Remote, current, is_local
 from ._registry import implements_ufunc_method
 from ._storage import Chunks
 
@@ -336,7 +336,7 @@ def _blocks(layout: Layout, partial: bool):
 
 class _Task(NamedTuple):
     device: int
-    a_source: tuple  # ("chunk", k, index into the chunk) or ("fetch", box)
+    a_source: tuple  # ("chunk", k, index into the chunk or None: whole) or ("fetch", box)
     b_source: tuple
     out_box: tuple
 
@@ -437,7 +437,8 @@ def _index_size(index: tuple, shape: tuple) -> int:
 def _source(layout: Layout, holders, piece, box, device, side: int, fetched: set) -> tuple:
     for k in holders:
         if layout.chunk_devices[k] == device:
-            return ("chunk", k, _regions.local_box_index(box, piece))
+            # None: the whole chunk, taken as it is on every call.
+            return ("chunk", k, None if piece == box else _regions.local_box_index(box, piece))
     fetched.add((side, piece, device))
     return ("fetch", piece)
 
@@ -485,10 +486,33 @@ def _piece(x: DistArray, source: tuple, device, fetched: dict, side: int):
         chunk = x.storage.buffers[k]
         if isinstance(chunk, Remote):
             return chunk
-        return (
-            chunk if all(s == slice(0, n, 1) for s, n in zip(index, chunk.shape)) else chunk[index]
-        )
+        return chunk if index is None else chunk[index]
     key = (side, source[1], device)
     if key not in fetched:
-        fetched[key] = _redistribute.region_value(x.storage, x.mode, source[1], device)
+        one = _one_chunk(x.layout, source[1], device) if x.mode is REPLICA else None
+        if one is None or current() is not None:  # one process: every chunk is here
+            fetched[key] = _redistribute.region_value(x.storage, x.mode, source[1], device)
+        else:
+            k, view, src = one
+            chunk = x.storage.buffers[k]
+            fetched[key] = x.storage.backend.move(
+                chunk if view is None else chunk[view], src, device
+            )
     return fetched[key]
+
+
+@plan_cache
+def _one_chunk(layout: Layout, box: tuple, device) -> tuple | None:
+    """``(chunk, view key or None for the whole chunk, its device)``: the one chunk of a
+    REPLICA operand laid out as `layout` that holds `box` whole (nearest `device`), or
+    None where the box needs several."""
+    plan = _redistribute.replica_plan(layout, box, device)
+    if len(plan) != 1:
+        return None
+    k, _, chunk_index = plan[0]
+    shape = layout.chunk_shapes[k]
+    if chunk_index is None or _regions.index_shape(chunk_index, shape) == shape:
+        return (k, None, layout.chunk_devices[k])
+    if not _regions.is_basic(chunk_index):
+        return None
+    return (k, (*chunk_index, Ellipsis), layout.chunk_devices[k])

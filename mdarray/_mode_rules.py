@@ -175,16 +175,32 @@ def _holds(condition: str | None, operand) -> bool:
         # An array: only its dtype can prove anything, and only finiteness.
         kind = np.dtype(getattr(operand, "dtype", object)).kind
         return condition == "finite" and kind in "biu"
-    with np.errstate(all="ignore"):
-        checks = {
-            "finite": bool(np.isfinite(value)),
-            "nonzero": value != 0,
-            "positive": np.real(value) > 0 and np.imag(value) == 0,
-            "negative": np.real(value) < 0 and np.imag(value) == 0,
-            "small": abs(value) <= 1,
-            "large": abs(value) >= 1,
-        }
+    checks = dict(zip(_WORDS, _checks(value)))
     return all(checks[word] for word in condition.split())
+
+
+# The words of `Rule.condition`, in the order `_checks` proves them.
+_WORDS = ("finite", "nonzero", "positive", "negative", "small", "large")
+
+
+def _checks(value) -> tuple:
+    with np.errstate(all="ignore"):
+        return (
+            bool(np.isfinite(value)),
+            bool(value != 0),
+            bool(np.real(value) > 0 and np.imag(value) == 0),
+            bool(np.real(value) < 0 and np.imag(value) == 0),
+            bool(abs(value) <= 1),
+            bool(abs(value) >= 1),
+        )
+
+
+def host_facts(operand) -> tuple | None:
+    """Everything `result_mode` may learn of a REPLICA operand's values (each condition
+    word, true or not), for a scalar known on the host; None for an array, whose dtype is
+    all it goes by. Equal facts and dtypes give equal modes: a key for caching a mode."""
+    value = _host_scalar(operand)
+    return None if value is None else _checks(value)
 
 
 def _host_scalar(operand):

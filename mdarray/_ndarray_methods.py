@@ -28,6 +28,24 @@ class NDArrayMethods:
 
         def __setitem__(self, key: Any, value: Any) -> None: ...  # DistArray's
 
+    def all(self, axis: Any = None, out: Any = None, keepdims: bool = False, **kwargs: Any) -> Any:
+        return _np.all(self, axis=axis, out=out, keepdims=keepdims, **kwargs)
+
+    def any(self, axis: Any = None, out: Any = None, keepdims: bool = False, **kwargs: Any) -> Any:
+        return _np.any(self, axis=axis, out=out, keepdims=keepdims, **kwargs)
+
+    def argmax(self, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> Any:
+        return _np.argmax(self, axis=axis, out=out, keepdims=keepdims)
+
+    def argmin(self, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> Any:
+        return _np.argmin(self, axis=axis, out=out, keepdims=keepdims)
+
+    def cumsum(self, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
+        return _np.cumsum(self, axis=axis, dtype=dtype, out=out)
+
+    def cumprod(self, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
+        return _np.cumprod(self, axis=axis, dtype=dtype, out=out)
+
     def argsort(
         self, axis: Any = -1, kind: Any = None, order: Any = None, *, stable: Any = None
     ) -> Any:

@@ -75,6 +75,18 @@ def plan_cache(function: F) -> F:
     return cached  # type: ignore[return-value]
 
 
+def lookup(key: tuple) -> Any:
+    """The plan remembered for `key` (`remember`), or None: for plans whose builder needs
+    more than its key (the operands themselves), where `plan_cache` cannot wrap it."""
+    hit = _cache.get(key)
+    return None if hit is None else hit[0]
+
+
+def remember(key: tuple, value: Any) -> None:
+    """Keep `value` (not None) as the plan for `key`, a hashable, immutable tuple."""
+    _cache.put(key, value, nbytes((key, value)))
+
+
 def usage() -> tuple[int, int]:
     """``(entries, bytes)`` held now."""
     with _cache.lock:

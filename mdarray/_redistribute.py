@@ -91,8 +91,7 @@ def _region_value(chunks: Chunks, mode: Mode, region: tuple, device, root: int |
     layout = chunks.layout
     ufunc_name = mode.ufunc_name  # None for REPLICA: not a partial mode
     if ufunc_name is not None and layout.has_overlaps:
-        single = _processes.current() is None
-        if device == HOST and single:
+        if device == HOST and _processes.current() is None:
             value = _dense_partials.host_value(chunks, mode.ufunc(backend.xp, chunks.dtype))
             if value is not None:
                 return value
@@ -562,8 +561,7 @@ def change_mode(chunks: Chunks, mode: Mode, new: Mode) -> Chunks:
         new.check_dtype(chunks.dtype)
     if mode.is_partial:
         combine = mode.ufunc(chunks.backend.xp, chunks.dtype)
-        single = _processes.current() is None
-        replica = _dense_partials.combined(chunks, combine) if single else None
+        replica = None if _processes.current() else _dense_partials.combined(chunks, combine)
         if replica is None:
             replica = combine_overlaps(chunks, combine, mode.identity(chunks.dtype))
         return change_mode(replica, REPLICA, new)

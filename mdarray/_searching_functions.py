@@ -28,6 +28,7 @@ from ._reduction import NO_VALUE
 from ._registry import implements
 from ._sorting_functions import runs, to_host
 from ._storage import Chunks
+from ._ufunc_plans import where_call
 
 
 def _sentinel(dtype, largest: bool):
@@ -279,6 +280,9 @@ def _where(condition, x=_NOT_GIVEN, y=_NOT_GIVEN):
         return fallback(np.where, (condition,), {}, "numpy.where (one argument)")
     if x is _NOT_GIVEN or y is _NOT_GIVEN:
         raise ValueError("either both or neither of x and y should be given")
+    planned = where_call(condition, x, y)
+    if planned is not None:
+        return planned
     operands = (condition, x, y)
     shape = np.broadcast_shapes(*(shape_of(op) for op in operands))
     # NumPy's promotion, Python scalars weak: from empty stand-ins of the arrays.

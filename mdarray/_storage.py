@@ -114,10 +114,15 @@ class Chunks:
         """Chunks holding `buffers` (one per chunk, in layout order), checked: count,
         shapes, dtypes (`dtype` or the first buffer's) and devices.
 
-        ``check=False`` is for buffers a cached plan just made by kernels on checked
-        chunks, in the shapes and dtype it planned (`dtype` given), as `packed`'s.
+        ``check=False`` is for buffers of `dtype` that a cached plan just made by kernels on
+        checked chunks, in the shapes it planned (reductions, the planned ufunc path), as
+        `packed`'s.
         """
         if not check:
+            buffers = list(buffers)
+            for k, b in enumerate(buffers):
+                if isinstance(b, np.generic):
+                    buffers[k] = np.array(b)
             return cls(layout, backend, np.dtype(dtype), tuple(buffers))
         # NumPy's kernels give scalars for 0-d operands: a chunk is a writable 0-d array.
         buffers = tuple(np.array(b) if isinstance(b, np.generic) else b for b in buffers)
@@ -360,27 +365,6 @@ class Chunks:
         self._refs = tuple(refs)
         self._family = family
 
-    def map_elements(self, fn: Callable, dtype=None) -> Chunks:
-        """Fresh Chunks of this layout holding ``fn`` of each element (`fn` maps an array
-        to one of its shape, element by element: a cast, a copy, ``isnan``): one call per
-        device over the slabs of packed chunks, else one per chunk as `map`."""
-        slabs = self._slabs
-        if slabs is None:
-            return self.map(fn, dtype=dtype)
-        on = self.backend.on
-        out: list = []
-        for slab, device in zip(slabs, self.layout.devices):
-            if isinstance(slab, Remote):
-                out.append(Remote(slab.shape, self.dtype if dtype is None else dtype, device))
-                continue
-            with on(device):
-                result = fn(slab)
-                if dtype is not None and result.dtype != dtype:
-                    result = result.astype(dtype)
-            out.append(result)
-        dtype = out[0].dtype if dtype is None else dtype
-        return Chunks.packed(self.layout, out, self.backend, dtype, check=False)
-
     def map(self, fn: Callable, *columns: Sequence, dtype=None) -> Chunks:
         """Fresh Chunks of this layout: buffer k is ``fn(buffer k, *(c[k] for c in
         columns))`` on chunk k's device (cast to `dtype` where the kernel gave another)."""
@@ -511,6 +495,12 @@ class Stored:
     def mode(self) -> Mode:
         """How overlapping copies combine, REPLICA or a partial SUM/PROD/MAX/MIN."""
         return self._mode
+
+    def signature(self) -> tuple:
+        """``(layout, mode, dtype, backend)``: all that a plan made for this array as an
+        operand may depend on (`mdarray._ufunc_plans`); never its values."""
+        storage = self._storage
+        return (storage.layout, self._mode, storage.dtype, storage.backend)
 
     @property
     def layout(self) -> Layout:

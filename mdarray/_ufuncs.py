@@ -3,7 +3,7 @@
 One implementation serves every NumPy ufunc, so ``a + b``, ``np.add(a, b)``,
 ``mdarray.add(a, b)`` and ``cupy.add(a, b)`` take one path:
 
-1. NumPy itself resolves the dtypes, on empty stand-ins of the operands (`_resolve`,
+1. NumPy itself resolves the dtypes, on empty stand-ins of the operands (`_ufunc_plans.resolve`,
    cached on the ufunc and the operands' types), so result dtypes, casting errors and
    rejected type combinations are NumPy's own, raised before any chunk is touched.
 2. The result takes the layout of the first DistArray ``out``, else of the first DistArray
@@ -21,64 +21,36 @@ goes from the operands' chunks to the kernels with no planning and no copies.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import lru_cache
 from itertools import repeat
 from typing import Any
 
 import numpy as np
 
 from ._array import DistArray, in_mode, wrap
-from ._chunkwise import aligned, backend_of, result_layout, shape_of, write_out
+from ._chunkwise import aligned, backend_of, blocks, blocks_agree, result_layout, write_out
 from ._fallback import fallback
-from ._mode_rules import R, result_mode
 from ._modes import REPLICA
+from ._plan_cache import lookup, remember
 from ._processes import Remote, agreeing, is_local, several
 from ._registry import implements_method, implements_ufunc_method
 from ._storage import Chunks
+from ._ufunc_plans import (
+    call_key,
+    call_shape,
+    columns,
+    decide_mode,
+    dtype_key,
+    make_plan,
+    operands,
+    planning,
+    resolve,
+    rule_mode,
+    run,
+)
 
 _PY_SCALARS = (bool, int, float, complex)
 _IGNORED = frozenset({"order", "subok"})  # no effect on values; chunks are always C order
 _PASSED = frozenset({"dtype", "casting"})
-
-
-# Dtype resolution --------------------------------------------------------------------
-
-
-def _key(x):
-    """What decides dtypes for an operand: an array's dtype, or a Python scalar's weak type
-    (with an int's value, whose range NumPy checks against the other operands' dtypes)."""
-    if isinstance(x, (DistArray, np.generic)) or hasattr(x, "dtype"):
-        return x.dtype
-    if isinstance(x, int):
-        return (type(x), x)
-    return (type(x), None)
-
-
-def _stand_in(key):
-    if isinstance(key, tuple):
-        kind, value = key
-        return kind(0) if value is None else value
-    return np.empty(0, key)
-
-
-@lru_cache(maxsize=4096)
-def _resolve(ufunc, keys: tuple, out_keys: tuple | None, where_key, options: tuple) -> tuple:
-    """The dtypes of ``ufunc``'s outputs for operands of these types (NumPy's errors).
-
-    With `out_keys` (dtypes, or None for outputs not given) or a `where_key`, NumPy also
-    checks the casts into the outputs and of the mask, with the call's `options`.
-    """
-    inputs = [_stand_in(k) for k in keys]
-    kwargs = dict(options)
-    with np.errstate(all="ignore"):
-        results = ufunc(*inputs, **kwargs)
-        results = results if isinstance(results, tuple) else (results,)
-        if out_keys is not None or where_key is not None:
-            dtypes = out_keys or (None,) * ufunc.nout
-            outs = tuple(np.empty(0, r.dtype if d is None else d) for r, d in zip(results, dtypes))
-            where = True if where_key is None else _stand_in(where_key)
-            ufunc(*inputs, out=outs, where=where, **kwargs)
-    return tuple(r.dtype for r in results)
 
 
 # The fast path -----------------------------------------------------------------------
@@ -92,6 +64,7 @@ def _fast_call(ufunc, inputs, kwargs):
     device on the slabs; others run once per chunk.
     """
     layout = None
+    mixed = False  # layouts differ, their device blocks agree (`_block_call`)
     keys = []
     operands = []  # the storage of DistArray operands, scalars as they are
     for x in inputs:
@@ -103,7 +76,9 @@ def _fast_call(ufunc, inputs, kwargs):
             if layout is None:
                 layout, backend = storage.layout, storage.backend
             elif storage.layout is not layout and storage.layout != layout:
-                return None
+                if not blocks_agree(layout, storage.layout):
+                    return None
+                mixed = True
             keys.append(storage.dtype)
             operands.append(storage)
         elif kind in _PY_SCALARS:
@@ -119,18 +94,32 @@ def _fast_call(ufunc, inputs, kwargs):
     out_keys = None
     if out is not None:
         for o in out:
-            if type(o) is not DistArray or o.mode is not REPLICA or o.layout != layout:
+            if type(o) is not DistArray or o.mode is not REPLICA:
                 return None
+            if o.layout != layout:
+                if not blocks_agree(layout, o.layout):
+                    return None
+                mixed = True
         out_keys = tuple(o.dtype for o in out)
-    dtypes = _resolve(ufunc, tuple(keys), out_keys, None, ())
+    dtypes = resolve(ufunc, tuple(keys), out_keys, None, ())
     kernel = backend.ufunc_kernel(ufunc)
-    if kernel is None or (out is not None and backend.may_fail(ufunc)):
+    if kernel is None:
         return None
+    # A kernel that may raise after writing part of `out` must not write it directly.
+    staged = out is not None and backend.may_fail(ufunc)
     # No collective until the kernels ran: a process whose kernel raised must not
     # leave the others waiting (`agreeing`).
     across = several()  # else every chunk is this process's
+    packed = all(type(x) is not Chunks or x.slabs is not None for x in operands)
+    if (mixed or staged or not packed) and not across and layout.device_blocks is not None:
+        # Views and other unpacked chunks whose memory lines up run per block too.
+        result = _block_call(kernel, layout, backend, operands, out, dtypes, direct=not staged)
+        if result is not None or mixed or staged:
+            return result
+    elif mixed or staged:
+        return None
     may_fail = across and backend.may_fail(ufunc)
-    if all(type(x) is not Chunks or x.slabs is not None for x in operands):
+    if packed:
         with agreeing(may_fail):
             return _slab_call(ufunc, kernel, layout, backend, operands, out, dtypes, across)
     columns = [x.buffers if type(x) is Chunks else repeat(x) for x in operands]
@@ -199,6 +188,66 @@ def _slab_call(ufunc, kernel, layout, backend, operands, out, dtypes, across: bo
     return values[0] if ufunc.nout == 1 else tuple(values)
 
 
+def _block_call(kernel, layout, backend, operands, out, dtypes, *, direct: bool):
+    """One kernel per device over the device blocks of operands (and ``out``) whose
+    blocks agree (`Layout.device_blocks`) though their chunks may differ, in one process;
+    None where some block is not one array.
+
+    ``out`` is written by the kernels themselves where `direct`, unless it overlaps an
+    input other than element for element (None: the general path orders such writes);
+    else (a kernel that may raise midway) every device's result is computed and cast
+    first and then copied in, so a failure writes nothing."""
+    targets: list = []
+    written: dict = {}  # id of an out's storage -> its blocks: an input that is out reads them
+    for o in out or ():
+        o.storage.writable()
+        column = blocks(o.storage)
+        if column is None:
+            return None
+        targets.append(column)
+        written[id(o.storage)] = column
+    overlaps = backend.xp.may_share_memory
+    columns: list = []
+    for x in operands:
+        if type(x) is not Chunks:
+            columns.append(None)
+            continue
+        column = written.get(id(x)) or blocks(x)
+        if column is None:
+            return None
+        if direct and id(x) not in written:
+            for target in targets:
+                if any(map(overlaps, column, target)):
+                    return None
+        columns.append(column)
+    results = []
+    for d, device in enumerate(layout.devices):
+        args = [x if c is None else c[d] for x, c in zip(operands, columns)]
+        with backend.on(device):
+            if direct and out is not None:
+                kernel(*args, out=tuple(t[d] for t in targets))
+                continue
+            got = kernel(*args)
+            got = got if isinstance(got, tuple) else (got,)
+            wanted = dtypes if out is None else [o.dtype for o in out]
+            results.append([g if g.dtype == t else g.astype(t) for g, t in zip(got, wanted)])
+    if out is not None:
+        if not direct:
+            for d, device in enumerate(layout.devices):
+                with backend.on(device):
+                    for target, result in zip(targets, results[d]):
+                        backend.assign(target[d], (), result)
+        return out[0] if len(out) == 1 else out
+    # A block result in C order is its device's slab of `layout` (its blocks' order).
+    values = [
+        wrap(
+            Chunks.packed(layout, [r[i].reshape(-1) for r in results], backend, dtype, check=False)
+        )
+        for i, dtype in enumerate(dtypes)
+    ]
+    return values[0] if len(values) == 1 else tuple(values)
+
+
 def _wrap_results(ufunc, layout, results, backend, mode, dtypes):
     """DistArrays from per-chunk results (tuples for several outputs), in `dtypes`."""
     if ufunc.nout == 1:
@@ -246,14 +295,18 @@ def ufunc_call(ufunc, inputs, kwargs):
             return _fallback_call(ufunc, inputs, {**kwargs, "out": outs, "where": where})
         unknown = min(kwargs.keys() - _PASSED)
         raise TypeError(f"'{unknown}' is an invalid keyword to ufunc '{ufunc.__name__}'")
+    if planning():
+        result = _planned_call(ufunc, inputs, outs, where, kwargs)
+        if result is not None:
+            return result
     inputs = tuple(as_operand(x) for x in inputs)
     if any(x is NotImplemented for x in inputs):
         return NotImplemented
     where = _as_where(where)
     options = tuple(sorted(kwargs.items()))
     out_keys = None if outs is None else tuple(None if o is None else o.dtype for o in outs)
-    where_key = None if where is None else _key(where)
-    dtypes = _resolve(ufunc, tuple(map(_key, inputs)), out_keys, where_key, options)
+    where_key = None if where is None else dtype_key(where)
+    dtypes = resolve(ufunc, tuple(map(dtype_key, inputs)), out_keys, where_key, options)
     shape = call_shape(inputs, outs, where)
     backend = backend_of((*inputs, *(outs or ()), where))
     kernel = backend.ufunc_kernel(ufunc)
@@ -280,6 +333,58 @@ def ufunc_call(ufunc, inputs, kwargs):
     with agreeing(not in_place):
         results = _run(kernel, columns, targets, masks, layout, backend, kwargs, dtypes)
     return _deliver(ufunc, outs, direct, results, layout, backend, mode, dtypes)
+
+
+def _planned_call(ufunc, inputs, outs, where, kwargs):
+    """The call by its plan (`_ufunc_plans`), made on the first call of its key; None
+    where an operand takes no plan or the backend has no kernel (the general path then
+    runs, and falls back)."""
+    where = None if where is True else _as_where(where)
+    options = tuple(sorted(kwargs.items())) if kwargs else ()
+    key = call_key(ufunc, inputs, outs, where, options)
+    if key is None:
+        return None
+    plan = lookup(key)
+    if plan is None:
+        plan = _plan(ufunc, inputs, outs, where, kwargs, options)
+        if plan is None:
+            return None
+        remember(key, plan)
+    if outs is None and where is None:
+        return run(plan, inputs, ufunc.nout)
+    if plan.convert:
+        inputs = operands(plan, inputs)
+    layout, backend, dtypes = plan.layout, plan.backend, plan.dtypes
+    pieces = columns(plan, inputs, any(plan.direct))
+    targets = _targets(ufunc, outs, plan.direct, where, layout, backend, dtypes)
+    masks = None if where is None else aligned(where, layout, backend)
+    results = _run(plan.kernel, pieces, targets, masks, layout, backend, plan.options, dtypes)
+    return _deliver(ufunc, outs, plan.direct, results, layout, backend, plan.mode, dtypes)
+
+
+def _plan(ufunc, inputs, outs, where, kwargs, options):
+    """What the general path decides for these operands (see `ufunc_call`), as a plan;
+    None where the backend has no kernel for `ufunc`."""
+    out_keys = None if outs is None else tuple(None if o is None else o.dtype for o in outs)
+    where_key = None if where is None else dtype_key(where)
+    dtypes = resolve(ufunc, tuple(map(dtype_key, inputs)), out_keys, where_key, options)
+    shape = call_shape(inputs, outs, where)
+    backend = backend_of((*inputs, *(outs or ()), where))
+    kernel = backend.ufunc_kernel(ufunc)
+    if kernel is None:
+        return None
+    first_out = next((o for o in outs or () if isinstance(o, DistArray)), None)
+    layout = first_out.layout if first_out is not None else result_layout(shape, inputs)
+    mode, convert = decide_mode(ufunc, inputs, layout, dtypes, where)
+    in_place = not backend.may_fail(ufunc)
+    direct = tuple(
+        in_place and isinstance(o, DistArray) and o.layout == layout and o.mode is mode
+        for o in outs or (None,) * ufunc.nout
+    )
+    packable = outs is None and where is None
+    return make_plan(
+        inputs, layout, mode, convert, dtypes, direct, kernel, dict(kwargs), backend, packable
+    )
 
 
 def _outputs(ufunc, out) -> tuple | None:
@@ -320,47 +425,16 @@ def _as_where(where):
     return as_operand(where)
 
 
-def call_shape(inputs, outs, where) -> tuple:
-    shapes = [shape_of(x) for x in inputs]
-    if where is not None:
-        shapes.append(shape_of(where))
-    out_shapes = [o.shape for o in outs or () if o is not None]
-    shape = np.broadcast_shapes(*shapes, *out_shapes)
-    for out_shape in out_shapes:
-        if out_shape != shape:
-            raise ValueError(
-                f"non-broadcastable output operand with shape {out_shape} doesn't match "
-                f"the broadcast shape {shape}"
-            )
-    return shape
-
-
 def _operands_in_mode(ufunc, inputs, layout, dtypes, where):
     """The operands to run per chunk and the result's mode: partial where a mode rule
     proves it (never under a mask, which mixes in old values), else all REPLICA."""
     if not any(isinstance(x, DistArray) and x.mode.is_partial for x in inputs):
         return inputs, REPLICA
     if where is None and ufunc.nout == 1:
-        mode = _rule_mode(ufunc, inputs, layout, dtypes[0])
+        mode = rule_mode(ufunc, inputs, layout, dtypes[0])
         if mode is not None:
             return inputs, mode
     return tuple(in_mode(x, REPLICA) if isinstance(x, DistArray) else x for x in inputs), REPLICA
-
-
-def _rule_mode(ufunc, inputs, layout, dtype):
-    """The mode a row of `_mode_rules.RULES` gives ``ufunc(*inputs)`` computed copy by
-    copy, or None. Every partial operand must have the result's layout and dtype."""
-    pattern = []
-    replicas = []
-    for x in inputs:
-        if isinstance(x, DistArray) and x.mode.is_partial:
-            if x.layout != layout or x.dtype != dtype:
-                return None
-            pattern.append(x.mode)
-        else:
-            pattern.append(R)
-            replicas.append(x)
-    return result_mode(ufunc, tuple(pattern), tuple(replicas), dtype)
 
 
 def _targets(ufunc, outs, direct, where, layout, backend, dtypes):

@@ -55,6 +55,7 @@ LAYERS = (
             "_groups",
             "_numpy_functions",
             "_ufuncs",
+            "_ufunc_plans",
             "_fusion",
             "_elementwise_functions",
             "_creation_functions",

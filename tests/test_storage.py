@@ -10,6 +10,7 @@ import pytest
 
 import mdarray
 from mdarray import Layout
+from mdarray._chunkwise import map_elements
 from mdarray.testing import _host
 
 D = mdarray.devices()
@@ -141,7 +142,7 @@ def test_map_elements_runs_once_per_device_over_slabs(packed):
         seen.append(b.shape)
         return b.astype(np.int16)
 
-    out = storage.map_elements(cast, dtype=np.dtype(np.int16))
+    out = map_elements(storage, cast, dtype=np.dtype(np.int16))
     assert len(seen) == (len(x.layout.devices) if packed else len(x.layout.chunks))
     assert out.layout == x.layout
     assert out.dtype == np.int16

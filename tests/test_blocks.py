@@ -1,0 +1,227 @@
+"""Device blocks: a device's chunks that follow one another along axis 0 are one array
+(`Layout.device_blocks`, `_chunkwise.blocks`), so elementwise ops on operands whose chunks
+differ but whose blocks agree (``z[1:, :] -= y[:-1, :]`` of row chunks on one device) run
+one kernel per device. Every case is checked against NumPy on the same data, and the cases
+the block path must leave to the general one (memory that does not line up, an ``out``
+overlapping an input) are checked to give NumPy's values too."""
+
+import numpy as np
+import pytest
+from _layouts import device, spread
+from hypothesis import given
+from hypothesis import strategies as st
+
+import mdarray
+from mdarray import _indexing, _ufuncs
+from mdarray._chunkwise import blocks
+from mdarray.testing import _host
+
+
+def rows(edges, on) -> dict:
+    """Row chunks between `edges`, chunk k on test device number ``on[k]``."""
+    out: dict = {}
+    for k, d in enumerate(on):
+        out.setdefault(d, []).append((slice(edges[k], edges[k + 1]),))
+    return spread(out)
+
+
+@pytest.fixture
+def block_calls(monkeypatch):
+    """How many calls took the block path."""
+    seen = []
+    original = _ufuncs._block_call
+
+    def spy(*args, **kwargs):
+        result = original(*args, **kwargs)
+        seen.append(result is not None)
+        return result
+
+    monkeypatch.setattr(_ufuncs, "_block_call", spy)
+    return seen
+
+
+def test_device_blocks_of_layouts():
+    one = mdarray.Layout((8, 3), {0: [(slice(0, 3),), (slice(3, 5),), (slice(5, 8),)]})
+    assert one.device_blocks == ((range(8), range(3)),)
+    columns = mdarray.Layout((4, 6), {0: [(slice(None), slice(0, 3)), (slice(None), slice(3, 6))]})
+    assert columns.device_blocks is None
+    gap = mdarray.Layout((8,), {0: [slice(0, 2), slice(4, 6)], 1: [slice(2, 4), slice(6, 8)]})
+    assert gap.device_blocks is None
+    twice = mdarray.Layout((4,), {0: [slice(0, 4), slice(0, 4)]})
+    assert twice.device_blocks is None
+    strided = mdarray.Layout((8,), {0: [slice(0, 8, 2), slice(8, 8)], 1: slice(1, 8, 2)})
+    assert strided.device_blocks is None
+    alone = mdarray.Layout((8,), {0: slice(0, 8, 2), 1: slice(1, 8, 2)})
+    assert alone.device_blocks == ((range(0, 8, 2),), (range(1, 8, 2),))
+
+
+LAYOUTS = {
+    "4 row chunks, one device": ([0, 16, 32, 48, 64], [0, 0, 0, 0]),
+    "uneven, an empty chunk": ([0, 5, 5, 40, 64], [0, 0, 0, 0]),
+    "2 devices, 2 chunks each": ([0, 16, 32, 48, 64], [0, 0, 1, 1]),
+}
+
+
+@pytest.mark.parametrize("name", list(LAYOUTS))
+def test_shifted_views_run_per_block_with_numpy_values(name, block_calls):
+    edges, on = LAYOUTS[name]
+    rng = np.random.default_rng(0)
+    hz, hy = rng.standard_normal((64, 5)), rng.standard_normal((64, 5)).astype(np.float32)
+    z = mdarray.distributed_array(hz, rows(edges, on))
+    y = mdarray.distributed_array(hy, rows(edges, on))
+    got = y[1:, 1:] * 2 + z[:-1, :-1]
+    np.testing.assert_array_equal(got.get(), hy[1:, 1:] * 2 + hz[:-1, :-1])
+    assert got.layout == y[1:, 1:].layout
+    if len(got.layout.devices) == 1:  # blocks agree: a kernel per device, a packed result
+        assert got.storage.slabs is not None
+    z[1:, :] -= y[:-1, :]
+    hz[1:, :] -= hy[:-1, :]
+    np.testing.assert_array_equal(z.get(), hz)
+    z[:-1, 2:] += z[1:, 2:] * 0 + y[1:, 2:]
+    hz[:-1, 2:] += hy[1:, 2:]
+    np.testing.assert_array_equal(z.get(), hz)
+    assert True in block_calls  # some call took the block path (one block per device)
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda a: a[1:].__isub__(a[:-1]),
+        lambda a: a[:-1].__iadd__(a[1:]),
+        lambda a: np.add(a[1:], a[:-1], out=a[:-1]),
+        lambda a: np.multiply(a[:-1], 3, out=a[1:]),
+    ],
+    ids=["a[1:] -= a[:-1]", "a[:-1] += a[1:]", "add into a[:-1]", "multiply into a[1:]"],
+)
+def test_an_out_overlapping_an_input_gets_numpy_values(write):
+    host = np.arange(40.0).reshape(8, 5)
+    a = mdarray.distributed_array(host, rows([0, 3, 5, 8], [0, 0, 0]))
+    expected = host.copy()
+    write(expected)
+    write(a)
+    np.testing.assert_array_equal(a.get(), expected)
+
+
+def test_chunks_in_separate_memory_take_the_general_path(block_calls):
+    host = np.arange(48.0).reshape(8, 6)
+    x = mdarray.distributed_array(host, rows([0, 4, 8], [0, 0]))
+    apart = mdarray.DistArray._new(
+        x.storage.derive(buffers=[b.copy() for b in x.storage.buffers]), x.mode
+    )
+    assert blocks(apart.storage) is None
+    got = apart[1:] + x[:-1]
+    np.testing.assert_array_equal(got.get(), host[1:] + host[:-1])
+    assert block_calls == [False]
+
+
+def test_an_in_place_block_write_copies_memory_another_array_shares():
+    host = np.arange(48.0).reshape(8, 6)
+    z = mdarray.distributed_array(host, rows([0, 4, 8], [0, 0]))
+    y = mdarray.distributed_array(host * 10, rows([0, 4, 8], [0, 0]))
+    shared = z.change_mode("replica")  # shares z's buffers until one is written
+    view = z[2:]
+    z[1:] -= y[:-1]
+    expected = host.copy()
+    expected[1:] -= host[:-1] * 10
+    np.testing.assert_array_equal(z.get(), expected)
+    np.testing.assert_array_equal(view.get(), expected[2:])
+    np.testing.assert_array_equal(shared.get(), host)
+
+
+def test_a_read_only_target_raises_and_changes_nothing():
+    host = np.arange(12.0).reshape(4, 3)
+    x = mdarray.distributed_array(host, rows([0, 2, 4], [0, 0]))
+    b = np.broadcast_to(x[:1], (4, 3))
+    before = b.get()
+    with pytest.raises(ValueError, match="read-only"):
+        b[1:] += x[:-1]
+    np.testing.assert_array_equal(b.get(), before)
+
+
+@given(
+    cuts=st.lists(st.integers(0, 12), min_size=1, max_size=4),
+    shift=st.integers(1, 3),
+    columns=st.slices(5),
+    in_place=st.booleans(),
+)
+def test_drawn_row_chunks_and_shifts_match_numpy(cuts, shift, columns, in_place):
+    edges = [0, *sorted(cuts), 12]
+    host = np.arange(60, dtype=np.int64).reshape(12, 5)
+    other = host[::-1].copy() * 3
+    layout = rows(edges, [0] * (len(edges) - 1))
+    x = mdarray.distributed_array(host, layout)
+    y = mdarray.distributed_array(other, layout)
+    if in_place:
+        x[shift:, columns] -= y[:-shift, columns]
+        expected = host.copy()
+        expected[shift:, columns] -= other[:-shift, columns]
+        np.testing.assert_array_equal(x.get(), expected)
+    else:
+        got = x[shift:, columns] - y[:-shift, columns]
+        np.testing.assert_array_equal(got.get(), host[shift:, columns] - other[:-shift, columns])
+
+
+def test_blocks_are_views_of_the_chunks():
+    host = np.arange(24.0).reshape(6, 4)
+    x = mdarray.distributed_array(host, {device(0): [(slice(0, 2),), (slice(2, 6),)]})
+    (block,) = blocks(x[1:, 1:].storage)
+    np.testing.assert_array_equal(_host(block), host[1:, 1:])
+    block[...] = -1  # a view: writes reach the chunks
+    np.testing.assert_array_equal(x.get()[1:, 1:], -1)
+
+
+def test_a_raising_in_place_block_op_writes_nothing(block_calls):
+    """Under ``errstate(divide="raise")`` the kernel may raise after writing part of its
+    output: the block path computes every device's result first, so a raise leaves the
+    target as it was, and a success writes NumPy's values."""
+    host = np.arange(1.0, 25.0).reshape(8, 3)
+    divisor = np.ones((8, 3))
+    divisor[6, 1] = 0.0
+    z = mdarray.distributed_array(host, rows([0, 3, 5, 8], [0, 0, 0]))
+    y = mdarray.distributed_array(divisor, rows([0, 3, 5, 8], [0, 0, 0]))
+    with np.errstate(divide="raise"):
+        with pytest.raises(FloatingPointError):
+            z[1:] /= y[:-1]
+        np.testing.assert_array_equal(z.get(), host)
+        z[:-1] /= y[1:] * 0 + 2
+    expected = host.copy()
+    expected[:-1] /= 2
+    np.testing.assert_array_equal(z.get(), expected)
+    assert block_calls[-1] is True
+
+
+@pytest.mark.parametrize("name", list(LAYOUTS))
+def test_assigning_a_value_whose_blocks_agree_copies_per_block(name, monkeypatch):
+    edges, on = LAYOUTS[name]
+    taken = []
+    original = _indexing._block_setitem
+    monkeypatch.setattr(
+        _indexing, "_block_setitem", lambda *a: taken.append(original(*a)) or taken[-1]
+    )
+    rng = np.random.default_rng(2)
+    hu, hn = rng.standard_normal((64, 6)), np.zeros((64, 6))
+    u = mdarray.distributed_array(hu, rows(edges, on))
+    new = mdarray.distributed_array(hn, rows(edges, on))
+    shared = new.change_mode("replica")  # shares new's memory until new is written
+    new[1:-1, 1:-1] = 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
+    hn[1:-1, 1:-1] = 0.25 * (hu[:-2, 1:-1] + hu[2:, 1:-1] + hu[1:-1, :-2] + hu[1:-1, 2:])
+    np.testing.assert_array_equal(new.get(), hn)
+    np.testing.assert_array_equal(shared.get(), np.zeros((64, 6)))
+    ints = mdarray.distributed_array(np.arange(64 * 6).reshape(64, 6), rows(edges, on))
+    new[:-1] = ints[1:]  # cast on the way in, as NumPy's assignment does
+    hn[:-1] = np.arange(64 * 6).reshape(64, 6)[1:]
+    np.testing.assert_array_equal(new.get(), hn)
+    if len(new.layout.devices) == 1:
+        assert taken == [True, True]
+
+
+def test_assigning_an_overlapping_view_of_the_target_gets_numpy_values():
+    host = np.arange(40.0).reshape(8, 5)
+    x = mdarray.distributed_array(host, rows([0, 3, 5, 8], [0, 0, 0]))
+    x[1:] = x[:-1]
+    expected = host.copy()
+    expected[1:] = host[:-1].copy()
+    np.testing.assert_array_equal(x.get(), expected)
+    x[:-2, 1:] = x[2:, :-1]
+    expected[:-2, 1:] = expected[2:, :-1].copy()
+    np.testing.assert_array_equal(x.get(), expected)
