@@ -145,7 +145,7 @@ def _hashable_key(key) -> tuple | None:
     """`key` as a hashable tuple when it holds only ints, slices of ints or None, Ellipsis
     and None (a slice as its ``(start, stop, step)``: Python 3.11's slices do not hash),
     else None: other keys (NumPy ints, arrays, bad keys) take `_basic_key`'s path."""
-    out = []
+    out: list = []
     for item in key if type(key) is tuple else (key,):
         if type(item) is int or item is None or item is Ellipsis:
             out.append(item)
@@ -397,11 +397,11 @@ def _write_plan(layout: Layout, mode, key: tuple, value_shape: tuple):
             continue
         within = [range(i.start, i.stop, i.step) for i in _regions.local_box_index(box, common)]
         region = [range(1)] * len(vshape)
-        for (value_axis, reverse), r in zip(axes, within):
-            if value_axis is None:
+        for (target_axis, reverse), r in zip(axes, within):
+            if target_axis is None:
                 continue
-            n = vshape[value_axis]
-            region[value_axis] = range(n - 1 - r[-1], n - r[0], r.step) if reverse else r
+            n = vshape[target_axis]
+            region[target_axis] = range(n - 1 - r[-1], n - r[0], r.step) if reverse else r
         shadowed: tuple = ()
         if mode.is_partial:
             shadowed = tuple(_regions.cover(common, layout.boxes).shadowed(k))

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
@@ -269,7 +269,16 @@ def _probe(shape: tuple, dtype) -> np.ndarray:
     return np.ones(tuple(min(n, 1) for n in shape), dtype)
 
 
-def check_with_probe(func, x: DistArray, out, kwargs) -> np.ndarray:
+class Described(Protocol):
+    """What the probe checks read of an operand: a DistArray, or its shape and dtype alone."""
+
+    @property
+    def shape(self) -> tuple: ...
+    @property
+    def dtype(self) -> np.dtype: ...
+
+
+def check_with_probe(func, x: Described, out, kwargs) -> np.ndarray:
     """Run NumPy's `func` on the probe with `kwargs` (``where`` as True, ``out`` of the
     probe result's shape): NumPy raises its own errors; returns the probe result."""
     return _check(func, x.shape, x.dtype, out, kwargs)
