@@ -21,7 +21,8 @@ from ._modes import REPLICA
 from ._redistribute import region_value
 from ._registry import UFUNC_METHODS, UFUNC_OVERRIDES, implements_method
 from ._storage import Chunks
-from ._ufuncs import as_operand, call_shape
+from ._ufunc_plans import call_shape
+from ._ufuncs import as_operand
 
 # Elementwise kernels -------------------------------------------------------------------
 

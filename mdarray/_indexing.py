@@ -262,7 +262,9 @@ def setitem(x: DistArray, key, value) -> None:
         plan = _key_plan(x.layout, hashable)
         basic = plan[0]
         if isinstance(value, DistArray):
-            if not _block_setitem(x, plan, value):
+            if _onto_itself(x, basic, value):
+                _check_writable(x)
+            elif not _block_setitem(x, plan, value):
                 _distarray_setitem(x, basic, value)
             return
         if type(value) in (int, float, complex, bool) or isinstance(value, np.generic):
@@ -308,19 +310,25 @@ def _block_setitem(x: DistArray, plan, value: DistArray) -> bool:
         or value.mode is not REPLICA
         or several()
         or not blocks_agree(layout, value.layout)
-        or value.storage.is_view_of(x.storage, basic)
     ):
         return False
+    source = blocks(value.storage)
+    if source is None:
+        return False
+    backend = x.storage.backend
     if value.dtype != x.dtype:
-        value = value.astype(x.dtype, copy=False)  # before any write: a cast may raise
+        # Every block cast before any write (a cast may raise); a view's blocks span its
+        # chunks, so it casts as one array per device too.
+        dtype = x.dtype
+        cast = []
+        for device, piece in zip(layout.devices, source):
+            with backend.on(device):
+                cast.append(piece.astype(dtype))
+        source = tuple(cast)
     _check_writable(x)
     x.storage.writable()
     target = blocks(x.storage.select(layout, groups, basic))
-    source = blocks(value.storage)
-    if target is None or source is None:
-        return False
-    backend = x.storage.backend
-    if any(map(backend.xp.may_share_memory, source, target)):
+    if target is None or any(map(backend.xp.may_share_memory, source, target)):
         return False
     for device, block, piece in zip(layout.devices, target, source):
         with backend.on(device):
@@ -328,18 +336,19 @@ def _block_setitem(x: DistArray, plan, value: DistArray) -> bool:
     return True
 
 
-def _distarray_setitem(x: DistArray, key: tuple, value: DistArray) -> None:
-    """``x[key] = value`` for a DistArray value, by a plan cached on the layouts."""
-    if (
+def _onto_itself(x: DistArray, key: tuple, value: DistArray) -> bool:
+    """Whether ``x[key] = value`` would copy every element onto itself: ``x[key] op= y``
+    ends with ``x[key] = t``, t the view ``x[key]`` just written in place; each selected
+    element has one copy and t's chunks are that copy's memory."""
+    return (
         value.mode is x.mode
         and value.storage.is_view_of(x.storage, key)
         and not x.layout.has_overlaps
-    ):
-        # ``x[key] op= y`` ends with ``x[key] = t``, t the view ``x[key]`` just written in
-        # place: each selected element has one copy, t's chunks are that copy's memory,
-        # so the write would copy every element onto itself.
-        _check_writable(x)
-        return
+    )
+
+
+def _distarray_setitem(x: DistArray, key: tuple, value: DistArray) -> None:
+    """``x[key] = value`` for a DistArray value, by a plan cached on the layouts."""
     plan, (lead, reorder) = _write_plan(x.layout, x.mode, key, tuple(value.shape))
     if value.dtype != x.dtype:
         value = value.astype(x.dtype, copy=False)

@@ -157,12 +157,9 @@ def call_key(name, inputs, outs, where, options: tuple):
         keys.append(key)
     out_keys = None
     if outs is not None:
-        out_keys = []
-        for o in outs:
-            if o is not None and type(o) is not DistArray:
-                return None
-            out_keys.append(None if o is None else operand_key(o))
-        out_keys = tuple(out_keys)
+        if any(o is not None and type(o) is not DistArray for o in outs):
+            return None
+        out_keys = tuple(None if o is None else operand_key(o) for o in outs)
     where_key = None
     if where is not None:
         where_key = operand_key(where)
@@ -171,10 +168,7 @@ def call_key(name, inputs, outs, where, options: tuple):
     facts = None
     if partial:
         # A mode rule may hold for one scalar's value and not another's.
-        facts = []
-        for x in inputs:
-            facts.append(None if type(x) is DistArray else host_facts(x))
-        facts = tuple(facts)
+        facts = tuple(None if type(x) is DistArray else host_facts(x) for x in inputs)
     if options:
         try:
             hash(options)
