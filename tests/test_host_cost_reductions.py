@@ -15,6 +15,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _backend_facts import ON_CUDA
 from _call_counts import calls
 from _layouts import device, dist_pairs, spread
 from hypothesis import assume, given, settings
@@ -22,7 +23,7 @@ from hypothesis import strategies as st
 
 import mdarray
 from mdarray import _dense_partials, _reduction, _searching_functions
-from mdarray.testing import assert_allclose, assert_array_equal
+from mdarray.testing import _host, assert_allclose, assert_array_equal
 
 SHAPE = (64, 64)
 
@@ -57,6 +58,10 @@ OPS = {
     "v.get()": (lambda x, s, v: v.get(), 36, 44),
 }
 
+# The cuda backend's own Python where it differs: the copy to the host (CuPy's ``get`` and
+# its stream handling) and CuPy's argmin (a reduction kernel looked up per call).
+CUDA_BUDGETS = {"s.get()": (50, 50), "v.get()": (53, 53), "xp.argmin(x, axis=1)": (93, 95)}
+
 
 @pytest.mark.parametrize("place", sorted(PLACES))
 @pytest.mark.parametrize("name", sorted(OPS))
@@ -65,6 +70,8 @@ def test_repeated_reduction_stays_within_its_budget(name, place):
     host = np.random.default_rng(1).standard_normal(SHAPE, np.float32)
     x = mdarray.distributed_array(host, row_map(PLACES[place]))
     s, v = mdarray.sum(x), mdarray.sum(x, axis=0)
+    if ON_CUDA:
+        one, several = CUDA_BUDGETS.get(name, (one, several))
     budget = one if len(set(PLACES[place])) == 1 else several
     with mdarray.options(fallback="raise"):
         got = calls(lambda: op(x, s, v))
@@ -93,7 +100,7 @@ def _assert_same(fast, slow):
     assert fast.mode is slow.mode
     assert fast.dtype == slow.dtype
     for a, b in zip(fast.storage.buffers, slow.storage.buffers):
-        bits = [np.ascontiguousarray(c).reshape(-1).view(np.uint8) for c in (a, b)]
+        bits = [np.ascontiguousarray(_host(c)).reshape(-1).view(np.uint8) for c in (a, b)]
         np.testing.assert_array_equal(*bits, strict=True)
 
 
