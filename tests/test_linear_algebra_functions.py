@@ -412,6 +412,37 @@ def test_mismatched_blocks_move_less_than_resharding():
     assert_dist_equal(c, ea @ eb)
 
 
+@pytest.mark.parametrize("left", [False, True], ids=["A @ v", "v @ A.T"])
+def test_a_small_operand_split_along_k_is_gathered_whole(left):
+    """A matrix in row blocks (each holding k whole) times a vector split along k: the
+    vector comes to each block whole (no strided sub-blocks, no partial sums), so the
+    product is REPLICA, one chunk per block, and no more than the vector moves to each."""
+    rng = np.random.default_rng(3)
+    ea, ev = rng.standard_normal((8, 12)), rng.standard_normal(12)
+    a = mdarray.distributed_array(ea, Layout.block(ea.shape, devices=DEVICES))
+    v = mdarray.distributed_array(ev, Layout.block(ev.shape, devices=DEVICES[::-1]))
+    if left:
+        a = a.T
+    with mdarray.count_transfers() as moved:
+        c = v @ a if left else a @ v
+    assert c.mode is mdarray.REPLICA
+    assert len(c.layout.boxes) == len(a.layout.boxes)
+    assert moved.total <= v.nbytes * len(DEVICES)
+    assert_dist_allclose(c, ev @ ea.T if left else ea @ ev)
+
+
+@given(st.data())
+def test_products_with_an_operand_gathered_along_k_match_numpy(data):
+    """Drawn layouts of a matrix and a small operand: where the matrix's blocks hold k
+    whole and the other side splits it, the other side is gathered; NumPy's values."""
+    rows, k = data.draw(st.integers(1, 9)), data.draw(st.integers(1, 7))
+    small = data.draw(st.sampled_from([(k,), (k, 1), (k, 2)]))
+    a = data.draw(mst.dist_arrays(np.float64, (rows, k), modes=mdarray.REPLICA))
+    b = data.draw(mst.dist_arrays(np.float64, small, modes=mdarray.REPLICA))
+    np.testing.assert_allclose((a @ b).get(), a.get() @ b.get())
+    np.testing.assert_allclose((b.T @ a.T).get(), b.get().T @ a.get().T)
+
+
 def test_overlapping_replica_layout_is_resharded():
     ea = np.arange(30.0).reshape(5, 6)
     eb = np.arange(12.0).reshape(6, 2)
