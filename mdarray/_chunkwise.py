@@ -148,6 +148,37 @@ def blocks_agree(a: Layout, b: Layout) -> bool:
     return blocks is not None and blocks == b.device_blocks
 
 
+@plan_cache
+def block_layout(layout: Layout) -> Layout | None:
+    """The layout whose chunks are `layout`'s device blocks (`Layout.device_blocks`), one
+    per device: the same array seen as one block per device, for kernels that do not care
+    where chunks begin (reductions over `blocks`); None where the blocks are the chunks
+    already or some device's chunks do not make one block."""
+    boxes = layout.device_blocks
+    if boxes is None or len(boxes) == len(layout.boxes):
+        return None
+    return Layout(
+        layout.shape,
+        {
+            device: [tuple(_regions.to_slice(r) for r in box)]
+            for device, box in zip(layout.devices, boxes)
+        },
+    )
+
+
+def as_blocks(storage: Chunks) -> Chunks:
+    """`storage` seen as one chunk per device (`block_layout`), the chunks' own memory,
+    where its devices' chunks make blocks; else `storage`. For reading within one
+    operation (a kernel per device instead of per chunk), never for keeping."""
+    coarse = block_layout(storage.layout)
+    if coarse is None:
+        return storage
+    column = blocks(storage)
+    if column is None:
+        return storage
+    return Chunks.of(coarse, column, storage.backend, storage.dtype, check=False)
+
+
 def blocks(storage: Chunks) -> tuple | None:
     """Per device of `storage`'s layout one array holding its block (`Layout.device_blocks`):
     the packed slab's reshape, or a view spanning the device's chunk buffers where their

@@ -32,13 +32,13 @@ import numpy as np
 
 from . import _redistribute, _regions
 from ._array import DistArray, wrap
-from ._chunkwise import backend_of, write_out
+from ._chunkwise import as_blocks, backend_of, write_out
 from ._fallback import fallback
 from ._layout import Layout
 from ._manipulation_functions import squeeze
 from ._modes import REPLICA, SUM
 from ._plan_cache import plan_cache
-from ._processes import Remote, current, is_local
+from ._processes import Remote, current, is_local, several
 from ._registry import implements_ufunc_method
 from ._storage import Chunks
 
@@ -218,12 +218,26 @@ def _matmul(a, b, dtype, casting):
         result = _zeros(out_shape, out_dtype, a if isinstance(a, DistArray) else b, backend)
     else:
         a, b = _partitioned(a, b, backend)
+        if not several():
+            # One product per device block, not per chunk: row chunks of one device make
+            # one matrix (`as_blocks`), and the result has a chunk per block.
+            a, b = _as_blocks(a), _as_blocks(b)
         result = _run(a, b, out_dtype, kernel_kwargs, backend)
     if vector_b:
         result = squeeze(result, result.ndim - 1)
     if vector_a:
         result = squeeze(result, result.ndim - (1 if vector_b else 2))
     return result
+
+
+def _as_blocks(x: DistArray) -> DistArray:
+    """`x` with a chunk per device block, where its blocks still partition it (devices'
+    blocks may overlap where their chunks did not all)."""
+    storage = x.storage
+    coarse = as_blocks(storage)
+    if coarse is storage or _blocks(coarse.layout, x.mode is SUM) is None:
+        return x
+    return wrap(coarse, x.mode)
 
 
 def _check_shapes(shape_a, shape_b) -> None:

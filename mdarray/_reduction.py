@@ -34,13 +34,13 @@ from numpy.lib.array_utils import normalize_axis_tuple
 
 from . import _redistribute
 from ._array import DistArray, wrap
-from ._chunkwise import aligned, shape_of, write_out
+from ._chunkwise import aligned, block_layout, blocks, shape_of, write_out
 from ._fallback import fallback
 from ._layout import Layout
 from ._mode_rules import IDEMPOTENT, REORDERABLE, reduction_identity, reduction_mode
 from ._modes import REPLICA, Mode
 from ._plan_cache import plan_cache
-from ._processes import Remote
+from ._processes import Remote, several
 from ._storage import Chunks
 
 NO_VALUE = np._NoValue
@@ -97,12 +97,20 @@ class ChunkPlan(NamedTuple):
     nothing moves before the per-chunk kernels: the result's `layout` (the plan layout)
     and `mode`, and per chunk its result's shape and the step making it (`REDUCE` its
     chunk, `EMPTY` for a result without elements, `IDENTITY` where the chunk holds an
-    empty part of a reduced axis: `fill`, the identity, in the result dtype)."""
+    empty part of a reduced axis: `fill`, the identity, in the result dtype).
+
+    `blocked`, where a device holds several chunks that make one block
+    (`_chunkwise.block_layout`): ``(plan, packed layout or None)``, the same reduction
+    over one block per device, so a device runs one kernel whatever its chunks. Where the
+    blocking axis 0 is not reduced, a device's block result is its slab of this plan's
+    layout (the packed layout); else the result keeps the block plan's layout (one
+    partial per device, not per chunk)."""
 
     layout: Layout
     mode: Mode
     steps: tuple
     fill: object
+    blocked: tuple | None = None
 
 
 @plan_cache
@@ -135,7 +143,14 @@ def chunk_plan(layout: Layout, mode: Mode, dtype: np.dtype, ufunc, axes: tuple,
             steps.append((shape, IDENTITY))
         else:
             steps.append((shape, REDUCE))
-    return ChunkPlan(plan, out_mode, tuple(steps), identity(ufunc, result_dtype))
+    blocked = None
+    coarse = block_layout(layout)
+    if coarse is not None:
+        inner = chunk_plan(coarse, mode, dtype, ufunc, axes, keepdims, result_dtype)
+        if inner is not None:
+            repack = bool(layout.shape) and 0 not in axes and inner.mode is out_mode
+            blocked = (inner, plan if repack else None)
+    return ChunkPlan(plan, out_mode, tuple(steps), identity(ufunc, result_dtype), blocked)
 
 
 def run_chunk_plan(x: DistArray, plan: ChunkPlan, ufunc, axes: tuple, dtype, result_dtype,
@@ -144,11 +159,31 @@ def run_chunk_plan(x: DistArray, plan: ChunkPlan, ufunc, axes: tuple, dtype, res
     a `divisor`, each chunk's result divided by it on its device (`mean`)."""
     storage = x.storage
     backend = storage.backend
+    if plan.blocked is not None and not several():
+        column = blocks(storage)
+        if column is not None:
+            inner, packed = plan.blocked
+            out = _run_steps(column, inner, backend, ufunc, axes, dtype, result_dtype, skip_nan,
+                             divisor)  # fmt: skip
+            if packed is not None:
+                slabs = [r.reshape(-1) for r in out]
+                return wrap(Chunks.packed(packed, slabs, backend, result_dtype, check=False),
+                            plan.mode)  # fmt: skip
+            return wrap(Chunks.of(inner.layout, out, backend, result_dtype, check=False),
+                        inner.mode)  # fmt: skip
+    out = _run_steps(storage.buffers, plan, backend, ufunc, axes, dtype, result_dtype, skip_nan,
+                     divisor)  # fmt: skip
+    return wrap(Chunks.of(plan.layout, out, backend, result_dtype, check=False), plan.mode)
+
+
+def _run_steps(buffers, plan: ChunkPlan, backend, ufunc, axes, dtype, result_dtype, skip_nan,
+               divisor) -> list:  # fmt: skip
+    """Each of `plan`'s steps on its buffer (a chunk, or a device's block)."""
     kernel = backend.reduce
     on = backend.on
     divide = None if divisor is None else backend.xp.true_divide
     out = []
-    for chunk, device, (shape, step) in zip(storage.buffers, plan.layout.chunk_devices, plan.steps):
+    for chunk, device, (shape, step) in zip(buffers, plan.layout.chunk_devices, plan.steps):
         if isinstance(chunk, Remote):  # its process computes it
             out.append(Remote(shape, result_dtype, device))
             continue
@@ -164,7 +199,7 @@ def run_chunk_plan(x: DistArray, plan: ChunkPlan, ufunc, axes: tuple, dtype, res
                 # NumPy's kernels give scalars for 0-d operands: chunks are 0-d arrays.
                 result = np.array(result) if isinstance(result, np.generic) else result
         out.append(result)
-    return wrap(Chunks.of(plan.layout, out, backend, result_dtype, check=False), plan.mode)
+    return out
 
 
 # Chunk helpers ----------------------------------------------------------------------

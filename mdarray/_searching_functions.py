@@ -17,13 +17,21 @@ import numpy as np
 from . import _redistribute, _reduction
 from ._advanced_indexing import nonzero as native_nonzero
 from ._array import DistArray, wrap
-from ._chunkwise import aligned, backend_of, result_layout, shape_of, write_out
+from ._chunkwise import (
+    aligned,
+    backend_of,
+    block_layout,
+    blocks,
+    result_layout,
+    shape_of,
+    write_out,
+)
 from ._creation_functions import asarray
 from ._fallback import fallback
 from ._fetch import fetch_pieces
 from ._modes import MAX, MIN, REPLICA
 from ._plan_cache import plan_cache
-from ._processes import Remote, is_local
+from ._processes import Remote, is_local, several
 from ._reduction import NO_VALUE
 from ._registry import implements
 from ._sorting_functions import runs, to_host
@@ -201,6 +209,16 @@ def _whole_axis(x: DistArray, plan: tuple, largest: bool) -> DistArray:
     backend = storage.backend
     xp = backend.xp
     on = backend.on
+    if axis != 0 and block_layout(x.layout) is not None and not several():
+        # One pick per device over its block of row chunks (axis 0 stays whole in each
+        # chunk's rows): the block's indices are its slab of the result's layout.
+        column = blocks(storage)
+        if column is not None:
+            slabs = []
+            for block, device in zip(column, x.layout.devices):
+                with on(device):
+                    slabs.append(_arg_pick(xp, block, axis, largest).reshape(-1))
+            return wrap(Chunks.packed(layout, slabs, backend, np.intp, check=False))
     out = []
     for chunk, shape, device in zip(storage.buffers, layout.chunk_shapes, layout.chunk_devices):
         if isinstance(chunk, Remote):  # its process computes its indices

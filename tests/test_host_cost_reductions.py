@@ -12,12 +12,14 @@ with NumPy.
 """
 
 import warnings
+from itertools import pairwise
 
 import numpy as np
 import pytest
 from _backend_facts import ON_CUDA
 from _call_counts import calls
 from _layouts import device, dist_pairs, spread
+from _partials import per_chunk
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -143,7 +145,8 @@ def _run(fn):
 @given(st.sampled_from([np.float32, np.float64, np.int32, np.bool_]).flatmap(_pairs))
 def test_cached_plans_give_the_general_paths_results(pair):
     x, _ = pair
-    with mdarray.options(fallback="raise"):
+    # Per chunk on both sides: the blocked kernels have their own test below.
+    with mdarray.options(fallback="raise"), per_chunk():
         calls = _calls(x)
         fast = [(_run(fn), _run(fn)) for fn in calls]  # the second run uses the plans
         with pytest.MonkeyPatch.context() as monkeypatch:
@@ -171,7 +174,9 @@ def test_reductions_match_numpy(pair):
     with mdarray.options(fallback="raise"):
         for _ in range(2):
             assert_allclose(np.sum(x), np.sum(value), rtol=1e-5)
-            assert_allclose(np.mean(x, axis=0), np.mean(value, axis=0), rtol=1e-5)
+            # A SUM mean divides each partial (the ``sum(p) / c`` rule): a rounding apart
+            # from NumPy's where the sum cancels to 0.
+            assert_allclose(np.mean(x, axis=0), np.mean(value, axis=0), rtol=1e-5, atol=1e-6)
             assert_allclose(np.sum(x, axis=-1, keepdims=True), np.sum(value, -1, keepdims=True))
             assert_array_equal(
                 np.prod(x, axis=0, dtype=np.complex128), np.prod(value, 0, np.complex128)
@@ -180,6 +185,64 @@ def test_reductions_match_numpy(pair):
                 assert_array_equal(np.argmin(x, axis=-1), np.argmin(value, axis=-1))
                 assert_array_equal(np.max(x), np.max(value))
             assert float(abs(np.sum(x))) == pytest.approx(float(abs(np.sum(value))), rel=1e-5)
+
+
+@settings(max_examples=40)
+@given(
+    cuts=st.lists(st.integers(0, 12), max_size=4),
+    columns=st.integers(1, 4),
+    dtype=st.sampled_from([np.float32, np.float64, np.int32, np.bool_]),
+    mode=st.sampled_from(["replica", "sum", "max"]),
+    data=st.data(),
+)
+def test_blocked_reductions_run_once_per_device_and_match_numpy(cuts, columns, dtype, mode, data):
+    """Row chunks on one device make one block: each reduction (and argmin along the rows)
+    runs one kernel per device, gives NumPy's values, and equals the per-chunk path's
+    values; along the rows the result is packed in the per-chunk layout, across them it
+    holds one result per device."""
+    edges = [0, *sorted(cuts), 12]
+    value = (np.arange(12 * columns) % 7 - 3).reshape(12, columns).astype(dtype)
+    index_map = {
+        device(0): [(slice(a, b), slice(None)) for a, b in pairwise(edges)],
+    }
+    x = mdarray.distributed_array(value, index_map)
+    if mode != "replica" and dtype is not np.bool_:
+        x = x.change_mode(mode)
+    value = x.get()
+    blocked = len(edges) > 2 and all(b > a for a, b in pairwise(edges))
+    axis = data.draw(st.sampled_from([None, 0, 1, -1, (0, 1)]))
+    keepdims = data.draw(st.booleans())
+    kernels = []
+    backend = x.storage.backend
+    real = backend.reduce
+
+    def counted(*args):
+        kernels.append(args[1].shape)
+        return real(*args)
+
+    with mdarray.options(fallback="raise"), pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setattr(backend, "reduce", counted)
+        for func in (np.sum, np.max, np.mean):
+            if func is np.max and x.mode.name == "sum":
+                continue
+            got = [func(x, axis=axis, keepdims=keepdims) for _ in range(2)]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                want = func(value, axis=axis, keepdims=keepdims)
+            for result in got:
+                assert_allclose(result, want, rtol=1e-6)
+                if axis in (1, -1) and x.mode.name == "replica" and blocked:
+                    assert result.storage.slabs is not None  # packed per chunk
+        if x.mode.name == "replica" and dtype is not np.bool_:
+            assert_array_equal(np.argmin(x, axis=1), np.argmin(value, axis=1))
+    # Never a chunk alone but the device's block (a partial input that a reduction
+    # combines first makes fresh chunks, which need not lie as one block).
+    if x.mode.name == "replica" and blocked:
+        assert set(kernels) <= {value.shape}
+    with per_chunk():
+        for func in (np.sum, np.mean):
+            # atol: a per-chunk SUM mean divides each partial (the ``sum(p) / c`` rule).
+            assert_allclose(func(x, axis=axis), func(value, axis=axis), rtol=1e-6, atol=1e-6)
 
 
 def test_a_plan_is_not_reused_for_another_layout_mode_or_dtype():
@@ -236,6 +299,7 @@ def test_mean_of_a_partial_and_of_float16():
     for _ in range(2):
         assert_allclose(np.mean(x), np.mean(value))
         assert np.mean(x).dtype == np.float16
-        s = np.sum(x.astype(np.float32), axis=0)
+        with per_chunk():  # a partial per chunk, even with one device
+            s = np.sum(x.astype(np.float32), axis=0)
         assert s.mode is mdarray.SUM
         assert_allclose(np.mean(s), np.mean(value.astype(np.float32).sum(axis=0)))
