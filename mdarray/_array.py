@@ -27,7 +27,8 @@ from ._layout import Device, IndexMap, Layout, check_devices, layout_for_device
 from ._modes import REPLICA, Mode, as_mode
 from ._ndarray_methods import NDArrayMethods
 from ._registry import FUNCTIONS, UFUNC_METHODS, UFUNC_OVERRIDES, method, runs_here
-from ._storage import Chunks, Stored
+from ._storage import Chunks
+from ._stored import Stored
 
 #: ``axis=`` of a reduction: one axis, several, or all of them (None).
 Axes = int | tuple[int, ...] | None

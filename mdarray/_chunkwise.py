@@ -29,7 +29,8 @@ from ._mode_rules import keeps_mode
 from ._modes import REPLICA, Mode
 from ._plan_cache import plan_cache
 from ._processes import Remote, is_local
-from ._storage import Chunks, Stored
+from ._storage import Chunks
+from ._stored import Stored
 
 #: NumPy's casting rules (``casting=`` of ufuncs, ``can_cast``, ``concat``).
 Casting: TypeAlias = Literal["no", "equiv", "safe", "same_kind", "unsafe"]
@@ -191,6 +192,9 @@ def blocks(storage: Chunks) -> tuple | None:
     slabs = storage.slabs
     if slabs is not None:
         return tuple(slab.reshape(_regions.box_shape(box)) for slab, box in zip(slabs, boxes))
+    selected = storage.view_blocks()
+    if selected is not None:
+        return selected
     buffers = storage.buffers
     span = storage.backend.span
     out = []

@@ -25,7 +25,6 @@ from __future__ import annotations
 import operator
 
 import numpy as np
-from ndindex import Integer, Newaxis, Slice, ndindex
 
 from . import _regions
 from ._advanced_indexing import host_indices, is_int_vector, mask_getitem, mask_setitem, take_rows
@@ -33,161 +32,30 @@ from ._array import DistArray, wrap
 from ._chunkwise import blocks, blocks_agree, write_out
 from ._config import check_fallback
 from ._fallback import fallback, gathered
+from ._index_plans import (
+    basic_key,
+    getitem_plan,
+    hashable_key,
+    is_advanced,
+    key_plan,
+    result_shape,
+    selection_box,
+    write_plan,
+)
 from ._index_writes import integer_setitem
-from ._layout import Layout
 from ._modes import REPLICA
-from ._plan_cache import plan_cache
 from ._processes import Remote, is_local, several
 from ._redistribute import region_value
 from ._registry import implements_method
 from ._storage import Chunks
 
-# A normalized basic key: one item per source axis plus Nones for new axes, each item an
-# int (a position), a ``range`` (the selected positions, in result order) or None.
-
-
-def _basic_key(key, shape):
-    """`key` normalized against `shape` as a tuple of int / range / None, or None when the
-    key is advanced (arrays, bools). Raises IndexError like NumPy for bad basic keys."""
-    if not isinstance(key, tuple):
-        key = (key,)
-    items = []
-    for item in key:
-        if isinstance(item, DistArray) and not item.ndim and item.dtype.kind in "iu":
-            items.append(operator.index(item))
-        elif _is_advanced(item):
-            return None
-        else:
-            items.append(item)
-    expanded = ndindex(tuple(items)).expand(shape)
-    out: list[int | range | None] = []
-    axis = 0
-    for item in expanded.args:
-        if isinstance(item, Newaxis):
-            out.append(None)
-            continue
-        n = shape[axis]
-        axis += 1
-        if isinstance(item, Integer):
-            out.append(int(item.raw))
-        elif isinstance(item, Slice):
-            out.append(range(*item.raw.indices(n)))
-        else:
-            return None
-    return tuple(out)
-
-
-def _is_advanced(item) -> bool:
-    """Arrays, lists and bools index by value (advanced indexing); NumPy ints do not."""
-    if isinstance(item, (bool, np.bool_)):
-        return True
-    if isinstance(item, np.integer):
-        return False
-    return isinstance(item, (list, DistArray)) or hasattr(item, "__array__")
-
-
-def _axis_part(box_range: range, item):
-    """How one chunk axis meets one key item: ``(result range or None, local index)``,
-    or None when the chunk holds none of the selected positions."""
-    if item is None:
-        return range(1), None
-    if isinstance(item, int):
-        if item not in box_range:
-            return None
-        return None, box_range.index(item)
-    ascending = item if item.step > 0 else item[::-1]
-    common = _regions.intersect_range(ascending, box_range)
-    if not len(common):
-        return None
-    local = _regions.local_index(box_range, common)
-    step = abs(item.step)
-    first = (common[0] - item.start) // item.step
-    last = (common[-1] - item.start) // item.step
-    stride = common.step // step if len(common) > 1 else 1
-    if item.step > 0:
-        return range(first, last + 1, stride), local
-    stop = local.start - 1
-    reversed_local = slice(local.stop - local.step, None if stop < 0 else stop, -local.step)
-    return range(last, first + 1, stride), reversed_local
-
-
-def _result_shape(key) -> tuple:
-    return tuple(1 if item is None else len(item) for item in key if not isinstance(item, int))
-
-
-@plan_cache
-def _getitem_plan(layout: Layout, key: tuple):
-    """``(result layout, ((chunk, local index), ...))`` for a normalized basic key."""
-    shape = _result_shape(key)
-    parts = []
-    index_map: dict = {}
-    for k, (box, device) in enumerate(zip(layout.boxes, layout.chunk_devices)):
-        result_index, local_index = [], []
-        axes = iter(box)
-        for item in key:
-            part = _axis_part(range(1) if item is None else next(axes), item)
-            if part is None:
-                break
-            result_range, local = part
-            local_index.append(local)
-            if result_range is not None:
-                result_index.append(_regions.to_slice(result_range))
-        else:
-            parts.append((k, (*local_index, Ellipsis)))
-            index_map.setdefault(device, []).append(tuple(result_index))
-    if not parts or not int(np.prod(shape, dtype=np.int64)):
-        # Nothing selected: one empty chunk on the first device keeps the layout valid.
-        return Layout(shape, {layout.chunk_devices[0]: ()}), ()
-    return Layout(shape, index_map), tuple(parts)
-
-
-def _hashable_key(key) -> tuple | None:
-    """`key` as a hashable tuple when it holds only ints, slices of ints or None, Ellipsis
-    and None (a slice as its ``(start, stop, step)``: Python 3.11's slices do not hash),
-    else None: other keys (NumPy ints, arrays, bad keys) take `_basic_key`'s path."""
-    out: list = []
-    for item in key if type(key) is tuple else (key,):
-        if type(item) is int or item is None or item is Ellipsis:
-            out.append(item)
-        elif type(item) is slice:
-            start, stop, step = item.start, item.stop, item.step
-            if not (
-                (start is None or type(start) is int)
-                and (stop is None or type(stop) is int)
-                and (step is None or type(step) is int)
-            ):
-                return None
-            out.append((start, stop, step))
-        else:
-            return None
-    return tuple(out)
-
-
-@plan_cache
-def _key_plan(layout: Layout, key: tuple):
-    """What ``x[key]`` decides for a hashable key (see `_hashable_key`) on an x of
-    `layout`: ``(normalized key, result layout, parts, groups, copy)``, `groups` the
-    parts by source device for `Chunks.select` and `copy` whether NumPy gives a scalar
-    (an int per axis, no Ellipsis). Raises IndexError like NumPy for bad keys."""
-    raw = tuple(slice(*item) if type(item) is tuple else item for item in key)
-    basic = _basic_key(raw, layout.shape)
-    assert basic is not None  # ints, slices, Ellipsis and None only
-    result_layout, parts = _getitem_plan(layout, basic)
-    by_device: dict = {}
-    for t, (k, index) in enumerate(parts):
-        entry = (t, k, index, operator.itemgetter(index))
-        by_device.setdefault(layout.chunk_devices[k], []).append(entry)
-    groups = tuple((device, tuple(entries)) for device, entries in by_device.items())
-    copy = all(isinstance(item, int) for item in basic) and Ellipsis not in key
-    return basic, result_layout, parts, groups, copy
-
 
 def _planned_getitem(x: DistArray, plan) -> DistArray:
-    """``x[key]`` by its `_key_plan`: views of the chunks (copies for a scalar)."""
-    basic, layout, parts, groups, copy = plan
+    """``x[key]`` by its `key_plan`: views of the chunks (copies for a scalar)."""
+    basic, layout, parts, groups, copy, blocks = plan
     if not parts:
         return wrap(Chunks.empty(layout, x.dtype, x.storage.backend), x.mode)
-    result = wrap(x.storage.select(layout, groups, basic), x.mode)
+    result = wrap(x.storage.select(layout, groups, basic, blocks), x.mode)
     if copy:
         # NumPy gives a scalar for an integer per axis, a copy: later writes to x do not
         # reach it (``x[2, ...]`` is a 0-d view, as NumPy's is).
@@ -196,8 +64,8 @@ def _planned_getitem(x: DistArray, plan) -> DistArray:
 
 
 def basic_getitem(x: DistArray, key: tuple) -> DistArray:
-    """`x` indexed by a normalized basic key (see `_basic_key`): views, no transfers."""
-    layout, parts = _getitem_plan(x.layout, key)
+    """`x` indexed by a normalized basic key (see `basic_key`): views, no transfers."""
+    layout, parts = getitem_plan(x.layout, key)
     backend = x.storage.backend
     if not parts:
         return wrap(Chunks.empty(layout, x.dtype, backend), x.mode)
@@ -218,10 +86,10 @@ def getitem(x: DistArray, key) -> DistArray:
     >>> y.get(), y.index_map
     (array([7, 4, 1]), {0: [(slice(2, 3, 1),)], 1: [(slice(0, 2, 1),)]})
     """
-    hashable = _hashable_key(key)
+    hashable = hashable_key(key)
     if hashable is not None:
-        return _planned_getitem(x, _key_plan(x.layout, hashable))
-    basic = _basic_key(key, x.shape)
+        return _planned_getitem(x, key_plan(x.layout, hashable))
+    basic = basic_key(key, x.shape)
     if basic is None:
         mask = _mask_of(x, key)
         if mask is not None:
@@ -229,7 +97,7 @@ def getitem(x: DistArray, key) -> DistArray:
         axis = _integer_axis(x, key)
         if axis is not None:
             items = key if isinstance(key, tuple) else (key,)
-            indices = next(item for item in items if _is_advanced(item))
+            indices = next(item for item in items if is_advanced(item))
             return take_rows(x, host_indices(indices, x.shape[axis], axis), axis)
         return fallback(operator.getitem, (x, key), {}, "DistArray.__getitem__ (advanced index)")
     result = basic_getitem(x, basic)
@@ -257,9 +125,9 @@ def setitem(x: DistArray, key, value) -> None:
     >>> [c.tolist() for c in x.all_chunks()[1]]
     [[0.0, 5.0, 6.0, 0.0]]
     """
-    hashable = _hashable_key(key)
+    hashable = hashable_key(key)
     if hashable is not None:
-        plan = _key_plan(x.layout, hashable)
+        plan = key_plan(x.layout, hashable)
         basic = plan[0]
         if isinstance(value, DistArray):
             if _onto_itself(x, basic, value):
@@ -269,13 +137,13 @@ def setitem(x: DistArray, key, value) -> None:
             return
         if type(value) in (int, float, complex, bool) or isinstance(value, np.generic):
             scalar = np.array(value, dtype=x.dtype)[()]
-            plan, _ = _write_plan(x.layout, x.mode, basic, ())
+            plan, _ = write_plan(x.layout, x.mode, basic, ())
             _check_writable(x)
             _write(x, plan, [scalar] * len(plan))
             return
         _write_all(x, _planned_writes(x, basic, value))
         return
-    basic = _basic_key(key, x.shape)
+    basic = basic_key(key, x.shape)
     if basic is None and several():  # no multi-process implementation yet
         _gathered_setitem(x, key, value)
         return
@@ -288,7 +156,7 @@ def setitem(x: DistArray, key, value) -> None:
         axis = _integer_axis(x, key)
         if axis is not None:
             items = key if isinstance(key, tuple) else (key,)
-            indices = next(item for item in items if _is_advanced(item))
+            indices = next(item for item in items if is_advanced(item))
             _check_writable(x)
             integer_setitem(x, indices, axis, value)
             return
@@ -302,7 +170,7 @@ def _block_setitem(x: DistArray, plan, value: DistArray) -> bool:
     agree with the value's (`Layout.device_blocks`: ``new[1:-1, 1:-1] = u[:-2, 1:-1] + ...``
     on row chunks of one device); both REPLICA, one process, their memory apart. False
     where this does not apply (`_distarray_setitem` writes then)."""
-    basic, layout, parts, groups, copy = plan
+    basic, layout, parts, groups, copy, block_keys = plan
     if (
         copy
         or not parts
@@ -326,8 +194,8 @@ def _block_setitem(x: DistArray, plan, value: DistArray) -> bool:
                 cast.append(piece.astype(dtype))
         source = tuple(cast)
     _check_writable(x)
-    x.storage.writable()
-    target = blocks(x.storage.select(layout, groups, basic))
+    x.storage.make_writable()
+    target = blocks(x.storage.select(layout, groups, basic, block_keys))
     if target is None or any(map(backend.xp.may_share_memory, source, target)):
         return False
     for device, block, piece in zip(layout.devices, target, source):
@@ -349,7 +217,7 @@ def _onto_itself(x: DistArray, key: tuple, value: DistArray) -> bool:
 
 def _distarray_setitem(x: DistArray, key: tuple, value: DistArray) -> None:
     """``x[key] = value`` for a DistArray value, by a plan cached on the layouts."""
-    plan, (lead, reorder) = _write_plan(x.layout, x.mode, key, tuple(value.shape))
+    plan, (lead, reorder) = write_plan(x.layout, x.mode, key, tuple(value.shape))
     if value.dtype != x.dtype:
         value = value.astype(x.dtype, copy=False)
     _check_writable(x)
@@ -362,63 +230,6 @@ def _distarray_setitem(x: DistArray, key: tuple, value: DistArray) -> None:
     _write(x, plan, pieces)
 
 
-@plan_cache
-def _write_plan(layout: Layout, mode, key: tuple, value_shape: tuple):
-    """What ``x[key] = value`` decides for a normalized key on an x of `layout` in
-    `mode` and a value of `value_shape`: ``(writes, (lead, reorder))``, one write
-    ``(chunk, device, chunk index, value region, shadowed indices)`` per chunk holding
-    selected elements, the value region the box of the value (in its own axes, ascending)
-    that the chunk reads, and ``piece[lead][reorder]`` (None: as it is) the piece in box
-    order (as `_operand_in_box_order` orders the whole value). Raises ValueError like
-    NumPy when the value does not broadcast to the selection."""
-    shape = _result_shape(key)
-    vshape = value_shape
-    if len(vshape) > len(shape) or any(v not in (1, n) for v, n in zip(vshape[::-1], shape[::-1])):
-        raise ValueError(f"could not broadcast input array from shape {vshape} into shape {shape}")
-    box = _selection_box(key)
-    lead_count = len(shape) - len(vshape)
-    full_shape = (1,) * lead_count + vshape
-    # Per source axis: (value axis or None, reversed); the index from value to box order.
-    axes: list[tuple[int | None, bool]] = []
-    reorder: list[int | slice | None] = []
-    axis = 0
-    for item in key:
-        if isinstance(item, int):
-            axes.append((None, False))
-            reorder.append(None)
-        elif item is None:
-            reorder.append(0)
-            axis += 1
-        else:
-            reverse = item.step < 0 and full_shape[axis] > 1
-            value_axis = axis - lead_count
-            axes.append(
-                (value_axis if value_axis >= 0 and vshape[value_axis] > 1 else None, reverse)
-            )
-            reorder.append(slice(None, None, -1) if reverse else slice(None))
-            axis += 1
-    identity = not lead_count and all(r == slice(None) for r in reorder)
-    order = (None, None) if identity or not vshape else ((None,) * lead_count, tuple(reorder))
-    writes = []
-    for k, (chunk_box, device) in enumerate(zip(layout.boxes, layout.chunk_devices)):
-        common = _regions.intersect(box, chunk_box)
-        if common is None:
-            continue
-        within = [range(i.start, i.stop, i.step) for i in _regions.local_box_index(box, common)]
-        region = [range(1)] * len(vshape)
-        for (target_axis, reverse), r in zip(axes, within):
-            if target_axis is None:
-                continue
-            n = vshape[target_axis]
-            region[target_axis] = range(n - 1 - r[-1], n - r[0], r.step) if reverse else r
-        shadowed: tuple = ()
-        if mode.is_partial:
-            shadowed = tuple(_regions.cover(common, layout.boxes).shadowed(k))
-        chunk_index = _regions.local_box_index(chunk_box, common)
-        writes.append((k, device, chunk_index, tuple(region), shadowed))
-    return tuple(writes), order
-
-
 def _write_all(x: DistArray, writes) -> None:
     plan = [(k, None, index, None, shadowed) for k, index, _, shadowed in writes]
     _write(x, plan, [piece for _, _, piece, _ in writes])
@@ -427,8 +238,8 @@ def _write_all(x: DistArray, writes) -> None:
 def _planned_writes(x: DistArray, key: tuple, value) -> list:
     """``(chunk, chunk index, value piece, shadowed indices)`` for every chunk that holds
     selected elements, with every value piece already cast and on its device."""
-    shape = _result_shape(key)
-    box = _selection_box(key)
+    shape = result_shape(key)
+    box = selection_box(key)
     operand = _operand_in_box_order(x, key, value, shape)
     _check_writable(x)
     backend = x.storage.backend
@@ -449,7 +260,7 @@ def _planned_writes(x: DistArray, key: tuple, value) -> list:
 
 
 def _write(x: DistArray, writes, pieces) -> None:
-    """Each `pieces` item written by its write (see `_write_plan`) into x's chunks."""
+    """Each `pieces` item written by its write (see `write_plan`) into x's chunks."""
     backend = x.storage.backend
     identity = x.mode.identity(x.dtype) if x.mode.is_partial else None
     buffers = x.storage.writable([write[0] for write in writes])
@@ -461,19 +272,6 @@ def _write(x: DistArray, writes, pieces) -> None:
             backend.assign(buffer, chunk_index, piece)  # bit for bit: -0.0 stays -0.0
             for index in shadowed:
                 backend.assign(buffer, index, identity)
-
-
-def _selection_box(key: tuple) -> tuple:
-    """The selected positions of the source as a box of ascending ranges."""
-    out = []
-    for item in key:
-        if item is None:
-            continue
-        if isinstance(item, int):
-            out.append(range(item, item + 1))
-        else:
-            out.append(item if item.step > 0 else item[::-1])
-    return tuple(out)
 
 
 def _operand_in_box_order(x: DistArray, key: tuple, value, shape: tuple):
@@ -566,9 +364,9 @@ def _integer_axis(x: DistArray, key) -> int | None:
     """The axis that `key` indexes with one 1-D integer array, all its other items full
     slices or one Ellipsis; else None."""
     items = key if isinstance(key, tuple) else (key,)
-    advanced = [p for p, item in enumerate(items) if _is_advanced(item)]
+    advanced = [p for p, item in enumerate(items) if is_advanced(item)]
     ellipses = [p for p, item in enumerate(items) if item is Ellipsis]
-    others = [item for item in items if item is not Ellipsis and not _is_advanced(item)]
+    others = [item for item in items if item is not Ellipsis and not is_advanced(item)]
     if len(advanced) != 1 or len(ellipses) > 1 or len(items) - len(ellipses) > x.ndim:
         return None
     if not is_int_vector(items[advanced[0]], "iuf"):

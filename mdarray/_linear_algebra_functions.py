@@ -547,6 +547,10 @@ def _run(a: DistArray, b: DistArray, dtype, kernel_kwargs, backend) -> DistArray
             continue
         with backend.on(task.device):
             results.append(xp.matmul(x, y, **kernel_kwargs))
+    if len(results) == len(plan.layout.devices) and not several():
+        # One product per device (blocks): each is its device's slab.
+        slabs = [r.reshape(-1) for r in results]
+        return wrap(Chunks.packed(plan.layout, slabs, backend, dtype, check=False), plan.mode)
     return wrap(Chunks.of(plan.layout, results, backend, dtype), plan.mode)
 
 

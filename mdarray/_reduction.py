@@ -165,12 +165,11 @@ def run_chunk_plan(x: DistArray, plan: ChunkPlan, ufunc, axes: tuple, dtype, res
             inner, packed = plan.blocked
             out = _run_steps(column, inner, backend, ufunc, axes, dtype, result_dtype, skip_nan,
                              divisor)  # fmt: skip
-            if packed is not None:
-                slabs = [r.reshape(-1) for r in out]
-                return wrap(Chunks.packed(packed, slabs, backend, result_dtype, check=False),
-                            plan.mode)  # fmt: skip
-            return wrap(Chunks.of(inner.layout, out, backend, result_dtype, check=False),
-                        inner.mode)  # fmt: skip
+            # A block's result is its device's slab: of the per-chunk layout along the
+            # rows, else of the block plan's (one chunk per device).
+            slabs = [r.reshape(-1) for r in out]
+            layout, mode = (packed, plan.mode) if packed is not None else (inner.layout, inner.mode)
+            return wrap(Chunks.packed(layout, slabs, backend, result_dtype, check=False), mode)
     out = _run_steps(storage.buffers, plan, backend, ufunc, axes, dtype, result_dtype, skip_nan,
                      divisor)  # fmt: skip
     return wrap(Chunks.of(plan.layout, out, backend, result_dtype, check=False), plan.mode)

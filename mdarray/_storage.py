@@ -32,7 +32,6 @@ dtype. The constructors here make and run buffers of this process's devices only
 
 from __future__ import annotations
 
-import math
 import threading
 import weakref
 from collections.abc import Callable, Sequence
@@ -42,7 +41,6 @@ import numpy as np
 
 from . import _processes, _regions
 from ._layout import Layout, check_devices
-from ._modes import Mode
 from ._processes import Remote, is_local
 
 # Guards families, allocations and their moves (copy on write) across threads.
@@ -290,50 +288,62 @@ class Chunks:
                 allocation.families.add(self._family)
         return out
 
-    def select(self, layout: Layout, groups: tuple, token) -> Chunks:
+    def select(self, layout: Layout, groups: tuple, token, block_keys=None) -> Chunks:
         """The view of this array of `layout` whose chunks are basic-indexing views of
         this one's: `groups` is ``((device, ((t, k, index, getter), ...)), ...)`` with
         chunk t ``buffer k[index]`` (`index` of ints, slices and an Ellipsis, so a view on
         every backend, of chunk t's shape in `layout`) and `getter` its
         ``operator.itemgetter``. `token` (hashable) names the selection for `is_view_of`.
+        `block_keys` (see `view_blocks`) says how the view's device blocks lie in this
+        array's packed slabs, where they do.
 
         What `view` does, without its checks: a plan cached on the layout and the key
         (`_indexing`) guarantees the shapes, and the sources' allocations already list
-        this family. Runs of several processes take `view` (chunks of other processes).
+        this family. The chunk buffers are made when first read (`buffers`, from the
+        refs): an operation over device blocks never needs them. Runs of several
+        processes take `view` (chunks of other processes).
         """
         if _processes.current() is not None:
             entries = sorted(entry for _, group in groups for entry in group)
             out = self.view(layout, lambda t, b: b[entries[t][2]], [e[1] for e in entries])
-            out._origin = (weakref.ref(self), token)
+            out._origin = (weakref.ref(self), token, None)
             return out
         with _LOCK:
             if self._family is None:
                 self._track()
-            buffers = self.buffers
             refs = self._refs
             assert refs is not None
             assert self._family is not None
-            count = len(layout.chunk_devices)
-            out_buffers: list = [None] * count
-            out_refs: list = [None] * count
-            on = self.backend.on
-            for device, entries in groups:
-                with on(device):
-                    for t, k, index, getter in entries:
-                        out_buffers[t] = buffers[k][index]
-                        allocation, recipe = refs[k]
-                        out_refs[t] = (
-                            allocation,
-                            getter
-                            if recipe is None
-                            else lambda array, recipe=recipe, getter=getter: getter(recipe(array)),
-                        )
-            out = Chunks(layout, self.backend, self.dtype, tuple(out_buffers))
+            out_refs: list = [None] * len(layout.chunk_devices)
+            for _, entries in groups:
+                for t, k, _, getter in entries:
+                    allocation, recipe = refs[k]
+                    out_refs[t] = (
+                        allocation,
+                        getter
+                        if recipe is None
+                        else lambda array, recipe=recipe, getter=getter: getter(recipe(array)),
+                    )
+            out = Chunks(layout, self.backend, self.dtype)
             out._family = self._family
             out._refs = tuple(out_refs)
-            out._origin = (weakref.ref(self), token)
+            out._origin = (weakref.ref(self), token, block_keys)
             self._family.members.add(out)
         return out
+
+    def view_blocks(self) -> tuple | None:
+        """Per device, this selection's device block as a view of its source's packed
+        slab (``slab.reshape(block shape)[index]`` by the `select` plan's block keys); None
+        where the plan gave none, the source is gone or no longer packed. A family moves
+        as a whole (`_move`), so the source's slabs are this view's memory."""
+        origin = self._origin
+        if origin is None or origin[2] is None:
+            return None
+        source = origin[0]()
+        if source is None or source._slabs is None:
+            return None
+        slabs = source._slabs
+        return tuple(slabs[i].reshape(shape)[index] for i, shape, index in origin[2])
 
     def is_view_of(self, source: Chunks, token) -> bool:
         """Whether this is the view `source.select(..., token)` made: its chunks are then
@@ -418,15 +428,20 @@ class Chunks:
         default) lives in memory another array value uses too, this array's family moves
         to a copy of that memory first (its views come along; the other array keeps the
         original)."""
+        self.make_writable(chunks)
+        return self.buffers
+
+    def make_writable(self, chunks: Sequence[int] | None = None) -> None:
+        """What `writable` does before it returns the buffers (which a write through
+        `blocks` or the slabs does not need made)."""
         if self._family is None:
-            return self.buffers
+            return
         with _LOCK:
             assert self._refs is not None
             for k in range(len(self._refs)) if chunks is None else chunks:
                 allocation = self._refs[k][0]
                 if len(allocation.families) > 1:
                     self._move(allocation)
-        return self.buffers
 
     def own_slabs(self) -> tuple | None:
         """The slabs of packed chunks, ready to be written in place as a whole (moved to
@@ -472,64 +487,6 @@ def _then(recipe, make, t: int) -> Callable[[Any], Any]:
     if recipe is None:
         return lambda array: make(t, array)
     return lambda array: make(t, recipe(array))
-
-
-class Stored:
-    """An array as the layers under DistArray see it: `storage` (a Chunks) and `mode`.
-
-    DistArray is the one subclass; it adds the NumPy and array API protocols. The
-    attributes here are what the movement and execution layers and the op modules read.
-    """
-
-    __slots__ = ("_mode", "_storage")
-    # Set once by DistArray._new.
-    _storage: Chunks
-    _mode: Mode
-
-    @property
-    def storage(self) -> Chunks:
-        """The chunk buffers, their layout and backend (`mdarray._storage.Chunks`)."""
-        return self._storage
-
-    @property
-    def mode(self) -> Mode:
-        """How overlapping copies combine, REPLICA or a partial SUM/PROD/MAX/MIN."""
-        return self._mode
-
-    def signature(self) -> tuple:
-        """``(layout, mode, dtype, backend)``: all that a plan made for this array as an
-        operand may depend on (`mdarray._ufunc_plans`); never its values."""
-        storage = self._storage
-        return (storage.layout, self._mode, storage.dtype, storage.backend)
-
-    @property
-    def layout(self) -> Layout:
-        """Which device holds which part (an immutable `Layout`)."""
-        return self._storage.layout
-
-    @property
-    def dtype(self) -> np.dtype:
-        return self._storage.dtype
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return self._storage.layout.shape
-
-    @property
-    def ndim(self) -> int:
-        return len(self._storage.layout.shape)
-
-    @property
-    def size(self) -> int:
-        return math.prod(self._storage.layout.shape)
-
-    @property
-    def itemsize(self) -> int:
-        return self._storage.dtype.itemsize
-
-    @property
-    def nbytes(self) -> int:
-        return self.size * self.itemsize
 
 
 def _unpack(layout: Layout, slabs, backend) -> tuple:

@@ -29,7 +29,7 @@ import numpy as np
 
 from . import _processes, _regions
 from ._array import DistArray, in_mode, wrap
-from ._chunkwise import aligned, backend_of, broadcast_regions, result_layout, shape_of
+from ._chunkwise import aligned, backend_of, blocks, broadcast_regions, result_layout, shape_of
 from ._layout import Layout
 from ._mode_rules import R, host_facts, result_mode
 from ._modes import REPLICA, Mode
@@ -259,11 +259,15 @@ def pieces(source: Layout, layout: Layout) -> tuple | None:
     """Per chunk of `layout`, ``(chunk, view key, from device, to device)``: the one chunk
     of a REPLICA operand laid out as `source` that holds its broadcast piece whole (a view
     key of None: the whole chunk); None where some piece needs several chunks."""
-    out = []
+    out: list = []
     for region, device in zip(broadcast_regions(layout, source.shape), layout.chunk_devices):
         plan = replica_plan(source, region, device)
         if len(plan) != 1:
-            return None
+            block = _block_piece(source, region, device)
+            if block is None:
+                return None
+            out.append(block)
+            continue
         k, _, chunk_index = plan[0]
         shape = source.chunk_shapes[k]
         if chunk_index is None or _regions.index_shape(chunk_index, shape) == shape:
@@ -274,6 +278,24 @@ def pieces(source: Layout, layout: Layout) -> tuple | None:
             return None
         out.append((k, view, source.chunk_devices[k], device))
     return tuple(out)
+
+
+def _block_piece(source: Layout, region: tuple, device) -> tuple | None:
+    """``(device position, index)``: where a piece spans several chunks of `source` that
+    make one device block on the chunk's own device (`Layout.device_blocks`), the piece
+    as a view of that block (``sq[:, None] - t`` with `t` one block, `sq` row chunks);
+    None otherwise."""
+    boxes = source.device_blocks
+    if boxes is None or device not in source.devices:
+        return None
+    position = source.devices.index(device)
+    box = boxes[position]
+    if any(r.step != 1 and len(r) > 1 for r in region):
+        return None
+    if any(len(r) and (r[0] not in b or r[-1] not in b) for r, b in zip(region, box)):
+        return None
+    index = _regions.local_box_index(box, region)
+    return (position, index) if _regions.is_basic(index) else None
 
 
 @plan_cache
@@ -330,17 +352,35 @@ def columns(plan: Plan, inputs, copies: bool) -> list:
         elif source is ALIGN:
             out.append(aligned(x, plan.layout, backend))
         else:
-            buffers = x.storage.buffers
-            column = []
-            for k, view, src, dst in source:
-                piece = buffers[k] if view is None else buffers[k][view]
-                if src != dst:
-                    piece = backend.move(piece, src, dst)
-                elif copies:
-                    piece = backend.copy(piece, dst)
-                column.append(piece)
-            out.append(column)
+            out.append(_pieces_of(x, source, plan, copies))
     return out
+
+
+def _pieces_of(x: DistArray, source: tuple, plan: Plan, copies: bool) -> list:
+    """The pieces of `x` that `pieces` planned: views of a chunk or of a device block
+    (`blocks`), moved or copied as `columns` says; the whole column by `aligned` where the
+    blocks' memory does not line up now."""
+    backend = plan.backend
+    storage = x.storage
+    column = []
+    buffers = spans = None
+    for entry, device in zip(source, plan.layout.chunk_devices):
+        if len(entry) == 2:  # (device position, index into its block)
+            spans = blocks(storage) if spans is None else spans
+            if spans is None:
+                return aligned(x, plan.layout, backend)
+            piece = spans[entry[0]][entry[1]]
+            column.append(backend.copy(piece, device) if copies else piece)
+            continue
+        k, view, src, dst = entry
+        buffers = storage.buffers if buffers is None else buffers
+        piece = buffers[k] if view is None else buffers[k][view]
+        if src != dst:
+            piece = backend.move(piece, src, dst)
+        elif copies:
+            piece = backend.copy(piece, dst)
+        column.append(piece)
+    return column
 
 
 def run_slabs(plan: Plan, inputs, nout: int):

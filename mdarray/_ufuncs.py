@@ -200,7 +200,7 @@ def _block_call(kernel, layout, backend, operands, out, dtypes, *, direct: bool)
     targets: list = []
     written: dict = {}  # id of an out's storage -> its blocks: an input that is out reads them
     for o in out or ():
-        o.storage.writable()
+        o.storage.make_writable()
         column = blocks(o.storage)
         if column is None:
             return None

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import mdarray
-from mdarray import _indexing, _ufuncs
+from mdarray import _indexing, _ufunc_plans, _ufuncs
 from mdarray._chunkwise import blocks
 from mdarray.testing import _host
 
@@ -229,3 +229,50 @@ def test_assigning_an_overlapping_view_of_the_target_gets_numpy_values():
     x[:-2, 1:] = x[2:, :-1]
     expected[:-2, 1:] = expected[2:, :-1].copy()
     np.testing.assert_array_equal(x.get(), expected)
+
+
+@pytest.mark.parametrize("name", list(LAYOUTS))
+def test_a_views_blocks_follow_its_source_through_copy_on_write(name):
+    """A selection's device blocks come from its source's packed slabs
+    (`Chunks.view_blocks`): after the source's family moves to a copy (a write to an
+    array sharing its memory) they are the copy's, and a source that is gone leaves the
+    view to its own chunks; the values are NumPy's every time."""
+    edges, on = LAYOUTS[name]
+    host = np.arange(64 * 5, dtype=np.float64).reshape(64, 5)
+    x = mdarray.distributed_array(host, rows(edges, on))
+    view = x[1:, 1:]
+    shared = x.change_mode("replica")  # one memory for x, shared and view until a write
+    x[0, 0] = -1.0  # x's family (view included) moves to a copy; shared keeps the old
+    x[2, 3] = -2.0  # written through x: the view sees it
+    expected = host.copy()
+    expected[0, 0], expected[2, 3] = -1.0, -2.0
+    got = view + x[:-1, :-1]
+    np.testing.assert_array_equal(got.get(), expected[1:, 1:] + expected[:-1, :-1])
+    np.testing.assert_array_equal(shared.get(), host)
+    orphan = mdarray.distributed_array(host, rows(edges, on))[1:, 1:]  # its source is gone
+    assert orphan.storage.view_blocks() is None
+    np.testing.assert_array_equal((orphan + view).get(), host[1:, 1:] + expected[1:, 1:])
+    selected = x[3:, :]
+    if len(set(on)) == 1 and x.storage.slabs is not None:
+        (block,) = blocks(selected.storage)
+        np.testing.assert_array_equal(_host(block), expected[3:, :])
+
+
+@pytest.mark.parametrize("name", list(LAYOUTS))
+def test_a_broadcast_operand_spanning_chunks_is_read_from_its_block(name, monkeypatch):
+    """``sq[:, None] - t``: the result takes `t`'s layout (one chunk per device), and each
+    of its chunks reads `sq`'s rows from the device block they make (a view, nothing
+    gathered) wherever one device holds them; NumPy's values, in place of an ``out`` too."""
+    edges, on = LAYOUTS[name]
+    rng = np.random.default_rng(4)
+    hsq, ht = rng.standard_normal(64), rng.standard_normal((64, 3))
+    sq = mdarray.distributed_array(hsq, rows(edges, on))
+    t = mdarray.distributed_array(ht, {device(0): (slice(None), slice(None))})
+    if len(set(on)) == 1:
+        monkeypatch.setattr(_ufunc_plans, "aligned", None)  # a gather would fail here
+    for _ in range(2):  # the plan is made, then taken
+        np.testing.assert_array_equal((sq[:, None] - t).get(), hsq[:, None] - ht)
+        np.testing.assert_array_equal((t * sq[:, None]).get(), ht * hsq[:, None])
+    out = mdarray.asarray(t, copy=True)
+    np.subtract(sq[:, None], t, out=out)
+    np.testing.assert_array_equal(out.get(), hsq[:, None] - ht)

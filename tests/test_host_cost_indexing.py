@@ -1,6 +1,6 @@
 """The host cost of repeated basic indexing, as Python calls (`_call_counts.calls`): a
-repeated ``x[key]`` or ``x[key] = value`` looks its plan up (`_indexing._key_plan`,
-`_write_plan`) and makes the per-chunk views or writes, so its count stays small and fixed.
+repeated ``x[key]`` or ``x[key] = value`` looks its plan up (`_index_plans.key_plan`,
+`write_plan`) and makes the per-chunk views or writes, so its count stays small and fixed.
 
 The budgets are about 20% above the counts reached (in parentheses: the counts before
 the plans), on a 64x64 float32 array in 4 row chunks on one device and on 4 devices (with

@@ -1,4 +1,4 @@
-"""The cached plans of basic indexing (`_indexing._key_plan`, `_write_plan`) and the
+"""The cached plans of basic indexing (`_index_plans.key_plan`, `write_plan`) and the
 self-assignment that ends ``x[key] op= y``, against NumPy: keys made hashable, repeated
 calls on cached plans, partial modes, overlapping layouts, views of views, negative
 steps, and the cases where the self-assignment must not be skipped."""
