@@ -289,13 +289,17 @@ def _block_piece(source: Layout, region: tuple, device) -> tuple | None:
     if boxes is None or device not in source.devices:
         return None
     position = source.devices.index(device)
-    box = boxes[position]
-    if any(r.step != 1 and len(r) > 1 for r in region):
-        return None
-    if any(len(r) and (r[0] not in b or r[-1] not in b) for r, b in zip(region, box)):
-        return None
-    index = _regions.local_box_index(box, region)
-    return (position, index) if _regions.is_basic(index) else None
+    index = []
+    for r, b in zip(region, boxes[position]):
+        if not len(r):
+            index.append(slice(0, 0))
+            continue
+        if (r.step != 1 and len(r) > 1) or (b.step != 1 and len(b) > 1):
+            return None
+        if r[0] not in b or r[-1] not in b:
+            return None
+        index.append(slice(r[0] - b.start, r[0] - b.start + len(r)))
+    return (position, tuple(index))
 
 
 @plan_cache
