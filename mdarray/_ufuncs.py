@@ -304,12 +304,7 @@ def ufunc_call(ufunc, inputs, kwargs):
         return NotImplemented
     where = _as_where(where)
     options = tuple(sorted(kwargs.items()))
-    out_keys = None if outs is None else tuple(None if o is None else o.dtype for o in outs)
-    where_key = None if where is None else dtype_key(where)
-    dtypes = resolve(ufunc, tuple(map(dtype_key, inputs)), out_keys, where_key, options)
-    shape = call_shape(inputs, outs, where)
-    backend = backend_of((*inputs, *(outs or ()), where))
-    kernel = backend.ufunc_kernel(ufunc)
+    dtypes, shape, backend, kernel = _decide(ufunc, inputs, outs, where, options)
     if kernel is None:
         where = True if where is None else where
         return _fallback_call(ufunc, inputs, {**kwargs, "out": outs, "where": where})
@@ -365,12 +360,7 @@ def _planned_call(ufunc, inputs, outs, where, kwargs):
 def _plan(ufunc, inputs, outs, where, kwargs, options):
     """What the general path decides for these operands (see `ufunc_call`), as a plan;
     None where the backend has no kernel for `ufunc`."""
-    out_keys = None if outs is None else tuple(None if o is None else o.dtype for o in outs)
-    where_key = None if where is None else dtype_key(where)
-    dtypes = resolve(ufunc, tuple(map(dtype_key, inputs)), out_keys, where_key, options)
-    shape = call_shape(inputs, outs, where)
-    backend = backend_of((*inputs, *(outs or ()), where))
-    kernel = backend.ufunc_kernel(ufunc)
+    dtypes, shape, backend, kernel = _decide(ufunc, inputs, outs, where, options)
     if kernel is None:
         return None
     first_out = next((o for o in outs or () if isinstance(o, DistArray)), None)
@@ -385,6 +375,17 @@ def _plan(ufunc, inputs, outs, where, kwargs, options):
     return make_plan(
         inputs, layout, mode, convert, dtypes, direct, kernel, dict(kwargs), backend, packable
     )
+
+
+def _decide(ufunc, inputs, outs, where, options: tuple) -> tuple:
+    """``(dtypes, shape, backend, kernel)`` of a call: NumPy's result dtypes (and its
+    errors), the broadcast shape, the operands' backend and its kernel (None: none)."""
+    out_keys = None if outs is None else tuple(None if o is None else o.dtype for o in outs)
+    where_key = None if where is None else dtype_key(where)
+    dtypes = resolve(ufunc, tuple(map(dtype_key, inputs)), out_keys, where_key, options)
+    shape = call_shape(inputs, outs, where)
+    backend = backend_of((*inputs, *(outs or ()), where))
+    return dtypes, shape, backend, backend.ufunc_kernel(ufunc)
 
 
 def _outputs(ufunc, out) -> tuple | None:
