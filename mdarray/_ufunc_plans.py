@@ -28,6 +28,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import _processes, _regions
+from . import _ufunc_cells as _cells
 from ._array import DistArray, in_mode, wrap
 from ._chunkwise import aligned, backend_of, blocks, broadcast_regions, result_layout, shape_of
 from ._layout import Layout
@@ -199,6 +200,8 @@ class Plan(NamedTuple):
     kernel: Any
     options: dict
     backend: Any
+    cells: tuple | None = None
+    specs: tuple = ()
 
 
 def decide_mode(ufunc, inputs, layout, dtypes, where) -> tuple[Mode, tuple]:
@@ -239,6 +242,22 @@ def make_plan(inputs, layout, mode, convert, dtypes, direct, kernel, options, ba
             slabs = None if slab is None else [*slabs, slab]
     if slabs is not None and OWN not in slabs:
         slabs = None  # no operand has the result's layout to say how it packs
+    cells = None
+    specs: tuple = ()
+    if packable and len(dtypes) == 1 and ALIGN in sources:
+        # Misaligned DistArray operands run cell by cell on views, not gathered
+        # (`_ufunc_cells`); host arrays keep `aligned`.
+        specs = tuple(
+            _cells.OWN
+            if source is OWN
+            else x.layout
+            if isinstance(x, DistArray)
+            else _cells.VALUE
+            if source is not ALIGN
+            else None
+            for x, source in zip(inputs, sources)
+        )
+        cells = None if None in specs else _cells.split_cells(specs, layout)
     return Plan(
         dtypes,
         layout,
@@ -251,6 +270,8 @@ def make_plan(inputs, layout, mode, convert, dtypes, direct, kernel, options, ba
         kernel,
         options,
         backend,
+        cells,
+        specs,
     )
 
 
@@ -464,6 +485,8 @@ def run(plan: Plan, inputs, nout: int):
         result = run_slabs(plan, inputs, nout)
         if result is not None:
             return result
+    if plan.cells is not None:
+        return wrap(_cells.run_cells(plan, inputs, plan.dtypes[0]), plan.mode)
     return run_chunks(plan, columns(plan, inputs, False), nout)
 
 

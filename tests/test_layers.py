@@ -56,6 +56,7 @@ LAYERS = (
             "_numpy_functions",
             "_ufuncs",
             "_ufunc_plans",
+            "_ufunc_cells",
             "_fusion",
             "_elementwise_functions",
             "_creation_functions",

@@ -1,0 +1,65 @@
+"""Elementwise calls on operands whose chunks do not line up run cell by cell
+(`mdarray._ufunc_cells`): NumPy's values on drawn layouts, nothing gathered, and across
+devices only the cells' halo pieces move."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import mdarray
+from mdarray import Layout, _ufunc_plans
+from mdarray.testing import strategies as mst
+
+DEVICES = mdarray.devices()
+
+
+@pytest.fixture
+def no_gather(monkeypatch):
+    """The gathered path (`aligned`) fails: what passes ran cell by cell."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("an operand was gathered")
+
+    monkeypatch.setattr(_ufunc_plans, "aligned", refuse)
+
+
+def test_a_stencil_on_row_blocks_moves_only_halo_rows(no_gather):
+    host = np.arange(64 * 6, dtype=np.float64).reshape(64, 6)
+    u = mdarray.distributed_array(host, Layout.block(host.shape, devices=DEVICES))
+    for _ in range(2):  # the plan is made, then taken
+        with mdarray.count_transfers() as moved:
+            got = u[:-2, 1:-1] + u[2:, 1:-1] - u[1:-1, :-2] * u[1:-1, 2:]
+        want = host[:-2, 1:-1] + host[2:, 1:-1] - host[1:-1, :-2] * host[1:-1, 2:]
+        np.testing.assert_array_equal(got.get(), want)
+        # Two halo rows of four values per device boundary and shifted operand, at most.
+        assert moved.total <= 2 * 4 * 8 * 2 * (len(DEVICES) - 1)
+
+
+@settings(max_examples=40)
+@given(data=st.data(), shift=st.integers(0, 3), op=st.sampled_from([np.add, np.multiply]))
+def test_misaligned_operands_match_numpy(data, shift, op):
+    rows = data.draw(st.integers(4, 12))
+    a = data.draw(mst.dist_arrays(np.float64, (rows, 3), modes=mdarray.REPLICA))
+    b = data.draw(mst.dist_arrays(np.float64, (rows, 3), modes=mdarray.REPLICA))
+    ha, hb = a.get(), b.get()
+    n = rows - shift
+    for _ in range(2):
+        got = op(a[:n], b[shift:])
+        np.testing.assert_array_equal(got.get(), op(ha[:n], hb[shift:]))
+        got = op(a[shift:, None, :], b[:n, :1])  # broadcast, another rank
+        np.testing.assert_array_equal(got.get(), op(ha[shift:, None, :], hb[:n, :1]))
+    assert got.dtype == np.float64
+
+
+def test_a_cast_result_and_a_scalar_in_cells(no_gather):
+    host = np.arange(40, dtype=np.int32).reshape(10, 4)
+    x = mdarray.distributed_array(host, Layout.block(host.shape, devices=DEVICES))
+    y = mdarray.distributed_array(host.astype(np.float32), Layout.block((10, 4), axis=1))
+    for _ in range(2):
+        got = x[1:] / 3 + y[:-1]
+        np.testing.assert_allclose(got.get(), host[1:] / 3 + host[:-1].astype(np.float32))
+        assert got.dtype == np.float64
+        got = np.maximum(x[1:], y[:-1]) + 1.5
+        want = np.maximum(host[1:], host[:-1].astype(np.float32)) + 1.5
+        np.testing.assert_array_equal(got.get(), want)
