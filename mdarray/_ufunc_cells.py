@@ -15,6 +15,7 @@ is one cell gives the kernel's result as it is.
 from __future__ import annotations
 
 from itertools import pairwise, product
+from math import prod
 
 import numpy as np
 
@@ -29,12 +30,19 @@ OWN = "own"  # the operand has the result's layout: its own chunk, cut to the ce
 VALUE = "value"  # a scalar (or a 0-d host array's value), the same for every cell
 
 
+# Cells per result chunk at most: a body and a halo on each side. Past that (a small
+# operand broadcast from many chunks, rows against columns) a kernel launch per cell costs
+# more than gathering the pieces.
+MAX_CELLS = 3
+
+
 @plan_cache
 def split_cells(specs: tuple, layout: Layout) -> tuple | None:
     """Per chunk of `layout`, its cells: ``(cell index, args)``, the cell index a tuple of
     slices into the result chunk (None: the whole chunk) and per operand its argument:
     `OWN`, `VALUE`, or ``(chunk, index, from device)`` for an operand laid out as the
-    Layout given in `specs` (REPLICA). None where a chunk or a piece is strided or empty."""
+    Layout given in `specs` (REPLICA). None where a chunk or a piece is strided or empty,
+    or a chunk would have more than `MAX_CELLS` cells."""
     regions = [
         broadcast_regions(layout, spec.shape) if isinstance(spec, Layout) else None
         for spec in specs
@@ -47,6 +55,8 @@ def split_cells(specs: tuple, layout: Layout) -> tuple | None:
         if found is None:
             return None
         cuts, located = found
+        if prod(len(c) - 1 for c in cuts) > MAX_CELLS:
+            return None
         cells = []
         for bounds in product(*(list(pairwise(sorted(c))) for c in cuts)):
             args = []

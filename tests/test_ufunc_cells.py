@@ -55,7 +55,9 @@ def test_misaligned_operands_match_numpy(data, shift, op):
 def test_a_cast_result_and_a_scalar_in_cells(no_gather):
     host = np.arange(40, dtype=np.int32).reshape(10, 4)
     x = mdarray.distributed_array(host, Layout.block(host.shape, devices=DEVICES))
-    y = mdarray.distributed_array(host.astype(np.float32), Layout.block((10, 4), axis=1))
+    y = mdarray.distributed_array(
+        host.astype(np.float32), Layout.block((10, 4), devices=DEVICES[::-1])
+    )
     for _ in range(2):
         got = x[1:] / 3 + y[:-1]
         np.testing.assert_allclose(got.get(), host[1:] / 3 + host[:-1].astype(np.float32))
