@@ -4,11 +4,11 @@ Python calls (`tests/_call_counts.py`; budgets about 20% above what the plans re
 
 import numpy as np
 import pytest
+from _call_counts import calls
+from _partials import per_chunk
 
 import mdarray
 from mdarray import _plan_cache
-from tests._call_counts import calls
-from tests._partials import per_chunk
 
 SHAPE = (64, 64)
 
