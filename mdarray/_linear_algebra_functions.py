@@ -25,7 +25,6 @@ operand is the one that travels. Plans depend only on layouts, so they are cache
 
 from __future__ import annotations
 
-from itertools import pairwise
 from typing import Any, NamedTuple, cast
 
 import numpy as np
@@ -33,6 +32,7 @@ import numpy as np
 from . import _redistribute, _regions
 from ._array import DistArray, wrap
 from ._chunkwise import as_blocks, backend_of, write_out
+from ._contraction_blocks import contracted_whole
 from ._fallback import fallback
 from ._layout import Layout
 from ._manipulation_functions import squeeze
@@ -210,8 +210,8 @@ def _matmul(a, b, dtype, casting):
         kernel_kwargs = {"dtype": out_dtype, "casting": casting}
     backend = backend_of((a, b))
     vector_a, vector_b = a.ndim == 1, b.ndim == 1
-    a = np.expand_dims(a, 0) if a.ndim == 1 else a
-    b = np.expand_dims(b, 1) if b.ndim == 1 else b
+    a = _with_axis(a, 0) if vector_a else a
+    b = _with_axis(b, 1) if vector_b else b
     a, b = _operand_modes(a, b, out_dtype)
     out_shape = (*np.broadcast_shapes(a.shape[:-2], b.shape[:-2]), a.shape[-2], b.shape[-1])
     if not int(np.prod(out_shape)) or not a.shape[-1]:
@@ -224,10 +224,54 @@ def _matmul(a, b, dtype, casting):
             a, b = _as_blocks(a), _as_blocks(b)
         result = _run(a, b, out_dtype, kernel_kwargs, backend)
     if vector_b:
-        result = squeeze(result, result.ndim - 1)
+        result = _without_axis(result, result.ndim - 1)
     if vector_a:
-        result = squeeze(result, result.ndim - (1 if vector_b else 2))
+        result = _without_axis(result, result.ndim - (1 if vector_b else 2))
     return result
+
+
+def _with_axis(x, axis: int):
+    """A vector operand as a matrix (a new axis of length one at `axis`), for reading
+    within the product: its chunks reshaped, no view tracking (`np.expand_dims` for host
+    arrays and across processes)."""
+    if not isinstance(x, DistArray) or several():
+        return np.expand_dims(x, axis)
+    storage = x.storage
+    layout = _axis_inserted(storage.layout, axis)
+    buffers = [b.reshape(shape) for b, shape in zip(storage.buffers, layout.chunk_shapes)]
+    return wrap(Chunks.of(layout, buffers, storage.backend, storage.dtype, check=False), x.mode)
+
+
+def _without_axis(result: DistArray, axis: int) -> DistArray:
+    """The product `result` (fresh: nothing else holds its buffers) without its length-one
+    `axis`: the same slabs or buffers, reshaped (`squeeze` across processes, and where a
+    chunk is empty: dropping the axis may leave it no place)."""
+    storage = result.storage
+    if several() or any(0 in shape for shape in storage.layout.chunk_shapes):
+        return squeeze(result, axis)
+    layout = _axis_removed(storage.layout, axis)
+    if storage.slabs is not None:
+        chunks = Chunks.packed(layout, storage.slabs, storage.backend, storage.dtype, check=False)
+    else:
+        buffers = [b.reshape(shape) for b, shape in zip(storage.buffers, layout.chunk_shapes)]
+        chunks = Chunks.of(layout, buffers, storage.backend, storage.dtype, check=False)
+    return wrap(chunks, result.mode)
+
+
+@plan_cache
+def _axis_inserted(layout: Layout, axis: int) -> Layout:
+    index_map: dict = {}
+    for device, index in layout.chunks:
+        index_map.setdefault(device, []).append((*index[:axis], slice(0, 1, 1), *index[axis:]))
+    return Layout((*layout.shape[:axis], 1, *layout.shape[axis:]), index_map)
+
+
+@plan_cache
+def _axis_removed(layout: Layout, axis: int) -> Layout:
+    index_map: dict = {}
+    for device, index in layout.chunks:
+        index_map.setdefault(device, []).append((*index[:axis], *index[axis + 1 :]))
+    return Layout((*layout.shape[:axis], *layout.shape[axis + 1 :]), index_map)
 
 
 def _as_blocks(x: DistArray) -> DistArray:
@@ -374,7 +418,7 @@ def _plan(layout_a: Layout, sum_a: bool, size_a: int, layout_b: Layout, sum_b: b
     split = sum_a or sum_b
     blocks_a, blocks_b = _blocks(layout_a, sum_a), _blocks(layout_b, sum_b)
     if not split:
-        blocks_a, blocks_b = _contracted_whole(blocks_a, size_a, blocks_b, size_b, k_full)
+        blocks_a, blocks_b = contracted_whole(blocks_a, size_a, blocks_b, size_b, k_full)
     for box_a, holders_a in blocks_a:
         expanded_a = _expand(box_a[:-2], layout_a.shape[:-2], batch)
         for box_b, holders_b in blocks_b:
@@ -409,58 +453,6 @@ def _plan(layout_a: Layout, sum_a: bool, size_a: int, layout_b: Layout, sum_b: b
         )
     out_shape = (*batch, layout_a.shape[-2], layout_b.shape[-1])
     return _Plan(tuple(tasks), Layout(out_shape, index_map), SUM if split else REPLICA)
-
-
-def _contracted_whole(blocks_a: tuple, size_a: int, blocks_b: tuple, size_b: int, k_full):
-    """The blocks of two REPLICA operands with the contracted axis made whole on the side
-    that splits it, where the other side holds it whole in every block and the splitting
-    side is no larger than the smallest of those blocks.
-
-    ``A @ v`` with A in row blocks (each holding its rows' whole k) and v split along k
-    then gathers v beside each row block (DTensor's Shard(0) @ Replicate) instead of
-    cutting A into strided sub-blocks whose products are partial sums: one kernel per
-    block, a REPLICA result, no combine after it, and no more bytes fetched per task than
-    the task reads of its own block. A strip (the blocks of one batch and column range,
-    or row range on the left) is fetched whole (no holder chunk); where the strips do not
-    tile the contracted axis, or both sides split it, the blocks stay."""
-
-    def smallest(blocks, size) -> int:
-        return min(_regions.box_size(box) for box, _ in blocks) * size
-
-    def total(blocks, size) -> int:
-        return sum(_regions.box_size(box) for box, _ in blocks) * size
-
-    a_whole = all(box[-1] == k_full for box, _ in blocks_a)
-    if a_whole and total(blocks_b, size_b) <= smallest(blocks_a, size_a):
-        merged = _strips(blocks_b, -2, k_full)
-        return blocks_a, blocks_b if merged is None else merged
-    b_whole = all(box[-2] == k_full for box, _ in blocks_b)
-    if not a_whole and b_whole and total(blocks_a, size_a) <= smallest(blocks_b, size_b):
-        merged = _strips(blocks_a, -1, k_full)
-        return blocks_a if merged is None else merged, blocks_b
-    return blocks_a, blocks_b
-
-
-def _strips(blocks: tuple, axis: int, k_full: range) -> tuple | None:
-    """`blocks` grouped by their ranges on every axis but `axis` (the contracted one) into
-    strips spanning `k_full` there, with no holder chunk; None where a group's ranges
-    along `axis` do not tile `k_full`, or nothing would change (every block whole)."""
-    if all(box[axis] == k_full for box, _ in blocks):
-        return None
-    groups: dict = {}
-    for box, _ in blocks:
-        rest = box[:axis] + box[axis:][1:] if axis == -2 else box[:-1]
-        groups.setdefault(rest, []).append(box[axis])
-    out = []
-    for rest, ranges in groups.items():
-        ranges.sort(key=lambda r: r.start)
-        if ranges[0].start != 0 or ranges[-1].stop != k_full.stop:
-            return None
-        if any(r.step != 1 for r in ranges) or any(q.start != r.stop for r, q in pairwise(ranges)):
-            return None
-        box = (*rest[:-1], k_full, rest[-1]) if axis == -2 else (*rest, k_full)
-        out.append((box, ()))
-    return tuple(out)
 
 
 def _place(sides, sum_a: bool, sum_b: bool, fetched: set, load: dict) -> int:

@@ -84,6 +84,7 @@ LAYERS = (
             "_utility_functions",
             "_stencils",
             "_linear_algebra_functions",
+            "_contraction_blocks",
             "_contractions",
             "_comparisons",
             "_numpy_statistics",
