@@ -107,23 +107,8 @@ class CpuBackend:
         pass
 
     def span(self, buffers):
-        """One array viewing `buffers` (a device's chunks, one after another along axis 0)
-        as the block they tile, where they lie so in one allocation; else None."""
-        if len(buffers) == 1:
-            return buffers[0]
-        found = _kernels.lined_up(buffers, _address)
-        if found is None:
-            return None
-        first, shape, strides = found
-        root = first
-        while isinstance(root.base, np.ndarray):
-            root = root.base
-        if root.base is not None:
-            return None
-        try:  # NumPy refuses a view past the allocation's end: chunks of another one
-            return np.ndarray(shape, first.dtype, root, _address(first) - _address(root), strides)
-        except (TypeError, ValueError):
-            return None
+        """The block `buffers` tile in one allocation (`_kernels.span`), else None."""
+        return _kernels.span(buffers, _address, _block_view)
 
     def copy(self, array, device: int):
         """A contiguous copy of `array` (on `device`) on the same device."""
@@ -237,3 +222,17 @@ def _standard(x):
 
 def _address(array: np.ndarray) -> int:
     return array.__array_interface__["data"][0]
+
+
+def _block_view(buffers, first, shape, strides):
+    """The strided view over NumPy chunk buffers that `_kernels.lined_up` found, where
+    they lie in one allocation; else None."""
+    root = first
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    if root.base is not None:
+        return None
+    try:  # NumPy refuses a view past the allocation's end: chunks of another one
+        return np.ndarray(shape, first.dtype, root, _address(first) - _address(root), strides)
+    except (TypeError, ValueError):
+        return None

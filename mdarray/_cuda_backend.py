@@ -346,14 +346,12 @@ class CudaBackend:
     # Kernels ------------------------------------------------------------------------
 
     def span(self, buffers):
-        """One array viewing `buffers` (a device's chunks, one after another along axis 0)
-        as the block they tile, where they lie so in one allocation; else None."""
-        if len(buffers) == 1:
-            return buffers[0]
-        found = _kernels.lined_up(buffers, _address)
-        if found is None:
-            return None
-        first, shape, strides = found
+        """The block `buffers` tile in one allocation (`_kernels.span`), else None."""
+        return _kernels.span(buffers, _address, self._block_view)
+
+    def _block_view(self, buffers, first, shape, strides):
+        """The strided view over CuPy chunk buffers that `_kernels.lined_up` found, where
+        they share one memory allocation; else None."""
         memory = first.data.mem
         if any(b.data.mem is not memory for b in buffers if b.size):
             return None

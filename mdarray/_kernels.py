@@ -170,6 +170,18 @@ def _is_array(x) -> bool:
     return hasattr(x, "dtype") and not isinstance(x, np.generic)
 
 
+def span(buffers, pointer, view):
+    """One array viewing `buffers` (a device's chunks, one after another along axis 0) as
+    the block they tile: the buffer itself where there is one, else ``view(buffers, first,
+    shape, strides)`` of their `lined_up` block (the backend's check that they lie in one
+    allocation, and its strided view; None where they do not); None where they do not
+    line up."""
+    if len(buffers) == 1:
+        return buffers[0]
+    found = lined_up(buffers, pointer)
+    return None if found is None else view(buffers, *found)
+
+
 def lined_up(buffers, pointer):
     """How `buffers` (one device's chunks, one after another along axis 0) lie as one
     block in memory: ``(first, shape, strides)`` of the strided view that spans them, where
