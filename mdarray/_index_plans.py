@@ -186,23 +186,17 @@ def block_keys(layout: Layout, key: tuple, result: Layout) -> tuple | None:
     return tuple(out)
 
 
-@plan_cache
-def write_plan(layout: Layout, mode, key: tuple, value_shape: tuple):
-    """What ``x[key] = value`` decides for a normalized key on an x of `layout` in
-    `mode` and a value of `value_shape`: ``(writes, (lead, reorder))``, one write
-    ``(chunk, device, chunk index, value region, shadowed indices)`` per chunk holding
-    selected elements, the value region the box of the value (in its own axes, ascending)
-    that the chunk reads, and ``piece[lead][reorder]`` (None: as it is) the piece in box
-    order (as `_operand_in_box_order` orders the whole value). Raises ValueError like
+def value_order(key: tuple, vshape: tuple) -> tuple:
+    """How a value of `vshape` assigned to ``x[key]`` lines up with the selection box
+    (ascending positions, one axis per source axis): ``(lead, axes, reorder)``, `lead` the
+    axes broadcasting prepends, per source axis ``(value axis or None, reversed)``, and
+    ``value[(None,) * lead][reorder]`` the value in box order. Raises ValueError like
     NumPy when the value does not broadcast to the selection."""
     shape = result_shape(key)
-    vshape = value_shape
     if len(vshape) > len(shape) or any(v not in (1, n) for v, n in zip(vshape[::-1], shape[::-1])):
         raise ValueError(f"could not broadcast input array from shape {vshape} into shape {shape}")
-    box = selection_box(key)
-    lead_count = len(shape) - len(vshape)
-    full_shape = (1,) * lead_count + vshape
-    # Per source axis: (value axis or None, reversed); the index from value to box order.
+    lead = len(shape) - len(vshape)
+    full_shape = (1,) * lead + vshape
     axes: list[tuple[int | None, bool]] = []
     reorder: list[int | slice | None] = []
     axis = 0
@@ -215,12 +209,27 @@ def write_plan(layout: Layout, mode, key: tuple, value_shape: tuple):
             axis += 1
         else:
             reverse = item.step < 0 and full_shape[axis] > 1
-            value_axis = axis - lead_count
+            value_axis = axis - lead
             axes.append(
                 (value_axis if value_axis >= 0 and vshape[value_axis] > 1 else None, reverse)
             )
             reorder.append(slice(None, None, -1) if reverse else slice(None))
             axis += 1
+    return lead, tuple(axes), tuple(reorder)
+
+
+@plan_cache
+def write_plan(layout: Layout, mode, key: tuple, value_shape: tuple):
+    """What ``x[key] = value`` decides for a normalized key on an x of `layout` in
+    `mode` and a value of `value_shape`: ``(writes, (lead, reorder))``, one write
+    ``(chunk, device, chunk index, value region, shadowed indices)`` per chunk holding
+    selected elements, the value region the box of the value (in its own axes, ascending)
+    that the chunk reads, and ``piece[lead][reorder]`` (None: as it is) the piece in box
+    order (as `_operand_in_box_order` orders the whole value). Raises ValueError like
+    NumPy when the value does not broadcast to the selection."""
+    vshape = value_shape
+    box = selection_box(key)
+    lead_count, axes, reorder = value_order(key, vshape)
     identity = not lead_count and all(r == slice(None) for r in reorder)
     order = (None, None) if identity or not vshape else ((None,) * lead_count, tuple(reorder))
     writes = []

@@ -38,8 +38,8 @@ from ._index_plans import (
     hashable_key,
     is_advanced,
     key_plan,
-    result_shape,
     selection_box,
+    value_order,
     write_plan,
 )
 from ._index_writes import integer_setitem
@@ -238,9 +238,8 @@ def _write_all(x: DistArray, writes) -> None:
 def _planned_writes(x: DistArray, key: tuple, value) -> list:
     """``(chunk, chunk index, value piece, shadowed indices)`` for every chunk that holds
     selected elements, with every value piece already cast and on its device."""
-    shape = result_shape(key)
     box = selection_box(key)
-    operand = _operand_in_box_order(x, key, value, shape)
+    operand = _operand_in_box_order(x, key, value)
     _check_writable(x)
     backend = x.storage.backend
     writes = []
@@ -274,7 +273,7 @@ def _write(x: DistArray, writes, pieces) -> None:
                 backend.assign(buffer, index, identity)
 
 
-def _operand_in_box_order(x: DistArray, key: tuple, value, shape: tuple):
+def _operand_in_box_order(x: DistArray, key: tuple, value):
     """`value` checked against the selection's shape, cast to x's dtype, and indexed so
     its axes follow the selection box (ascending positions, one axis per source axis).
     Axes of length 1 broadcast; a scalar is returned as a 0-d-free scalar of x's dtype."""
@@ -282,25 +281,9 @@ def _operand_in_box_order(x: DistArray, key: tuple, value, shape: tuple):
         if np.ndim(value) == 0 and not isinstance(value, np.ndarray):
             return _scalar_value(x, value)
         value = np.array(value, dtype=x.dtype) if not isinstance(value, np.ndarray) else value
-    vshape = tuple(value.shape)
-    if len(vshape) > len(shape) or any(v not in (1, n) for v, n in zip(vshape[::-1], shape[::-1])):
-        raise ValueError(f"could not broadcast input array from shape {vshape} into shape {shape}")
+    lead, _, reorder = value_order(key, tuple(value.shape))
     value = value.astype(x.dtype, copy=False) if value.dtype != x.dtype else value
-    lead = (None,) * (len(shape) - len(vshape))
-    full_shape = (1,) * len(lead) + vshape
-    reorder: list[int | slice | None] = []
-    axis = 0
-    for item in key:
-        if isinstance(item, int):
-            reorder.append(None)
-        elif item is None:
-            reorder.append(0)
-            axis += 1
-        else:
-            reverse = item.step < 0 and full_shape[axis] > 1
-            reorder.append(slice(None, None, -1) if reverse else slice(None))
-            axis += 1
-    return value[lead][tuple(reorder)]
+    return value[(None,) * lead][reorder]
 
 
 def _operand_piece(operand, within: tuple, device, backend):
