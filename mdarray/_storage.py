@@ -35,7 +35,8 @@ from __future__ import annotations
 import threading
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -66,6 +67,14 @@ class _Family:
 
     def __init__(self) -> None:
         self.members: weakref.WeakSet[Chunks] = weakref.WeakSet()
+
+
+def reader(path: str, doc: str) -> property:
+    """A read-only attribute whose read is C code (`operator.attrgetter` of `path`): no
+    Python frame per read. The hot paths read an operand's storage, mode, layout, dtype
+    and slabs many times per call; as Python properties those reads were a fifth of the
+    Python calls of a small operation."""
+    return property(attrgetter(path), doc=doc)
 
 
 class Chunks:
@@ -416,10 +425,13 @@ class Chunks:
                 out.append(array if recipe is None else recipe(array))
         return tuple(out)
 
-    @property
-    def slabs(self) -> tuple | None:
-        """One flat slab per device of the layout, when packed; else None."""
-        return self._slabs
+    if TYPE_CHECKING:
+
+        @property
+        def slabs(self) -> tuple | None: ...
+
+    else:
+        slabs = reader("_slabs", "One flat slab per device of the layout, when packed; else None.")
 
     # Writing --------------------------------------------------------------------------
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ._layout import Layout
 from ._modes import Mode
-from ._storage import Chunks
+from ._storage import Chunks, reader
 
 
 class Stored:
@@ -23,34 +24,35 @@ class Stored:
     _storage: Chunks
     _mode: Mode
 
-    @property
-    def storage(self) -> Chunks:
-        """The chunk buffers, their layout and backend (`mdarray._storage.Chunks`)."""
-        return self._storage
+    if TYPE_CHECKING:  # the readers below, typed
 
-    @property
-    def mode(self) -> Mode:
-        """How overlapping copies combine, REPLICA or a partial SUM/PROD/MAX/MIN."""
-        return self._mode
+        @property
+        def storage(self) -> Chunks: ...
+        @property
+        def mode(self) -> Mode: ...
+        @property
+        def layout(self) -> Layout: ...
+        @property
+        def dtype(self) -> np.dtype: ...
+        @property
+        def shape(self) -> tuple[int, ...]: ...
+
+    else:
+        storage = reader(
+            "_storage", "The chunk buffers, their layout and backend (`mdarray._storage.Chunks`)."
+        )
+        mode = reader(
+            "_mode", "How overlapping copies combine, REPLICA or a partial SUM/PROD/MAX/MIN."
+        )
+        layout = reader("_storage.layout", "Which device holds which part (an immutable `Layout`).")
+        dtype = reader("_storage.dtype", "The data type of the elements.")
+        shape = reader("_storage.layout.shape", "The array's dimensions.")
 
     def signature(self) -> tuple:
         """``(layout, mode, dtype, backend)``: all that a plan made for this array as an
         operand may depend on (`mdarray._ufunc_plans`); never its values."""
         storage = self._storage
         return (storage.layout, self._mode, storage.dtype, storage.backend)
-
-    @property
-    def layout(self) -> Layout:
-        """Which device holds which part (an immutable `Layout`)."""
-        return self._storage.layout
-
-    @property
-    def dtype(self) -> np.dtype:
-        return self._storage.dtype
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return self._storage.layout.shape
 
     @property
     def ndim(self) -> int:
