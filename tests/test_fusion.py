@@ -103,7 +103,12 @@ def test_fused_equals_unfused_and_numpy(data):
             return
         got = fused(x, y)
     assert got.mode is mdarray.REPLICA
-    assert_dist_equal(got, unfused.get())
+    if exact or mdarray.default_backend() == "cpu":
+        assert_dist_equal(got, unfused.get())
+    else:
+        # A GPU's fused kernel may contract a multiply and an add into one FMA, and computes
+        # a host operand's sin on the device where the unfused chain used the host's.
+        assert_dist_allclose(got, unfused.get(), rtol=1e-6)
     assert_chunks_hold(got, unfused.get())
     with np.errstate(over="ignore"):  # NumPy's 0-d results are scalars, which warn
         want = fn(x_value, y_value)
