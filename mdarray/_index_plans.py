@@ -162,25 +162,37 @@ def block_keys(layout: Layout, key: tuple, result: Layout) -> tuple | None:
     `layout`, the shape of that device's block, the index of the selection in it)``:
     the view's device block is then ``slab.reshape(shape)[index]`` of x's packed slab
     (`Chunks.view_blocks`). None unless `key` is a unit-step range per axis (a slice,
-    normalized) and both layouts have device blocks (`Layout.device_blocks`)."""
+    normalized), new axes (None) aside, and both layouts have device blocks
+    (`Layout.device_blocks`)."""
     blocks, selected = layout.device_blocks, result.device_blocks
-    if blocks is None or selected is None or len(key) != len(layout.shape):
+    ranges = [item for item in key if item is not None]
+    if blocks is None or selected is None or len(ranges) != len(layout.shape):
         return None
-    if not all(type(item) is range and item.step == 1 for item in key):
+    if not all(type(item) is range and item.step == 1 for item in ranges):
         return None
     position = {device: i for i, device in enumerate(layout.devices)}
     out = []
     for device, view_box in zip(result.devices, selected):
         i = position[device]
         box = blocks[i]
-        index = []
-        for item, r in zip(key, box):
+        shape = _regions.box_shape(box)
+        index: list[slice | None] = []
+        sizes = []
+        axis = 0
+        for item in key:
+            if item is None:
+                index.append(None)
+                sizes.append(1)
+                continue
+            r = box[axis]
             if r.step != 1 and len(r) > 1:
                 return None
             start, stop = max(item.start, r.start), min(item.stop, r.stop)
-            index.append(slice(start - r.start, max(stop, start) - r.start))
-        shape = _regions.box_shape(box)
-        if tuple(len(range(n)[i]) for n, i in zip(shape, index)) != _regions.box_shape(view_box):
+            part = slice(start - r.start, max(stop, start) - r.start)
+            index.append(part)
+            sizes.append(len(range(shape[axis])[part]))
+            axis += 1
+        if tuple(sizes) != _regions.box_shape(view_box):
             return None
         out.append((i, shape, tuple(index)))
     return tuple(out)

@@ -276,3 +276,10 @@ def test_a_broadcast_operand_spanning_chunks_is_read_from_its_block(name, monkey
     out = mdarray.asarray(t, copy=True)
     np.subtract(sq[:, None], t, out=out)
     np.testing.assert_array_equal(out.get(), hsq[:, None] - ht)
+    column = sq[:, None]
+    if sq.layout.device_blocks is not None and column.layout.device_blocks is not None:
+        # The new axis's view reads the slab: no view per chunk is made for it.
+        assert column.storage.view_blocks() is not None
+        np.testing.assert_array_equal((column - t).get(), hsq[:, None] - ht)
+        if len(set(on)) == 1:  # nothing moves between devices
+            assert column.storage._buffers is None
