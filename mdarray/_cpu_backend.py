@@ -165,6 +165,11 @@ class CpuBackend:
             out = np.array(out)  # a 0-d reduce gives a scalar: chunks are writable arrays
         return out if out.dtype == result_dtype else out.astype(result_dtype)
 
+    def arg_pick(self, chunk, axis: int, largest: bool):
+        """argmax (`largest`) or argmin of `chunk` along `axis` (NumPy's own: the first
+        NaN wins)."""
+        return chunk.argmax(axis=axis) if largest else chunk.argmin(axis=axis)
+
     def accumulate(self, ufunc, chunk, axis: int, dtype):
         """`ufunc` accumulated along `axis` of one chunk."""
         return ufunc.accumulate(chunk, axis=axis, dtype=dtype)

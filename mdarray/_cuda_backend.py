@@ -414,6 +414,23 @@ class CudaBackend:
             )
         return out if out.dtype == result_dtype else out.astype(result_dtype)
 
+    def arg_pick(self, chunk, axis: int, largest: bool):
+        """argmax (`largest`) or argmin of `chunk` along `axis`, NaNs as NumPy takes them:
+        the first NaN wins (CuPy's kernels return some NaN, not the first, where a row
+        holds several). Real floats in one reduction kernel over (value, index) pairs;
+        complex ones by the first NaN's position found apart."""
+        cupy = self._cupy
+        kind = chunk.dtype.kind
+        if kind not in "fc":
+            return chunk.argmax(axis=axis) if largest else chunk.argmin(axis=axis)
+        if kind == "f" and chunk.dtype.itemsize >= 4:
+            return _pick_kernel(cupy, largest)(chunk, axis=axis)
+        k = chunk.argmax(axis=axis) if largest else chunk.argmin(axis=axis)
+        n = chunk.shape[axis]
+        positions = cupy.arange(n).reshape((n,) + (1,) * (chunk.ndim - axis - 1))
+        first_nan = cupy.where(cupy.isnan(chunk), positions, n).min(axis=axis)
+        return cupy.where(first_nan < n, first_nan, k)
+
     def accumulate(self, ufunc, chunk, axis: int, dtype):
         """`ufunc` accumulated along `axis` of one chunk."""
         cupy = self._cupy
@@ -596,3 +613,41 @@ _ADAPTERS = {
 
 def _address(array) -> int:
     return array.data.ptr
+
+
+_PICK_PREAMBLE = """
+template <typename T> struct mdarray_pick { T v; long long i; };
+template <typename T, bool LARGEST>
+__device__ mdarray_pick<T> mdarray_better(mdarray_pick<T> a, mdarray_pick<T> b) {
+    if (a.i < 0) return b;
+    if (b.i < 0) return a;
+    bool a_nan = a.v != a.v, b_nan = b.v != b.v;
+    if (a_nan || b_nan) {
+        if (a_nan && b_nan) return a.i < b.i ? a : b;
+        return a_nan ? a : b;
+    }
+    if (LARGEST ? a.v > b.v : a.v < b.v) return a;
+    if (LARGEST ? b.v > a.v : b.v < a.v) return b;
+    return a.i < b.i ? a : b;
+}
+"""
+_PICKERS: dict = {}
+
+
+def _pick_kernel(cupy, largest: bool):
+    """The reduction kernel of `CudaBackend.arg_pick` for real floats: over (value, index
+    along the axis) pairs, a NaN beats any number, ties go to the lower index."""
+    kernel = _PICKERS.get(largest)
+    if kernel is None:
+        kernel = _PICKERS[largest] = cupy.ReductionKernel(
+            "T x",
+            "int64 y",
+            "mdarray_pick<T>{x, (long long)_J}",
+            f"mdarray_better<T, {'true' if largest else 'false'}>(a, b)",
+            "y = a.i",
+            "mdarray_pick<T>{T(), -1LL}",
+            "mdarray_argmax" if largest else "mdarray_argmin",
+            reduce_type="mdarray_pick<T>",
+            preamble=_PICK_PREAMBLE,
+        )
+    return kernel

@@ -53,7 +53,7 @@ def _local(backend, chunk, box, axis, largest: bool, global_shape):
     with kept dims."""
     xp = backend.xp
     if axis is None:
-        k = _arg_pick(xp, chunk.reshape(-1), 0, largest)
+        k = backend.arg_pick(chunk.reshape(-1), 0, largest)
         value = chunk.reshape(-1)[k].reshape((1,) * chunk.ndim)
         # The global flat index, computed on the device (no host synchronization).
         strides = np.cumprod((1, *global_shape[:0:-1]))[::-1]
@@ -61,31 +61,18 @@ def _local(backend, chunk, box, axis, largest: bool, global_shape):
         for r, coord, stride in zip(box, xp.unravel_index(k, chunk.shape), strides):
             flat = flat + (coord * r.step + r.start) * int(stride)
         return value, xp.asarray(flat, dtype=np.intp).reshape((1,) * chunk.ndim)
-    k = xp.expand_dims(_arg_pick(xp, chunk, axis, largest), axis)
+    k = xp.expand_dims(backend.arg_pick(chunk, axis, largest), axis)
     value = xp.take_along_axis(chunk, k, axis=axis)
     r = box[axis]
     return value, (k * r.step + r.start).astype(np.intp, copy=False)
 
 
-def _arg_pick(xp, chunk, axis: int, largest: bool):
-    """argmax (`largest`) or argmin of `chunk` along `axis`, NaNs as NumPy takes them:
-    the first NaN wins. (CuPy's kernels return some NaN, not the first, where a row holds
-    several.)"""
-    k = chunk.argmax(axis=axis) if largest else chunk.argmin(axis=axis)
-    if chunk.dtype.kind not in "fc":
-        return k
-    nan = xp.isnan(chunk)
-    n = chunk.shape[axis]
-    positions = xp.arange(n).reshape((n,) + (1,) * (chunk.ndim - axis - 1))
-    first_nan = xp.where(nan, positions, n).min(axis=axis)
-    return xp.where(first_nan < n, first_nan, k)
-
-
 def _better(xp, value, index, other, other_index, largest: bool):
     """Where the (other, other_index) pair beats (value, index)."""
     nan_other, nan_here = xp.isnan(other), xp.isnan(value)
-    strictly = other > value if largest else other < value
-    tie = (other == value) | (nan_other & nan_here)
+    with np.errstate(invalid="ignore"):  # NumPy warns comparing complex NaNs; masked here
+        strictly = other > value if largest else other < value
+        tie = (other == value) | (nan_other & nan_here)
     return (nan_other & ~nan_here) | (~nan_here & strictly) | (tie & (other_index < index))
 
 
@@ -207,7 +194,6 @@ def _whole_axis(x: DistArray, plan: tuple, largest: bool) -> DistArray:
     axis, layout = plan
     storage = x.storage
     backend = storage.backend
-    xp = backend.xp
     on = backend.on
     if axis != 0 and block_layout(x.layout) is not None and not several():
         # One pick per device over its block of row chunks (axis 0 stays whole in each
@@ -217,7 +203,7 @@ def _whole_axis(x: DistArray, plan: tuple, largest: bool) -> DistArray:
             slabs = []
             for block, device in zip(column, x.layout.devices):
                 with on(device):
-                    slabs.append(_arg_pick(xp, block, axis, largest).reshape(-1))
+                    slabs.append(backend.arg_pick(block, axis, largest).reshape(-1))
             return wrap(Chunks.packed(layout, slabs, backend, np.intp, check=False))
     out = []
     for chunk, shape, device in zip(storage.buffers, layout.chunk_shapes, layout.chunk_devices):
@@ -225,7 +211,7 @@ def _whole_axis(x: DistArray, plan: tuple, largest: bool) -> DistArray:
             out.append(Remote(shape, np.intp, device))
             continue
         with on(device):
-            out.append(_arg_pick(xp, chunk, axis, largest).reshape(shape))
+            out.append(backend.arg_pick(chunk, axis, largest).reshape(shape))
     return wrap(Chunks.of(layout, out, backend, np.intp, check=False))
 
 

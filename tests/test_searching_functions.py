@@ -245,3 +245,16 @@ def test_searchsorted_moves_only_the_queries_and_answers():
     between_devices = sum(b for (s, d), b in moved.bytes.items() if "host" not in (s, d))
     assert between_devices <= 2 * 3 * 8  # three queries routed away, three answers back
     assert moved.total < 400
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "complex64"])
+@pytest.mark.parametrize("func", [np.argmin, np.argmax])
+@pytest.mark.parametrize("axis", [0, 1, None])
+def test_first_nan_and_lowest_tie_win_in_every_float_dtype(dtype, func, axis):
+    # Rows of several NaNs, ties, infinities; row chunks (whole rows: the per-block pick).
+    rng = np.random.default_rng(7)
+    host = rng.choice([0.0, 1.0, -1.0, np.inf, -np.inf, np.nan], size=(24, 9)).astype(dtype)
+    host[3] = np.nan
+    host[5] = 1.0
+    x = mdarray.distributed_array(host, spread({k: slice(6 * k, 6 * k + 6) for k in range(4)}))
+    assert_dist_equal(func(x, axis=axis), func(host, axis=axis))
