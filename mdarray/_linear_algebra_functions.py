@@ -25,6 +25,8 @@ operand is the one that travels. Plans depend only on layouts, so they are cache
 
 from __future__ import annotations
 
+import functools
+import math
 from typing import Any, NamedTuple, cast
 
 import numpy as np
@@ -35,7 +37,7 @@ from ._chunkwise import as_blocks, backend_of, write_out
 from ._contraction_blocks import contracted_whole
 from ._fallback import fallback
 from ._layout import Layout
-from ._manipulation_functions import squeeze
+from ._manipulation_functions import _permuted_layout, permute_dims, squeeze
 from ._modes import REPLICA, SUM
 from ._plan_cache import plan_cache
 from ._processes import Remote, current, is_local, several
@@ -202,8 +204,11 @@ def _check_core(ufunc, shape_a, shape_b) -> None:
 
 def _matmul(a, b, dtype, casting):
     _check_shapes(a.shape, b.shape)
+    if _via_transpose(a, b):
+        # a @ v == v @ a.T, element for element the same products and sums.
+        return _matmul(b, permute_dims(a), dtype, casting)
     if dtype is None:
-        out_dtype = np.result_type(a.dtype, b.dtype)
+        out_dtype = _result_type(a.dtype, b.dtype)
         kernel_kwargs = {}
     else:
         out_dtype = np.dtype(dtype)
@@ -213,8 +218,9 @@ def _matmul(a, b, dtype, casting):
     a = _with_axis(a, 0) if vector_a else a
     b = _with_axis(b, 1) if vector_b else b
     a, b = _operand_modes(a, b, out_dtype)
-    out_shape = (*np.broadcast_shapes(a.shape[:-2], b.shape[:-2]), a.shape[-2], b.shape[-1])
-    if not int(np.prod(out_shape)) or not a.shape[-1]:
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) if a.ndim + b.ndim > 4 else ()
+    out_shape = (*batch, a.shape[-2], b.shape[-1])
+    if not math.prod(out_shape) or not a.shape[-1]:
         result = _zeros(out_shape, out_dtype, a if isinstance(a, DistArray) else b, backend)
     else:
         a, b = _partitioned(a, b, backend)
@@ -228,6 +234,21 @@ def _matmul(a, b, dtype, casting):
     if vector_a:
         result = _without_axis(result, result.ndim - (1 if vector_b else 2))
     return result
+
+
+def _via_transpose(a, b) -> bool:
+    """Whether to multiply a matrix by a vector `b` through the matrix's transpose: one
+    whose chunks make no device blocks while its transpose's do (``x.T`` of row chunks on
+    one device), so that ``b @ a.T`` runs one product per device block where ``a @ b``
+    would run one per chunk and leave a partial sum per chunk."""
+    return (
+        isinstance(a, DistArray)
+        and a.ndim == 2
+        and b.ndim == 1
+        and not several()
+        and a.layout.device_blocks is None
+        and _permuted_layout(a.layout, (1, 0)).device_blocks is not None
+    )
 
 
 def _with_axis(x, axis: int):
@@ -298,7 +319,14 @@ def _check_shapes(shape_a, shape_b) -> None:
             f"matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc "
             f"signature {_SIGNATURE} (size {k_b} is different from {k_a})"
         )
-    np.broadcast_shapes(shape_a[:-2], shape_b[:-2])
+    if len(shape_a) > 2 or len(shape_b) > 2:
+        np.broadcast_shapes(shape_a[:-2], shape_b[:-2])
+
+
+@functools.lru_cache(maxsize=256)
+def _result_type(a: np.dtype, b: np.dtype) -> np.dtype:
+    """NumPy's result dtype of a product (remembered: a repeated call asks again)."""
+    return np.result_type(a, b)
 
 
 def _operand_modes(a, b, out_dtype):

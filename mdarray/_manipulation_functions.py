@@ -69,7 +69,7 @@ def permute_dims(x: DistArray, /, axes: Sequence[int] | None = None) -> DistArra
         raise ValueError("axes don't match array")
     axes = _axes_tuple(axes, x.ndim)
     layout = _permuted_layout(x.layout, axes)
-    return wrap(x.storage.view(layout, lambda _, b: b.transpose(axes)), x.mode)
+    return wrap(x.storage.remap(layout, lambda _, b: b.transpose(axes)), x.mode)
 
 
 @implements(np.matrix_transpose, spmd=True)

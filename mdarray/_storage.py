@@ -297,6 +297,27 @@ class Chunks:
                 allocation.families.add(self._family)
         return out
 
+    def remap(self, layout: Layout, make: Callable[[int, Any], Any]) -> Chunks:
+        """`view` for a `make` that always makes a view of its chunk of the same device
+        (a transpose): chunk t is ``make(t, chunk t)``, made when first read (`buffers`,
+        from the refs), so a view that an operation reads by its source's blocks costs
+        no array per chunk. Runs of several processes take `view`."""
+        if _processes.current() is not None:
+            return self.view(layout, make)
+        with _LOCK:
+            if self._family is None:
+                self._track()
+            assert self._refs is not None
+            assert self._family is not None
+            out = Chunks(layout, self.backend, self.dtype)
+            out._family = self._family
+            out._refs = tuple(
+                (allocation, _then(recipe, make, t))
+                for t, (allocation, recipe) in enumerate(self._refs)
+            )
+            self._family.members.add(out)
+        return out
+
     def select(self, layout: Layout, groups: tuple, token, block_keys=None) -> Chunks:
         """The view of this array of `layout` whose chunks are basic-indexing views of
         this one's: `groups` is ``((device, ((t, k, index, getter), ...)), ...)`` with

@@ -516,3 +516,23 @@ def test_repeated_products_stay_within_their_budget():
         np.testing.assert_allclose((x @ v).get(), host @ np.arange(16), rtol=1e-5)
         assert calls(lambda: x @ v) <= (443 if spread_over else 186)
         assert calls(lambda: x @ w) <= (406 if spread_over else 149)
+
+
+@pytest.mark.parametrize("on", [[0, 0, 0, 0], [0, 0, 1, 1]])
+def test_transpose_of_row_chunks_times_a_vector_runs_per_device_block(on):
+    # x.T @ r (a gradient): x.T's column chunks make no device block, x's rows do, so
+    # the product runs as r @ x, by device blocks: on one device the result is whole
+    # (REPLICA, one chunk) where chunk by chunk it would be four partial sums.
+    rng = np.random.default_rng(3)
+    hx, hr = rng.standard_normal((40, 6)), rng.standard_normal(40)
+    rows = [(slice(10 * k, 10 * k + 10),) for k in range(4)]
+    x = mdarray.distributed_array(
+        hx, merged(*((d, [(r, slice(0, 6))]) for d, r in zip(on, [r[0] for r in rows])))
+    )
+    r = mdarray.distributed_array(hr, merged(*((d, [row]) for d, row in zip(on, rows))))
+    got = x.T @ r
+    assert_dist_allclose(got, hx.T @ hr, rtol=1e-12)
+    if len({device(d) for d in on}) == 1:
+        assert got.mode is mdarray.REPLICA
+        assert len(got.layout.chunks) == 1
+    assert_dist_allclose(np.matmul(x.T, hr), hx.T @ hr, rtol=1e-12)  # a host vector
