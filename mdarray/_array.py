@@ -23,12 +23,13 @@ from . import _processes, _redistribute, _svg, _visualize
 from ._backend import DeviceSet
 from ._config import check_fallback
 from ._debug import TransferCount
+from ._decided import RUNNERS
 from ._layout import Device, IndexMap, Layout, check_devices, layout_for_device
 from ._modes import REPLICA, Mode, as_mode
 from ._ndarray_methods import NDArrayMethods
 from ._registry import FUNCTIONS, UFUNC_METHODS, UFUNC_OVERRIDES, method, runs_here
 from ._storage import Chunks
-from ._stored import Stored
+from ._stored import Stored, decided_key
 
 #: ``axis=`` of a reduction: one axis, several, or all of them (None).
 Axes = int | tuple[int, ...] | None
@@ -66,6 +67,7 @@ class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
         self._storage = storage
         self._mode = mode
         self._group = None
+        self._call_key = (id(storage.layout), mode, storage.dtype, storage.backend)
         return self
 
     # Attributes (shape, dtype, mode, layout, ... come from Stored) --------------------
@@ -413,6 +415,14 @@ class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
     def __array_ufunc__(
         self, ufunc: np.ufunc, method_name: str, *inputs: Any, **kwargs: Any
     ) -> Any:
+        if method_name == "__call__":
+            # A call decided before on operands like these runs what was decided
+            # (`mdarray._decided`); None from the runner: the whole way after all.
+            entry = RUNNERS.get(decided_key(ufunc, inputs, kwargs))  # type: ignore[arg-type]
+            if entry is not None and _processes.current() is None:
+                result = entry[0](inputs, kwargs.get("out"))
+                if result is not None:
+                    return in_group(result, inputs)
         _processes.check_call(f"{ufunc.__name__}.{method_name}", inputs)
         impl = UFUNC_OVERRIDES.get((ufunc, method_name)) or UFUNC_METHODS.get(method_name)
         if impl is None or not runs_here(impl):

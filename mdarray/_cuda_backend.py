@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from . import _debug, _kernels, _regions, _special_values
+from ._cuda_kernels import ADAPTERS, pick_kernel
 from ._debug import HOST
 from ._staging import StagingRing, row_copies
 
@@ -362,7 +363,7 @@ class CudaBackend:
         ufunc), or None where there is none."""
         kernel = self._kernels.get(ufunc)
         if kernel is None:
-            adapter = _ADAPTERS.get(ufunc)
+            adapter = ADAPTERS.get(ufunc)
             own = getattr(self._cupy, ufunc.__name__, None)
             kernel = adapter(self._cupy, own) if adapter is not None else own
             kernel = _special_values.standard(self._cupy, ufunc, kernel)
@@ -424,7 +425,7 @@ class CudaBackend:
         if kind not in "fc":
             return chunk.argmax(axis=axis) if largest else chunk.argmin(axis=axis)
         if kind == "f" and chunk.dtype.itemsize >= 4:
-            return _pick_kernel(cupy, largest)(chunk, axis=axis)
+            return pick_kernel(cupy, largest)(chunk, axis=axis)
         k = chunk.argmax(axis=axis) if largest else chunk.argmin(axis=axis)
         n = chunk.shape[axis]
         positions = cupy.arange(n).reshape((n,) + (1,) * (chunk.ndim - axis - 1))
@@ -568,86 +569,5 @@ _REDUCERS = {
 }
 
 
-def _truth_of_complex(cupy, kernel):
-    """CuPy's logical ufuncs have no complex loops; NumPy's read a complex as ``!= 0``."""
-
-    def call(*args, **kwargs):
-        truths = [a != 0 if np.dtype(_dtype_of(a)).kind == "c" else a for a in args]
-        return kernel(*truths, **kwargs)
-
-    return call
-
-
-def _spacing(cupy, kernel):
-    """CuPy has no ``spacing``: the step to the next float away from zero, computed in
-    NumPy's loop dtype (float16 for int8, ...), as ``nextafter(x, +-inf) - x``."""
-
-    def call(x, out=None, dtype=None, casting="same_kind"):
-        loop = np.spacing.resolve_dtypes((np.dtype(_dtype_of(x)), None))[1]
-        x = cupy.asarray(x).astype(loop, copy=False)
-        result = cupy.nextafter(x, cupy.copysign(cupy.asarray(np.inf, loop), x)) - x
-        if dtype is not None:
-            result = result.astype(dtype)
-        if out is None:
-            return result
-        target = out[0] if isinstance(out, tuple) else out
-        cupy.copyto(target, result, casting=casting)
-        return out
-
-    return call
-
-
-def _dtype_of(a):
-    return a.dtype if hasattr(a, "dtype") else np.asarray(a).dtype
-
-
-# NumPy ufunc -> adapter(cupy, CuPy's ufunc of that name or None) -> kernel.
-_ADAPTERS = {
-    np.logical_and: _truth_of_complex,
-    np.logical_not: _truth_of_complex,
-    np.logical_or: _truth_of_complex,
-    np.logical_xor: _truth_of_complex,
-    np.spacing: _spacing,
-}
-
-
 def _address(array) -> int:
     return array.data.ptr
-
-
-_PICK_PREAMBLE = """
-template <typename T> struct mdarray_pick { T v; long long i; };
-template <typename T, bool LARGEST>
-__device__ mdarray_pick<T> mdarray_better(mdarray_pick<T> a, mdarray_pick<T> b) {
-    if (a.i < 0) return b;
-    if (b.i < 0) return a;
-    bool a_nan = a.v != a.v, b_nan = b.v != b.v;
-    if (a_nan || b_nan) {
-        if (a_nan && b_nan) return a.i < b.i ? a : b;
-        return a_nan ? a : b;
-    }
-    if (LARGEST ? a.v > b.v : a.v < b.v) return a;
-    if (LARGEST ? b.v > a.v : b.v < a.v) return b;
-    return a.i < b.i ? a : b;
-}
-"""
-_PICKERS: dict = {}
-
-
-def _pick_kernel(cupy, largest: bool):
-    """The reduction kernel of `CudaBackend.arg_pick` for real floats: over (value, index
-    along the axis) pairs, a NaN beats any number, ties go to the lower index."""
-    kernel = _PICKERS.get(largest)
-    if kernel is None:
-        kernel = _PICKERS[largest] = cupy.ReductionKernel(
-            "T x",
-            "int64 y",
-            "mdarray_pick<T>{x, (long long)_J}",
-            f"mdarray_better<T, {'true' if largest else 'false'}>(a, b)",
-            "y = a.i",
-            "mdarray_pick<T>{T(), -1LL}",
-            "mdarray_argmax" if largest else "mdarray_argmin",
-            reduce_type="mdarray_pick<T>",
-            preamble=_PICK_PREAMBLE,
-        )
-    return kernel

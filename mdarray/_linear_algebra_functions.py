@@ -37,10 +37,11 @@ from ._chunkwise import as_blocks, backend_of, write_out
 from ._contraction_blocks import contracted_whole
 from ._fallback import fallback
 from ._layout import Layout
-from ._manipulation_functions import _permuted_layout, permute_dims, squeeze
+from ._manipulation_functions import permute_dims
 from ._modes import REPLICA, SUM
 from ._plan_cache import plan_cache
 from ._processes import Remote, current, is_local, several
+from ._product_operands import via_transpose, with_axis, without_axis
 from ._registry import implements_ufunc_method
 from ._storage import Chunks
 
@@ -204,7 +205,7 @@ def _check_core(ufunc, shape_a, shape_b) -> None:
 
 def _matmul(a, b, dtype, casting):
     _check_shapes(a.shape, b.shape)
-    if _via_transpose(a, b):
+    if via_transpose(a, b):
         # a @ v == v @ a.T, element for element the same products and sums.
         return _matmul(b, permute_dims(a), dtype, casting)
     if dtype is None:
@@ -215,8 +216,8 @@ def _matmul(a, b, dtype, casting):
         kernel_kwargs = {"dtype": out_dtype, "casting": casting}
     backend = backend_of((a, b))
     vector_a, vector_b = a.ndim == 1, b.ndim == 1
-    a = _with_axis(a, 0) if vector_a else a
-    b = _with_axis(b, 1) if vector_b else b
+    a = with_axis(a, 0) if vector_a else a
+    b = with_axis(b, 1) if vector_b else b
     a, b = _operand_modes(a, b, out_dtype)
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) if a.ndim + b.ndim > 4 else ()
     out_shape = (*batch, a.shape[-2], b.shape[-1])
@@ -230,69 +231,10 @@ def _matmul(a, b, dtype, casting):
             a, b = _as_blocks(a), _as_blocks(b)
         result = _run(a, b, out_dtype, kernel_kwargs, backend)
     if vector_b:
-        result = _without_axis(result, result.ndim - 1)
+        result = without_axis(result, result.ndim - 1)
     if vector_a:
-        result = _without_axis(result, result.ndim - (1 if vector_b else 2))
+        result = without_axis(result, result.ndim - (1 if vector_b else 2))
     return result
-
-
-def _via_transpose(a, b) -> bool:
-    """Whether to multiply a matrix by a vector `b` through the matrix's transpose: one
-    whose chunks make no device blocks while its transpose's do (``x.T`` of row chunks on
-    one device), so that ``b @ a.T`` runs one product per device block where ``a @ b``
-    would run one per chunk and leave a partial sum per chunk."""
-    return (
-        isinstance(a, DistArray)
-        and a.ndim == 2
-        and b.ndim == 1
-        and not several()
-        and a.layout.device_blocks is None
-        and _permuted_layout(a.layout, (1, 0)).device_blocks is not None
-    )
-
-
-def _with_axis(x, axis: int):
-    """A vector operand as a matrix (a new axis of length one at `axis`), for reading
-    within the product: its chunks reshaped, no view tracking (`np.expand_dims` for host
-    arrays and across processes)."""
-    if not isinstance(x, DistArray) or several():
-        return np.expand_dims(x, axis)
-    storage = x.storage
-    layout = _axis_inserted(storage.layout, axis)
-    buffers = [b.reshape(shape) for b, shape in zip(storage.buffers, layout.chunk_shapes)]
-    return wrap(Chunks.of(layout, buffers, storage.backend, storage.dtype, check=False), x.mode)
-
-
-def _without_axis(result: DistArray, axis: int) -> DistArray:
-    """The product `result` (fresh: nothing else holds its buffers) without its length-one
-    `axis`: the same slabs or buffers, reshaped (`squeeze` across processes, and where a
-    chunk is empty: dropping the axis may leave it no place)."""
-    storage = result.storage
-    if several() or any(0 in shape for shape in storage.layout.chunk_shapes):
-        return squeeze(result, axis)
-    layout = _axis_removed(storage.layout, axis)
-    if storage.slabs is not None:
-        chunks = Chunks.packed(layout, storage.slabs, storage.backend, storage.dtype, check=False)
-    else:
-        buffers = [b.reshape(shape) for b, shape in zip(storage.buffers, layout.chunk_shapes)]
-        chunks = Chunks.of(layout, buffers, storage.backend, storage.dtype, check=False)
-    return wrap(chunks, result.mode)
-
-
-@plan_cache
-def _axis_inserted(layout: Layout, axis: int) -> Layout:
-    index_map: dict = {}
-    for device, index in layout.chunks:
-        index_map.setdefault(device, []).append((*index[:axis], slice(0, 1, 1), *index[axis:]))
-    return Layout((*layout.shape[:axis], 1, *layout.shape[axis:]), index_map)
-
-
-@plan_cache
-def _axis_removed(layout: Layout, axis: int) -> Layout:
-    index_map: dict = {}
-    for device, index in layout.chunks:
-        index_map.setdefault(device, []).append((*index[:axis], *index[axis + 1 :]))
-    return Layout((*layout.shape[:axis], *layout.shape[axis + 1 :]), index_map)
 
 
 def _as_blocks(x: DistArray) -> DistArray:

@@ -45,7 +45,7 @@ def _axes_tuple(axis, ndim: int) -> tuple[int, ...]:
 
 
 @plan_cache
-def _permuted_layout(layout: Layout, axes: tuple) -> Layout:
+def permuted_layout(layout: Layout, axes: tuple) -> Layout:
     index_map: dict = {}
     for device, index in layout.chunks:
         index_map.setdefault(device, []).append(tuple(index[a] for a in axes))
@@ -68,7 +68,7 @@ def permute_dims(x: DistArray, /, axes: Sequence[int] | None = None) -> DistArra
     if len(axes) != x.ndim:
         raise ValueError("axes don't match array")
     axes = _axes_tuple(axes, x.ndim)
-    layout = _permuted_layout(x.layout, axes)
+    layout = permuted_layout(x.layout, axes)
     return wrap(x.storage.remap(layout, lambda _, b: b.transpose(axes)), x.mode)
 
 

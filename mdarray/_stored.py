@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ._layout import Layout
-from ._modes import Mode
+from ._modes import REPLICA, Mode
 from ._storage import Chunks, reader
 
 
@@ -19,10 +19,11 @@ class Stored:
     attributes here are what the movement and execution layers and the op modules read.
     """
 
-    __slots__ = ("_mode", "_storage")
+    __slots__ = ("_call_key", "_mode", "_storage")
     # Set once by DistArray._new.
     _storage: Chunks
     _mode: Mode
+    _call_key: tuple  # its part of a decided call's key (`decided_key`)
 
     if TYPE_CHECKING:  # the readers below, typed
 
@@ -69,3 +70,36 @@ class Stored:
     @property
     def nbytes(self) -> int:
         return self.size * self.itemsize
+
+
+def decided_key(op: Any, inputs: tuple, kwargs: dict) -> tuple | None:
+    """The key of a call of `op` for `mdarray._decided`: per input its layout (by id),
+    mode, dtype and backend, or a Python scalar's kind (an int's sign and bit length, a
+    bool's value: what NumPy's promotion reads of them), and ``out``'s the same; None for
+    a call that takes no runner (other operands or keywords, several outputs, a Python
+    scalar beside a partial operand, whose mode rule may read its value)."""
+    key: list = [op]
+    partial = scalar = False
+    part: Any
+    for x in inputs:
+        kind = type(x)
+        if isinstance(x, Stored):
+            part = x._call_key
+            partial = partial or part[1] is not REPLICA
+        elif kind is float or kind is complex:
+            part, scalar = kind, True
+        elif kind is int:
+            part, scalar = (int, x < 0, (~x if x < 0 else x).bit_length()), True
+        elif kind is bool:
+            part, scalar = (bool, x), True
+        else:
+            return None
+        key.append(part)
+    if kwargs:
+        out = kwargs.get("out")
+        if len(kwargs) != 1 or out is None or len(out) != 1 or not isinstance(out[0], Stored):
+            return None
+        key.append(("out", out[0]._call_key))
+    if partial and scalar:
+        return None
+    return tuple(key)

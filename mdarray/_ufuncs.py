@@ -14,26 +14,26 @@ One implementation serves every NumPy ufunc, so ``a + b``, ``np.add(a, b)``,
    ``out``'s chunks where ``out`` has the result's layout and mode, so ``x += y`` writes
    every replica of ``x`` in place; any other ``out`` is written by `write_out`.
 
-REPLICA operands of one layout, with Python scalars, take a fast path (`_fast_call`) that
+REPLICA operands of one layout, with Python scalars, take a fast path (`_ufunc_fast.fast_call`) that
 goes from the operands' chunks to the kernels with no planning and no copies.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import repeat
 from typing import Any
 
 import numpy as np
 
 from ._array import DistArray, in_mode, wrap
-from ._chunkwise import aligned, backend_of, blocks, blocks_agree, result_layout, write_out
+from ._chunkwise import aligned, backend_of, result_layout, write_out
 from ._fallback import fallback
 from ._modes import REPLICA
 from ._plan_cache import lookup, remember
-from ._processes import Remote, agreeing, is_local, several
+from ._processes import Remote, agreeing, is_local
 from ._registry import implements_method, implements_ufunc_method
 from ._storage import Chunks
+from ._ufunc_fast import PY_SCALARS, decided, fast_call, wrap_buffers
 from ._ufunc_plans import (
     call_key,
     call_shape,
@@ -48,228 +48,8 @@ from ._ufunc_plans import (
     run,
 )
 
-_PY_SCALARS = (bool, int, float, complex)
 _IGNORED = frozenset({"order", "subok"})  # no effect on values; chunks are always C order
 _PASSED = frozenset({"dtype", "casting"})
-
-
-# The fast path -----------------------------------------------------------------------
-
-
-def _fast_call(ufunc, inputs, kwargs):
-    """REPLICA DistArrays of one layout and Python scalars, ``out`` at most: kernels with
-    no planning. None when the general path is needed.
-
-    Packed operands (`Layout.packing`) line up slab to slab, so the kernel runs once per
-    device on the slabs; others run once per chunk.
-    """
-    layout = None
-    mixed = False  # layouts differ, their device blocks agree (`_block_call`)
-    keys = []
-    operands = []  # the storage of DistArray operands, scalars as they are
-    for x in inputs:
-        kind = type(x)
-        if kind is DistArray:
-            if x.mode is not REPLICA:
-                return None
-            storage = x.storage
-            if layout is None:
-                layout, backend = storage.layout, storage.backend
-            elif storage.layout is not layout and storage.layout != layout:
-                if not blocks_agree(layout, storage.layout):
-                    return None
-                mixed = True
-            keys.append(storage.dtype)
-            operands.append(storage)
-        elif kind in _PY_SCALARS:
-            keys.append((kind, x if kind is int or kind is bool else None))
-            operands.append(x)
-        else:
-            return None
-    if layout is None:
-        return None
-    out = kwargs.get("out")
-    if len(kwargs) != (out is not None):
-        return None
-    out_keys = None
-    if out is not None:
-        for o in out:
-            if type(o) is not DistArray or o.mode is not REPLICA:
-                return None
-            if o.layout != layout:
-                if not blocks_agree(layout, o.layout):
-                    return None
-                mixed = True
-        out_keys = tuple(o.dtype for o in out)
-    dtypes = resolve(ufunc, tuple(keys), out_keys, None, ())
-    kernel = backend.ufunc_kernel(ufunc)
-    if kernel is None:
-        return None
-    # A kernel that may raise after writing part of `out` must not write it directly.
-    staged = out is not None and backend.may_fail(ufunc)
-    # No collective until the kernels ran: a process whose kernel raised must not
-    # leave the others waiting (`agreeing`).
-    across = several()  # else every chunk is this process's
-    packed = all(type(x) is not Chunks or x.slabs is not None for x in operands)
-    if (mixed or staged or not packed) and not across and layout.device_blocks is not None:
-        # Views and other unpacked chunks whose memory lines up run per block too.
-        result = _block_call(kernel, layout, backend, operands, out, dtypes, direct=not staged)
-        if result is not None or mixed or staged:
-            return result
-    elif mixed or staged:
-        return None
-    may_fail = across and backend.may_fail(ufunc)
-    if packed:
-        with agreeing(may_fail):
-            return _slab_call(ufunc, kernel, layout, backend, operands, out, dtypes, across)
-    columns = [x.buffers if type(x) is Chunks else repeat(x) for x in operands]
-    on = backend.on
-    if out is not None:
-        for device, args, targets in zip(
-            layout.chunk_devices, zip(*columns), zip(*(o.storage.writable() for o in out))
-        ):
-            if across and not is_local(device):
-                continue
-            with on(device):
-                kernel(*args, out=targets)
-        return out[0] if len(out) == 1 else out
-    results = []
-    with agreeing(may_fail):
-        for device, args in zip(layout.chunk_devices, zip(*columns)):
-            if across and not is_local(device):
-                results.append(_remote_results(ufunc.nout, args, dtypes, device))
-                continue
-            with on(device):
-                results.append(kernel(*args))
-    return _wrap_results(ufunc, layout, results, backend, REPLICA, dtypes)
-
-
-def _remote_results(nout: int, args, dtypes, device):
-    """What a chunk of another process's device yields here: a `Remote` per output."""
-    shape = next(a.shape for a in args if isinstance(a, Remote))
-    remote = tuple(Remote(shape, dtype, device) for dtype in dtypes)
-    return remote if nout > 1 else remote[0]
-
-
-def _slab_call(ufunc, kernel, layout, backend, operands, out, dtypes, across: bool):
-    """One kernel per device over the slabs of packed operands (see `_fast_call`);
-    `across`: a run of several processes, where some devices are others'."""
-    targets: list[tuple] | None = None
-    if out is not None:
-        targets = []
-        for o in out:
-            slabs = o.storage.own_slabs()
-            if slabs is None:
-                return None
-            targets.append(slabs)
-    results = []
-    for d, device in enumerate(layout.devices):
-        # `_fast_call` came here only with every Chunks operand packed (slabs not None).
-        args = [x.slabs[d] if type(x) is Chunks else x for x in operands]  # type: ignore[index]
-        if across and not is_local(device):
-            if targets is None:
-                results.append(_remote_results(len(dtypes), args, dtypes, device))
-            continue
-        with backend.on(device):
-            if targets is not None:
-                kernel(*args, out=tuple(t[d] for t in targets))
-                continue
-            got = kernel(*args)
-            got = got if isinstance(got, tuple) else (got,)
-            # NumPy's dtype is the contract where CuPy promotes differently.
-            results.append([g if g.dtype == t else g.astype(t) for g, t in zip(got, dtypes)])
-    if out is not None:
-        return out[0] if len(out) == 1 else out
-    results = [r if isinstance(r, (list, tuple)) else (r,) for r in results]
-    values = [
-        wrap(Chunks.packed(layout, [r[i] for r in results], backend, dtype, check=False))
-        for i, dtype in enumerate(dtypes)
-    ]
-    return values[0] if ufunc.nout == 1 else tuple(values)
-
-
-def _block_call(kernel, layout, backend, operands, out, dtypes, *, direct: bool):
-    """One kernel per device over the device blocks of operands (and ``out``) whose
-    blocks agree (`Layout.device_blocks`) though their chunks may differ, in one process;
-    None where some block is not one array.
-
-    ``out`` is written by the kernels themselves where `direct`, unless it overlaps an
-    input other than element for element (None: the general path orders such writes);
-    else (a kernel that may raise midway) every device's result is computed and cast
-    first and then copied in, so a failure writes nothing."""
-    targets: list = []
-    written: dict = {}  # id of an out's storage -> its blocks: an input that is out reads them
-    for o in out or ():
-        o.storage.make_writable()
-        column = blocks(o.storage)
-        if column is None:
-            return None
-        targets.append(column)
-        written[id(o.storage)] = column
-    overlaps = backend.xp.may_share_memory
-    columns: list = []
-    for x in operands:
-        if type(x) is not Chunks:
-            columns.append(None)
-            continue
-        column = written.get(id(x)) or blocks(x)
-        if column is None:
-            return None
-        if direct and id(x) not in written:
-            for target in targets:
-                if any(map(overlaps, column, target)):
-                    return None
-        columns.append(column)
-    results = []
-    for d, device in enumerate(layout.devices):
-        args = [x if c is None else c[d] for x, c in zip(operands, columns)]
-        with backend.on(device):
-            if direct and out is not None:
-                kernel(*args, out=tuple(t[d] for t in targets))
-                continue
-            got = kernel(*args)
-            got = got if isinstance(got, tuple) else (got,)
-            wanted = dtypes if out is None else [o.dtype for o in out]
-            results.append([g if g.dtype == t else g.astype(t) for g, t in zip(got, wanted)])
-    if out is not None:
-        if not direct:
-            for d, device in enumerate(layout.devices):
-                with backend.on(device):
-                    for target, result in zip(targets, results[d]):
-                        backend.assign(target[d], (), result)
-        return out[0] if len(out) == 1 else out
-    # A block result in C order is its device's slab of `layout` (its blocks' order).
-    values = [
-        wrap(
-            Chunks.packed(layout, [r[i].reshape(-1) for r in results], backend, dtype, check=False)
-        )
-        for i, dtype in enumerate(dtypes)
-    ]
-    return values[0] if len(values) == 1 else tuple(values)
-
-
-def _wrap_results(ufunc, layout, results, backend, mode, dtypes):
-    """DistArrays from per-chunk results (tuples for several outputs), in `dtypes`."""
-    if ufunc.nout == 1:
-        return _wrap(layout, results, backend, mode, dtypes[0])
-    return tuple(
-        _wrap(layout, [r[i] for r in results], backend, mode, dtypes[i]) for i in range(ufunc.nout)
-    )
-
-
-def _wrap(layout, buffers, backend, mode, dtype):
-    if any(b.dtype != dtype for b in buffers):
-        # A backend whose kernels promote differently from NumPy (CuPy in corner cases):
-        # NumPy's dtype is the contract.
-        casts = []
-        for device, buffer in zip(layout.chunk_devices, buffers):
-            if isinstance(buffer, Remote):
-                casts.append(Remote(buffer.shape, dtype, device))
-                continue
-            with backend.on(device):
-                casts.append(buffer.astype(dtype))
-        buffers = casts
-    return wrap(Chunks.of(layout, buffers, backend, dtype), mode)
 
 
 # The general path --------------------------------------------------------------------
@@ -278,7 +58,7 @@ def _wrap(layout, buffers, backend, mode, dtype):
 @implements_ufunc_method("__call__", spmd=True)
 def ufunc_call(ufunc, inputs, kwargs):
     """Run `ufunc` on each chunk of the result's layout, operands aligned to it."""
-    result = _fast_call(ufunc, inputs, kwargs)
+    result = fast_call(ufunc, inputs, kwargs)
     if result is not None:
         return result
     if ufunc.signature is not None:
@@ -345,6 +125,23 @@ def _planned_call(ufunc, inputs, outs, where, kwargs):
         if plan is None:
             return None
         remember(key, plan)
+    result = _run_plan(ufunc, plan, inputs, outs, where)
+    if where is None and not options:
+        decided(ufunc, inputs, {} if outs is None else {"out": outs}, _plan_runner(ufunc, plan))
+    return result
+
+
+def _plan_runner(ufunc, plan):
+    """A plan as a runner (`mdarray._decided`)."""
+
+    def runner(inputs, out):
+        return _run_plan(ufunc, plan, inputs, out, None)
+
+    return runner
+
+
+def _run_plan(ufunc, plan, inputs, outs, where):
+    """The call by its `plan` (see `_planned_call`)."""
     if outs is None and where is None:
         return run(plan, inputs, ufunc.nout)
     if plan.convert:
@@ -410,7 +207,7 @@ def as_operand(x):
     """An operand as the per-chunk code takes it: DistArrays, NumPy and CuPy arrays and
     scalars as they are (Python scalars stay weakly typed), other array-likes as NumPy
     arrays; NotImplemented for another library's duck arrays."""
-    if isinstance(x, (DistArray, np.ndarray, np.generic, *_PY_SCALARS)):
+    if isinstance(x, (DistArray, np.ndarray, np.generic, *PY_SCALARS)):
         return x
     if backend_of(()).is_native(x):
         return x
@@ -519,7 +316,7 @@ def _deliver(ufunc, outs, direct, results, layout, backend, mode, dtypes):
             continue
         data = [r[i] for r in results]
         if o is None:
-            values.append(_wrap(layout, data, backend, mode, dtypes[i]))
+            values.append(wrap_buffers(layout, data, backend, mode, dtypes[i]))
             continue
         write_out(o, wrap(Chunks.of(layout, data, backend), mode))
         values.append(o)

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import mdarray
-from mdarray import _indexing, _ufunc_plans, _ufuncs
+from mdarray import _indexing, _ufunc_fast, _ufunc_plans
 from mdarray._chunkwise import blocks
 from mdarray.testing import _host
 
@@ -29,14 +29,14 @@ def rows(edges, on) -> dict:
 def block_calls(monkeypatch):
     """How many calls took the block path."""
     seen = []
-    original = _ufuncs._block_call
+    original = _ufunc_fast.block_call
 
     def spy(*args, **kwargs):
         result = original(*args, **kwargs)
         seen.append(result is not None)
         return result
 
-    monkeypatch.setattr(_ufuncs, "_block_call", spy)
+    monkeypatch.setattr(_ufunc_fast, "block_call", spy)
     return seen
 
 
