@@ -23,13 +23,12 @@ from . import _processes, _redistribute, _svg, _visualize
 from ._backend import DeviceSet
 from ._config import check_fallback
 from ._debug import TransferCount
-from ._decided import RUNNERS
 from ._layout import Device, IndexMap, Layout, check_devices, layout_for_device
 from ._modes import REPLICA, Mode, as_mode
 from ._ndarray_methods import NDArrayMethods
 from ._registry import FUNCTIONS, UFUNC_METHODS, UFUNC_OVERRIDES, method, runs_here
 from ._storage import Chunks
-from ._stored import Stored, decided_key
+from ._stored import Stored, decided_call
 
 #: ``axis=`` of a reduction: one axis, several, or all of them (None).
 Axes = int | tuple[int, ...] | None
@@ -416,13 +415,9 @@ class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
         self, ufunc: np.ufunc, method_name: str, *inputs: Any, **kwargs: Any
     ) -> Any:
         if method_name == "__call__":
-            # A call decided before on operands like these runs what was decided
-            # (`mdarray._decided`); None from the runner: the whole way after all.
-            entry = RUNNERS.get(decided_key(ufunc, inputs, kwargs))  # type: ignore[arg-type]
-            if entry is not None and _processes.current() is None:
-                result = entry[0](inputs, kwargs.get("out"))
-                if result is not None:
-                    return in_group(result, inputs)
+            result = decided_call(ufunc, inputs, kwargs)
+            if result is not None:  # ``out`` keeps its own group (`in_group`)
+                return result if "out" in kwargs else in_group(result, inputs)
         _processes.check_call(f"{ufunc.__name__}.{method_name}", inputs)
         impl = UFUNC_OVERRIDES.get((ufunc, method_name)) or UFUNC_METHODS.get(method_name)
         if impl is None or not runs_here(impl):
@@ -548,16 +543,23 @@ def in_group(result: Any, operands: Collection[Any]) -> Any:
 
 
 def _one_group(result: DistArray, operands: Collection[Any]) -> bool:
-    """`in_group`'s common case, with no lists made: one DistArray operand (no sequences),
-    `result` that operand, of its group, or new on its devices (given its group here)."""
-    first = None
+    """`in_group`'s common case, with no lists made: DistArray operands (no sequences)
+    of one group, `result` one of them (it keeps its own), of that group, or new on the
+    first's devices (given the group here)."""
+    first = group = None
     for value in operands:
         kind = type(value)
-        if kind is tuple or kind is list or (kind is DistArray and first is not None):
+        if kind is tuple or kind is list:
             return False
-        first = value if kind is DistArray else first
-    if first is None or result is first:
-        return first is not None
+        if kind is DistArray:
+            if value is result:
+                return True
+            if first is None:
+                first, group = value, value._group
+            elif value._group is not group and (group is None or value._group != group):
+                return False
+    if first is None:
+        return False
     group = first.device
     if result._group is not None:
         return result._group is group

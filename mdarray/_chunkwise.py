@@ -191,7 +191,7 @@ def blocks(storage: Chunks) -> tuple | None:
         return None
     slabs = storage.slabs
     if slabs is not None:
-        return tuple(slab.reshape(_regions.box_shape(box)) for slab, box in zip(slabs, boxes))
+        return tuple([slab.reshape(_regions.box_shape(box)) for slab, box in zip(slabs, boxes)])
     selected = storage.view_blocks()
     if selected is not None:
         return selected

@@ -373,7 +373,7 @@ class Chunks:
         if source is None or source._slabs is None:
             return None
         slabs = source._slabs
-        return tuple(slabs[i].reshape(shape)[index] for i, shape, index in origin[2])
+        return tuple([slabs[i].reshape(shape)[index] for i, shape, index in origin[2]])
 
     def is_view_of(self, source: Chunks, token) -> bool:
         """Whether this is the view `source.select(..., token)` made: its chunks are then
@@ -471,8 +471,12 @@ class Chunks:
             return
         with _LOCK:
             assert self._refs is not None
+            seen = None  # a packed slab's chunks follow one another: one check for them
             for k in range(len(self._refs)) if chunks is None else chunks:
                 allocation = self._refs[k][0]
+                if allocation is seen:
+                    continue
+                seen = allocation
                 if len(allocation.families) > 1:
                     self._move(allocation)
 

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from . import _processes
+from ._decided import RUNNERS
 from ._layout import Layout
 from ._modes import REPLICA, Mode
 from ._storage import Chunks, reader
@@ -103,3 +105,12 @@ def decided_key(op: Any, inputs: tuple, kwargs: dict) -> tuple | None:
     if partial and scalar:
         return None
     return tuple(key)
+
+
+def decided_call(op: Any, inputs: tuple, kwargs: dict) -> Any:
+    """The result of a call by the runner of its key (`mdarray._decided`), or None: no
+    runner yet, a run of several processes, or the runner sends the call the whole way."""
+    entry = RUNNERS.get(decided_key(op, inputs, kwargs))  # type: ignore[arg-type]
+    if entry is None or _processes.current() is not None:
+        return None
+    return entry[0](inputs, kwargs.get("out"))

@@ -174,7 +174,7 @@ def _slab_call(ufunc, kernel, layout, backend, operands, out, dtypes, across: bo
             continue
         with backend.on(device):
             if targets is not None:
-                kernel(*args, out=tuple(t[d] for t in targets))
+                kernel(*args, out=tuple([t[d] for t in targets]))
                 continue
             got = kernel(*args)
             got = got if isinstance(got, tuple) else (got,)
@@ -227,7 +227,7 @@ def block_call(kernel, layout, backend, operands, out, dtypes, *, direct: bool):
         args = [x if c is None else c[d] for x, c in zip(operands, columns)]
         with backend.on(device):
             if direct and out is not None:
-                kernel(*args, out=tuple(t[d] for t in targets))
+                kernel(*args, out=tuple([t[d] for t in targets]))
                 continue
             got = kernel(*args)
             got = got if isinstance(got, tuple) else (got,)
