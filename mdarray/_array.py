@@ -556,7 +556,7 @@ def _one_group(result: DistArray, operands: Collection[Any]) -> bool:
                 return True
             if first is None:
                 first, group = value, value._group
-            elif value._group is not group and (group is None or value._group != group):
+            elif group is None or (value._group is not group and value._group != group):
                 return False
     if first is None:
         return False
