@@ -27,7 +27,16 @@ from typing import Any
 import numpy as np
 
 from ._array import DistArray, in_mode, wrap
-from ._chunkwise import aligned, backend_of, blocks, blocks_agree, result_layout, write_out
+from ._chunkwise import (
+    aligned,
+    backend_of,
+    blocks,
+    blocks_agree,
+    commit,
+    result_layout,
+    write_out,
+    writes_in_place,
+)
 from ._fallback import fallback
 from ._modes import REPLICA
 from ._plan_cache import lookup, remember
@@ -105,8 +114,11 @@ def _fast_call(ufunc, inputs, kwargs):
     kernel = backend.ufunc_kernel(ufunc)
     if kernel is None:
         return None
-    # A kernel that may raise after writing part of `out` must not write it directly.
-    staged = out is not None and backend.may_fail(ufunc)
+    # One kernel per device writes `out` directly only where that is one call that
+    # cannot fail midway; else results first, then `commit` (`writes_in_place`).
+    staged = out is not None and not writes_in_place(
+        backend, ufunc, len(layout.devices), dtypes, (*operands, *out)
+    )
     # No collective until the kernels ran: a process whose kernel raised must not
     # leave the others waiting (`agreeing`).
     across = several()  # else every chunk is this process's
@@ -125,6 +137,8 @@ def _fast_call(ufunc, inputs, kwargs):
     columns = [x.buffers if type(x) is Chunks else repeat(x) for x in operands]
     on = backend.on
     if out is not None:
+        if len(layout.chunks) > 1:
+            return None  # several kernels: the general path computes, then commits
         for device, args, targets in zip(
             layout.chunk_devices, zip(*columns), zip(*(o.storage.writable() for o in out))
         ):
@@ -233,10 +247,14 @@ def _block_call(kernel, layout, backend, operands, out, dtypes, *, direct: bool)
             results.append([g if g.dtype == t else g.astype(t) for g, t in zip(got, wanted)])
     if out is not None:
         if not direct:
-            for d, device in enumerate(layout.devices):
-                with backend.on(device):
-                    for target, result in zip(targets, results[d]):
-                        backend.assign(target[d], (), result)
+            commit(
+                backend,
+                [
+                    (device, target[d], (), result)
+                    for d, device in enumerate(layout.devices)
+                    for target, result in zip(targets, results[d])
+                ],
+            )
         return out[0] if len(out) == 1 else out
     # A block result in C order is its device's slab of `layout` (its blocks' order).
     values = [
@@ -318,14 +336,16 @@ def ufunc_call(ufunc, inputs, kwargs):
         else aligned(x, layout, backend)
         for x in inputs
     ]
-    in_place = not backend.may_fail(ufunc)
+    in_place = outs is None or writes_in_place(
+        backend, ufunc, len(layout.chunks), dtypes, (*inputs, *outs)
+    )
     direct = tuple(
         in_place and isinstance(o, DistArray) and o.layout == layout and o.mode is mode
         for o in outs or (None,) * ufunc.nout
     )
     targets = _targets(ufunc, outs, direct, where, layout, backend, dtypes)
     masks = None if where is None else aligned(where, layout, backend)
-    with agreeing(not in_place):
+    with agreeing(backend.may_fail(ufunc)):
         results = _run(kernel, columns, targets, masks, layout, backend, kwargs, dtypes)
     return _deliver(ufunc, outs, direct, results, layout, backend, mode, dtypes)
 
@@ -350,11 +370,17 @@ def _planned_call(ufunc, inputs, outs, where, kwargs):
     if plan.convert:
         inputs = operands(plan, inputs)
     layout, backend, dtypes = plan.layout, plan.backend, plan.dtypes
-    pieces = columns(plan, inputs, any(plan.direct))
-    targets = _targets(ufunc, outs, plan.direct, where, layout, backend, dtypes)
+    # The plan says which outputs have the result's layout and mode; whether they may be
+    # written directly depends on the call's error state too (`writes_in_place`).
+    in_place = outs is None or writes_in_place(
+        backend, ufunc, len(layout.chunks), dtypes, (*inputs, *outs)
+    )
+    direct = tuple(in_place and d for d in plan.direct)
+    pieces = columns(plan, inputs, any(direct))
+    targets = _targets(ufunc, outs, direct, where, layout, backend, dtypes)
     masks = None if where is None else aligned(where, layout, backend)
     results = _run(plan.kernel, pieces, targets, masks, layout, backend, plan.options, dtypes)
-    return _deliver(ufunc, outs, plan.direct, results, layout, backend, plan.mode, dtypes)
+    return _deliver(ufunc, outs, direct, results, layout, backend, plan.mode, dtypes)
 
 
 def _plan(ufunc, inputs, outs, where, kwargs, options):
@@ -366,9 +392,8 @@ def _plan(ufunc, inputs, outs, where, kwargs, options):
     first_out = next((o for o in outs or () if isinstance(o, DistArray)), None)
     layout = first_out.layout if first_out is not None else result_layout(shape, inputs)
     mode, convert = decide_mode(ufunc, inputs, layout, dtypes, where)
-    in_place = not backend.may_fail(ufunc)
     direct = tuple(
-        in_place and isinstance(o, DistArray) and o.layout == layout and o.mode is mode
+        isinstance(o, DistArray) and o.layout == layout and o.mode is mode
         for o in outs or (None,) * ufunc.nout
     )
     packable = outs is None and where is None
