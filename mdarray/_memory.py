@@ -22,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from ._processes import Remote
+from ._layout import check_devices
+from ._processes import Remote, is_local
 
 #: A chunk's recipe: steps that take its allocation's array to the chunk buffer.
 Recipe = tuple[Callable[[Any], Any], ...]
@@ -117,6 +118,26 @@ def unpack(layout, slabs, backend) -> tuple:
                 for k, offset, size in entries:
                     buffers[k] = slab[offset : offset + size].reshape(shapes[k])
     return tuple(buffers)
+
+
+def check_slabs(layout, slabs: tuple, dtype, backend) -> None:
+    if len(slabs) != len(layout.devices):
+        raise ValueError(f"layout has {len(layout.devices)} devices but {len(slabs)} slabs")
+    check_devices(layout, backend)
+    for slab, device, (_, total) in zip(slabs, layout.devices, layout.packing):
+        if slab.shape != (total,) or slab.dtype != dtype:
+            raise ValueError(
+                f"the slab of device {device} is {slab.dtype}{list(slab.shape)}, "
+                f"the layout needs {dtype}[{total}]"
+            )
+        remote = not is_local(device)
+        if isinstance(slab, Remote) != remote:
+            raise ValueError(f"the slab of device {device} is not where its process holds it")
+        if remote:
+            continue
+        where = backend.device_of(slab)
+        if where is not None and where != device:
+            raise ValueError(f"the slab of device {device} is on device {where}")
 
 
 def made_by(make: Callable[[int, Any], Any], t: int) -> Callable[[Any], Any]:

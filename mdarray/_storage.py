@@ -46,6 +46,7 @@ from ._memory import (
     Allocation,
     Family,
     Strided,
+    check_slabs,
     copied_memories,
     made_by,
     own_memories,
@@ -158,7 +159,7 @@ class Chunks:
         slabs = tuple(slabs)
         dtype = np.dtype(dtype)
         if check:
-            _check_slabs(layout, slabs, dtype, backend)
+            check_slabs(layout, slabs, dtype, backend)
         return cls(layout, backend, dtype, None, slabs)
 
     @classmethod
@@ -497,13 +498,26 @@ class Chunks:
                     self._move(allocation)
         return self._slabs
 
-    def _move(self, allocation: Allocation) -> None:
-        """Move this family off `allocation` onto a copy of it (under `_LOCK`)."""
+    def refill(self, slabs: Sequence) -> None:
+        """Make `slabs` (new arrays, one per device as this layout packs it) the memory of
+        these packed chunks: the commit of a write computed into new memory. The family's
+        views follow; another array that shared the old memory keeps it."""
+        with _LOCK:
+            if self._family is None:
+                self._slabs, self._buffers = tuple(slabs), None
+                return
+            for allocation, slab in zip(self._slab_allocations or (), slabs):
+                self._move(allocation, slab)
+
+    def _move(self, allocation: Allocation, array=None) -> None:
+        """Move this family off `allocation` onto a copy of it, or onto `array` (new
+        memory of its shape holding what the family writes) (under `_LOCK`)."""
         family = self._family
         assert family is not None
-        array = allocation.array
-        if not isinstance(array, Remote):  # another process's memory: nothing to copy
-            array = self.backend.copy(array, allocation.device)
+        if array is None:
+            array = allocation.array
+            if not isinstance(array, Remote):  # another process's memory: nothing to copy
+                array = self.backend.copy(array, allocation.device)
         copy = Allocation(array, allocation.device, self.backend)
         allocation.families.discard(family)
         copy.families.add(family)
@@ -562,26 +576,6 @@ def _unpickling_backend(name: str, layout: Layout):
             f"backend, which this process lacks (it has devices {list(backend.device_ids)})"
         )
     return backend
-
-
-def _check_slabs(layout: Layout, slabs: tuple, dtype, backend) -> None:
-    if len(slabs) != len(layout.devices):
-        raise ValueError(f"layout has {len(layout.devices)} devices but {len(slabs)} slabs")
-    check_devices(layout, backend)
-    for slab, device, (_, total) in zip(slabs, layout.devices, layout.packing):
-        if slab.shape != (total,) or slab.dtype != dtype:
-            raise ValueError(
-                f"the slab of device {device} is {slab.dtype}{list(slab.shape)}, "
-                f"the layout needs {dtype}[{total}]"
-            )
-        remote = not is_local(device)
-        if isinstance(slab, Remote) != remote:
-            raise ValueError(f"the slab of device {device} is not where its process holds it")
-        if remote:
-            continue
-        where = backend.device_of(slab)
-        if where is not None and where != device:
-            raise ValueError(f"the slab of device {device} is on device {where}")
 
 
 def _fill_remote(layout: Layout, buffers: list, dtype) -> list:

@@ -114,8 +114,7 @@ def _fast_call(ufunc, inputs, kwargs):
     kernel = backend.ufunc_kernel(ufunc)
     if kernel is None:
         return None
-    # One kernel per device writes `out` directly only where that is one call that
-    # cannot fail midway; else results first, then `commit` (`writes_in_place`).
+    # Results first, then a commit, unless one kernel call writes `out` whole.
     staged = out is not None and not writes_in_place(
         backend, ufunc, len(layout.devices), dtypes, (*operands, *out)
     )
@@ -123,6 +122,9 @@ def _fast_call(ufunc, inputs, kwargs):
     # leave the others waiting (`agreeing`).
     across = several()  # else every chunk is this process's
     packed = all(type(x) is not Chunks or x.slabs is not None for x in operands)
+    # Staged into packed outs of this layout: they take the results whole (no copy).
+    refill = staged and packed and not mixed and all(o.storage.slabs is not None for o in out)
+    staged = staged and not refill
     if (mixed or staged or not packed) and not across and layout.device_blocks is not None:
         # Views and other unpacked chunks whose memory lines up run per block too.
         result = _block_call(kernel, layout, backend, operands, out, dtypes, direct=not staged)
@@ -133,7 +135,7 @@ def _fast_call(ufunc, inputs, kwargs):
     may_fail = across and backend.may_fail(ufunc)
     if packed:
         with agreeing(may_fail):
-            return _slab_call(ufunc, kernel, layout, backend, operands, out, dtypes, across)
+            return _slab_call(ufunc, kernel, layout, backend, operands, out, dtypes, across, refill)
     columns = [x.buffers if type(x) is Chunks else repeat(x) for x in operands]
     on = backend.on
     if out is not None:
@@ -165,11 +167,13 @@ def _remote_results(nout: int, args, dtypes, device):
     return remote if nout > 1 else remote[0]
 
 
-def _slab_call(ufunc, kernel, layout, backend, operands, out, dtypes, across: bool):
+def _slab_call(ufunc, kernel, layout, backend, operands, out, dtypes, across: bool, refill=False):
     """One kernel per device over the slabs of packed operands (see `_fast_call`);
-    `across`: a run of several processes, where some devices are others'."""
+    `across`: a run of several processes; `refill`: ``out`` takes the results' memory."""
     targets: list[tuple] | None = None
-    if out is not None:
+    if refill:
+        dtypes = tuple(o.dtype for o in out)
+    elif out is not None:
         targets = []
         for o in out:
             slabs = o.storage.own_slabs()
@@ -190,9 +194,13 @@ def _slab_call(ufunc, kernel, layout, backend, operands, out, dtypes, across: bo
                 continue
             got = kernel(*args)
             got = got if isinstance(got, tuple) else (got,)
+            if refill:  # an operand handed back as the result is not new memory
+                got = tuple(g.copy() if any(g is a for a in args) else g for g in got)
             # NumPy's dtype is the contract where CuPy promotes differently.
             results.append([g if g.dtype == t else g.astype(t) for g, t in zip(got, dtypes)])
     if out is not None:
+        for i, o in enumerate(out if refill else ()):
+            o.storage.refill([r[i] for r in results])
         return out[0] if len(out) == 1 else out
     results = [r if isinstance(r, (list, tuple)) else (r,) for r in results]
     values = [
@@ -336,9 +344,7 @@ def ufunc_call(ufunc, inputs, kwargs):
         else aligned(x, layout, backend)
         for x in inputs
     ]
-    in_place = outs is None or writes_in_place(
-        backend, ufunc, len(layout.chunks), dtypes, (*inputs, *outs)
-    )
+    in_place = outs is None or writes_in_place(backend, ufunc, len(layout.chunks), dtypes, inputs)
     direct = tuple(
         in_place and isinstance(o, DistArray) and o.layout == layout and o.mode is mode
         for o in outs or (None,) * ufunc.nout
@@ -370,11 +376,8 @@ def _planned_call(ufunc, inputs, outs, where, kwargs):
     if plan.convert:
         inputs = operands(plan, inputs)
     layout, backend, dtypes = plan.layout, plan.backend, plan.dtypes
-    # The plan says which outputs have the result's layout and mode; whether they may be
-    # written directly depends on the call's error state too (`writes_in_place`).
-    in_place = outs is None or writes_in_place(
-        backend, ufunc, len(layout.chunks), dtypes, (*inputs, *outs)
-    )
+    # Not the plan's to say: writing in place depends on the call's error state too.
+    in_place = outs is None or writes_in_place(backend, ufunc, len(layout.chunks), dtypes, inputs)
     direct = tuple(in_place and d for d in plan.direct)
     pieces = columns(plan, inputs, any(direct))
     targets = _targets(ufunc, outs, direct, where, layout, backend, dtypes)
