@@ -50,6 +50,7 @@ class Allocation:
         if not isinstance(array, np.ndarray):  # a device array: its bytes come to the host
             host = self.backend.host_empty(array.shape, array.dtype)
             self.backend.to_host_into(host, array, self.device)
+            self.backend.synchronize([self.device])
             array = host
         return (Allocation, (array, self.device, None))
 

@@ -198,11 +198,11 @@ def _slab_call(ufunc, kernel, layout, backend, operands, out, dtypes, across: bo
                 got = tuple(g.copy() if any(g is a for a in args) else g for g in got)
             # NumPy's dtype is the contract where CuPy promotes differently.
             results.append([g if g.dtype == t else g.astype(t) for g, t in zip(got, dtypes)])
+    results = [r if isinstance(r, (list, tuple)) else (r,) for r in results]
     if out is not None:
         for i, o in enumerate(out if refill else ()):
             o.storage.refill([r[i] for r in results])
         return out[0] if len(out) == 1 else out
-    results = [r if isinstance(r, (list, tuple)) else (r,) for r in results]
     values = [
         wrap(Chunks.packed(layout, [r[i] for r in results], backend, dtype, check=False))
         for i, dtype in enumerate(dtypes)
