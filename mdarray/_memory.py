@@ -10,7 +10,8 @@ The same facts make an array's value portable: `saved` lists the memory an array
 use, each allocation once, and where in it each chunk lies (a byte offset and strides
 from the allocation's start), so pickling holds each byte once and a copy keeps the
 sharing between the arrays copied together (`copy.deepcopy([x, y])`, a pickle of both)
-while sharing nothing with the originals. `_storage` restores Chunks from it.
+while sharing nothing with the originals. `_storage` restores Chunks from it. The views
+of packed slabs (`unpack`) and their checks (`check_slabs`) live here too.
 """
 
 from __future__ import annotations
