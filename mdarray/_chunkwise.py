@@ -10,7 +10,12 @@ Op modules build on four pieces:
   views under a new layout);
 - `cast` and `write_out`: the one cast rule (`_mode_rules.keeps_mode`) and the one
   writer of ``out=``, which writes through ``out``'s buffers as NumPy does, so views of
-  ``out`` see the result.
+  ``out`` see the result;
+- `writes_in_place` and `commit`: the rule that makes every write whole or nothing. A
+  kernel writes ``out`` directly only where one call writes it all and cannot raise
+  after writing part of it; every other write computes its results first, whatever
+  may raise there (an element's operation, an error state, a MemoryError, an
+  interrupt), and then `commit`s them.
 
 Operands are recognized as `Stored` (DistArray's base); results are `Chunks` (with their
 mode), which the layers above wrap into DistArrays.
@@ -221,6 +226,42 @@ def cast(storage: Chunks, mode: Mode, dtype) -> tuple[Chunks, Mode]:
     return map_elements(storage, lambda b: b.astype(dtype, copy=True), dtype=dtype), mode
 
 
+def writes_in_place(backend, ufunc, calls: int, dtypes, operands=()) -> bool:
+    """Whether `calls` calls of `ufunc`'s kernel may write ``out``'s buffers themselves:
+    only one call (a later call's failure, of any kind, would leave the earlier ones'
+    writes), of a kernel that cannot raise after writing part of its output
+    (`Backend.may_fail`), with no object array among the result `dtypes` and the
+    `operands` (their elements' own operations may raise anywhere). Otherwise the
+    kernels compute fresh results and `commit` writes them."""
+    return (
+        calls == 1
+        and not backend.may_fail(ufunc)
+        and not any(np.dtype(d).kind == "O" for d in dtypes)
+        and not any(getattr(getattr(x, "dtype", None), "kind", "") == "O" for x in operands)
+    )
+
+
+def commit(backend, writes) -> None:
+    """Copy computed pieces into their targets, the last step of a write, after all that
+    can fail ran: `writes` lists ``(device, target, index, piece)``, each
+    ``target[index] = piece`` (`Backend.assign`; pieces of the target's dtype, copies
+    that cannot fail on their values). An exception arriving midway (an interrupt) lets
+    the remaining copies finish before it propagates, so every replica holds the new
+    value and never part of it."""
+    writes = list(writes)
+    done = 0
+    try:
+        for device, target, index, piece in writes:
+            with backend.on(device):
+                backend.assign(target, index, piece)
+            done += 1
+    except BaseException:
+        for device, target, index, piece in writes[done:]:
+            with backend.on(device):
+                backend.assign(target, index, piece)
+        raise
+
+
 def write_out(out, value: Stored, *, casting: Casting | None = None, name: str = ""):
     """Make `out` (``out=`` of a ufunc or function) hold `value`'s value; return `out`.
 
@@ -248,13 +289,11 @@ def write_out(out, value: Stored, *, casting: Casting | None = None, name: str =
         storage = _redistribute.change_mode(storage, mode, out.mode)
         storage = _redistribute.reshard(storage, out.mode, out.layout)
         target = out.storage
-        backend = target.backend
-        for device, buffer, piece in zip(
-            target.layout.chunk_devices, target.writable(), storage.buffers
-        ):
-            if buffer is not piece and is_local(device):
-                with backend.on(device):
-                    buffer[...] = piece
+        writes = zip(target.layout.chunk_devices, target.writable(), storage.buffers)
+        commit(
+            target.backend,
+            [(d, b, (), piece) for d, b, piece in writes if b is not piece and is_local(d)],
+        )
         return out
     if isinstance(out, np.ndarray):
         np.copyto(out, _redistribute.to_host(storage, mode), casting="unsafe")

@@ -110,6 +110,10 @@ class CpuBackend:
         """The block `buffers` tile in one allocation (`_kernels.span`), else None."""
         return _kernels.span(buffers, _address, _block_view)
 
+    def pointer(self, array) -> int:
+        """The address of `array`'s first element."""
+        return _address(array)
+
     def copy(self, array, device: int):
         """A contiguous copy of `array` (on `device`) on the same device."""
         return np.array(array, copy=True, order="C")

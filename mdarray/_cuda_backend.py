@@ -348,7 +348,11 @@ class CudaBackend:
 
     def span(self, buffers):
         """The block `buffers` tile in one allocation (`_kernels.span`), else None."""
-        return _kernels.span(buffers, _address, self._block_view)
+        return _kernels.span(buffers, self.pointer, self._block_view)
+
+    def pointer(self, array) -> int:
+        """The address of `array`'s first element."""
+        return array.data.ptr
 
     def _block_view(self, buffers, first, shape, strides):
         """The strided view over CuPy chunk buffers that `_kernels.lined_up` found, where
@@ -567,7 +571,3 @@ _REDUCERS = {
     "logical_and": "all",
     "logical_or": "any",
 }
-
-
-def _address(array) -> int:
-    return array.data.ptr

@@ -97,10 +97,12 @@ def _kernel_call(kernel, args, kwargs):
     first_out = next((o for o in outs or () if isinstance(o, DistArray)), None)
     layout = first_out.layout if first_out is not None else result_layout(shape, inputs)
     columns = [aligned(x, layout, backend) for x in inputs]
-    # Outputs the kernel writes into: all of them, when all are REPLICA DistArrays of `layout`.
+    # Outputs the kernel writes into: all of them, when all are REPLICA DistArrays of
+    # `layout` of one chunk (several kernel calls compute first, then `write_out` commits).
     direct = (
         outs
         if outs is not None
+        and len(layout.chunks) == 1
         and all(isinstance(o, DistArray) and o.layout == layout and o.mode is REPLICA for o in outs)
         else None
     )

@@ -16,6 +16,7 @@ import numpy as np
 from . import _regions
 from ._advanced_indexing import host_indices, in_dtype_of, take_rows
 from ._array import DistArray
+from ._chunkwise import commit
 from ._redistribute import region_value
 
 
@@ -122,15 +123,16 @@ def _write_rows(x: DistArray, axis: int, writes: list) -> None:
     identity = x.mode.identity(x.dtype) if x.mode.is_partial else None
     buffers = x.storage.writable([k for k, *_ in writes])
     full = (slice(None),) * x.ndim
+    assigns = []
     for k, local, piece in writes:
-        buffer = buffers[k]
-        with backend.on(layout.chunk_devices[k]):
-            backend.assign(buffer, (*full[:axis], local, *full[axis + 1 :]), piece)
-            if identity is None:
-                continue
-            for index in layout.cover.shadowed[k]:
-                shadow = _regions.positions(index[axis], buffer.shape[axis])
-                common = np.intersect1d(np.asarray(shadow), local)
-                if len(common):
-                    rows = (*index[:axis], common.astype(np.intp), *index[axis + 1 :])
-                    backend.assign(buffer, rows, identity)
+        buffer, device = buffers[k], layout.chunk_devices[k]
+        assigns.append((device, buffer, (*full[:axis], local, *full[axis + 1 :]), piece))
+        if identity is None:
+            continue
+        for index in layout.cover.shadowed[k]:
+            shadow = _regions.positions(index[axis], buffer.shape[axis])
+            common = np.intersect1d(np.asarray(shadow), local)
+            if len(common):
+                rows = (*index[:axis], common.astype(np.intp), *index[axis + 1 :])
+                assigns.append((device, buffer, rows, identity))
+    commit(backend, assigns)

@@ -29,7 +29,7 @@ import numpy as np
 from . import _regions
 from ._advanced_indexing import host_indices, is_int_vector, mask_getitem, mask_setitem, take_rows
 from ._array import DistArray, wrap
-from ._chunkwise import blocks, blocks_agree, write_out
+from ._chunkwise import blocks, blocks_agree, commit, write_out
 from ._config import check_fallback
 from ._fallback import fallback, gathered
 from ._index_plans import (
@@ -198,9 +198,9 @@ def _block_setitem(x: DistArray, plan, value: DistArray) -> bool:
     target = blocks(x.storage.select(layout, groups, basic, block_keys))
     if target is None or any(map(backend.xp.may_share_memory, source, target)):
         return False
-    for device, block, piece in zip(layout.devices, target, source):
-        with backend.on(device):
-            backend.assign(block, (), piece)
+    commit(
+        backend, [(d, block, (), piece) for d, block, piece in zip(layout.devices, target, source)]
+    )
     return True
 
 
@@ -263,14 +263,13 @@ def _write(x: DistArray, writes, pieces) -> None:
     backend = x.storage.backend
     identity = x.mode.identity(x.dtype) if x.mode.is_partial else None
     buffers = x.storage.writable([write[0] for write in writes])
+    assigns = []  # bit for bit: -0.0 stays -0.0
     for (k, _, chunk_index, _, shadowed), piece in zip(writes, pieces):
-        buffer = buffers[k]
-        if isinstance(buffer, Remote):
-            continue
-        with backend.on(x.layout.chunk_devices[k]):
-            backend.assign(buffer, chunk_index, piece)  # bit for bit: -0.0 stays -0.0
-            for index in shadowed:
-                backend.assign(buffer, index, identity)
+        buffer, device = buffers[k], x.layout.chunk_devices[k]
+        if not isinstance(buffer, Remote):
+            assigns.append((device, buffer, chunk_index, piece))
+            assigns.extend((device, buffer, index, identity) for index in shadowed)
+    commit(backend, assigns)
 
 
 def _operand_in_box_order(x: DistArray, key: tuple, value):

@@ -42,31 +42,25 @@ import numpy as np
 
 from . import _processes, _regions
 from ._layout import Layout, check_devices
+from ._memory import (
+    Allocation,
+    Family,
+    Strided,
+    check_slabs,
+    copied_memories,
+    fill_remote,
+    made_by,
+    own_memories,
+    resolve,
+    saved,
+    slab_part,
+    unpack,
+    unpickling_backend,
+)
 from ._processes import Remote, is_local
 
 # Guards families, allocations and their moves (copy on write) across threads.
 _LOCK = threading.RLock()
-
-
-class _Allocation:
-    """Memory that chunks live in: a root array (a chunk's own buffer or a packed slab) on
-    a device, and the families that use it."""
-
-    __slots__ = ("__weakref__", "array", "device", "families")
-
-    def __init__(self, array, device: int) -> None:
-        self.array = array
-        self.device = device
-        self.families: weakref.WeakSet[_Family] = weakref.WeakSet()
-
-
-class _Family:
-    """One logical array value: the Chunks of an array and of its views."""
-
-    __slots__ = ("__weakref__", "members")
-
-    def __init__(self) -> None:
-        self.members: weakref.WeakSet[Chunks] = weakref.WeakSet()
 
 
 def reader(path: str, doc: str) -> property:
@@ -108,7 +102,7 @@ class Chunks:
         self._slabs = slabs
         # Set up by the first `view` or `derive` (see `_track`): the family, per chunk its
         # (allocation, recipe), and for packed chunks the slabs' allocations.
-        self._family: _Family | None = None
+        self._family: Family | None = None
         self._refs: tuple | None = None
         self._slab_allocations: tuple | None = None
         # Set by `select`: (a weak reference to the source, the selection's token).
@@ -175,7 +169,7 @@ class Chunks:
         slabs = tuple(slabs)
         dtype = np.dtype(dtype)
         if check:
-            _check_slabs(layout, slabs, dtype, backend)
+            check_slabs(layout, slabs, dtype, backend)
         return cls(layout, backend, dtype, None, slabs)
 
     @classmethod
@@ -231,7 +225,7 @@ class Chunks:
                 if dtype is not None and buffer.dtype != dtype:
                     buffer = buffer.astype(dtype)
                 buffers.append(buffer)
-        return cls.of(layout, _fill_remote(layout, buffers, dtype), backend, dtype)
+        return cls.of(layout, fill_remote(layout, buffers, dtype), backend, dtype)
 
     def derive(self, layout: Layout | None = None, buffers=None, dtype=None) -> Chunks:
         """New Chunks (checked) of `buffers` in `layout` (both default to this one's): a
@@ -246,13 +240,13 @@ class Chunks:
         with _LOCK:
             self._track()
             assert self._refs is not None
-            family = _Family()
+            family = Family()
             family.members.add(out)
             refs = []
             for t, buffer in enumerate(out.buffers):
                 k = mine.get(id(buffer))
                 ref = (
-                    (_Allocation(buffer, layout.chunk_devices[t]), None)
+                    (Allocation(buffer, layout.chunk_devices[t], self.backend), ())
                     if k is None
                     else self._refs[k]
                 )
@@ -275,20 +269,21 @@ class Chunks:
             buffers = self.buffers
             devices = self.layout.chunk_devices
             out_buffers = []
-            refs: list[tuple[_Allocation, Callable[[Any], Any] | None]] = []
+            refs: list[tuple[Allocation, tuple]] = []
             for t, k in enumerate(range(len(buffers)) if sources is None else sources):
                 if isinstance(buffers[k], Remote):
                     made = Remote(layout.chunk_shapes[t], self.dtype, devices[k])
                     out_buffers.append(made)
-                    refs.append((_Allocation(made, devices[k]), None))
+                    refs.append((Allocation(made, devices[k], self.backend), ()))
                     continue
                 with self.backend.on(devices[k]):
                     made = make(t, buffers[k])
                 out_buffers.append(made)
                 if made.size and not xp.may_share_memory(made, buffers[k]):
-                    refs.append((_Allocation(made, devices[k]), None))
+                    refs.append((Allocation(made, devices[k], self.backend), ()))
                 else:
-                    refs.append((self._refs[k][0], _then(self._refs[k][1], make, t)))
+                    allocation, recipe = self._refs[k]
+                    refs.append((allocation, (*recipe, made_by(make, t))))
             out = Chunks.of(layout, out_buffers, self.backend, self.dtype)
             out._family = self._family
             out._refs = tuple(refs)
@@ -312,7 +307,7 @@ class Chunks:
             out = Chunks(layout, self.backend, self.dtype)
             out._family = self._family
             out._refs = tuple(
-                (allocation, _then(recipe, make, t))
+                (allocation, (*recipe, made_by(make, t)))
                 for t, (allocation, recipe) in enumerate(self._refs)
             )
             self._family.members.add(out)
@@ -348,12 +343,7 @@ class Chunks:
             for _, entries in groups:
                 for t, k, _, getter in entries:
                     allocation, recipe = refs[k]
-                    out_refs[t] = (
-                        allocation,
-                        getter
-                        if recipe is None
-                        else lambda array, recipe=recipe, getter=getter: getter(recipe(array)),
-                    )
+                    out_refs[t] = (allocation, (*recipe, getter))
             out = Chunks(layout, self.backend, self.dtype)
             out._family = self._family
             out._refs = tuple(out_refs)
@@ -385,25 +375,80 @@ class Chunks:
         """Set up the family and allocations of chunks that had none (under `_LOCK`)."""
         if self._family is not None:
             return
-        family = _Family()
-        family.members.add(self)
         layout = self.layout
         buffers = self.buffers  # made before the refs: they stay the chunk buffers
-        refs: list = [None] * len(buffers)
         if self._slabs is not None:
-            slabs = tuple(
-                _Allocation(slab, device) for slab, device in zip(self._slabs, layout.devices)
-            )
-            for allocation, (entries, _) in zip(slabs, layout.packing):
-                for k, offset, size in entries:
-                    refs[k] = (allocation, _slab_part(offset, size, layout.chunk_shapes[k]))
-            self._slab_allocations = slabs
-        else:
-            refs = [(_Allocation(b, d), None) for b, d in zip(buffers, layout.chunk_devices)]
+            self._attach_slabs(own_memories(self._slabs, layout.devices, self.backend))
+            return
+        self._attach(
+            [(Allocation(b, d, self.backend), ()) for b, d in zip(buffers, layout.chunk_devices)]
+        )
+
+    def _attach_slabs(self, slabs: Sequence[Allocation]) -> None:
+        """Track packed chunks as parts of the allocations `slabs` (one per device)."""
+        layout = self.layout
+        refs: list = [None] * len(layout.chunks)
+        for allocation, (entries, _) in zip(slabs, layout.packing):
+            for k, offset, size in entries:
+                refs[k] = (allocation, (slab_part(offset, size, layout.chunk_shapes[k]),))
+        self._attach(refs, tuple(slabs))
+
+    def _attach(self, refs: Sequence, slabs: tuple | None = None) -> None:
+        """A new family of this one member, on `refs` (per chunk: allocation, recipe)."""
+        family = Family()
+        family.members.add(self)
         for allocation, _ in refs:
             allocation.families.add(family)
         self._refs = tuple(refs)
+        self._slab_allocations = slabs
         self._family = family
+
+    # Copies and pickles ---------------------------------------------------------------
+
+    def copied(self, memo: dict | None = None) -> Chunks:
+        """An independent copy of these chunks, made on their devices: the same layout,
+        dtype and packing, sharing no memory with this one. `memo` is a
+        ``copy.deepcopy`` memo: memory that arrays copied together share stays shared
+        between their copies (copy on write keeps their writes apart), and the elements
+        of object arrays are copied too."""
+        memories, parts, tracked = self._saved()
+        memories = copied_memories(memories, memo)
+        return _loaded(self.layout, self.backend, self.dtype, memories, parts, tracked)
+
+    def __copy__(self) -> Chunks:
+        return self.copied()
+
+    def __deepcopy__(self, memo: dict) -> Chunks:
+        return self.copied(memo)
+
+    def __reduce__(self) -> tuple:
+        """Pickled as its value: layout, backend name, dtype and each allocation the
+        chunks use once, with where each chunk lies in it (`_memory.saved`)."""
+        if _processes.current() is not None:
+            raise TypeError(
+                "a DistArray cannot be pickled in a run of several processes (each holds "
+                "only its own chunks): pickle x.get() instead"
+            )
+        memories, parts, tracked = self._saved()
+        return (_loaded, (self.layout, self.backend.name, self.dtype, memories, parts, tracked))
+
+    def _saved(self) -> tuple:
+        """``(memories, parts, tracked)``: the allocations these chunks use and where
+        each chunk lies in them (`_memory.saved`; parts None for packed chunks, one
+        memory per slab), and whether copy on write tracks them."""
+        layout = self.layout
+        with _LOCK:
+            if self._family is None:
+                if self._slabs is not None:
+                    return own_memories(self._slabs, layout.devices, self.backend), None, False
+                memories = own_memories(self.buffers, layout.chunk_devices, self.backend)
+                return memories, [(k, None) for k in range(len(memories))], False
+            if self._slabs is not None:
+                return list(self._slab_allocations or ()), None, True
+            assert self._refs is not None
+            buffers = self.buffers
+            memories, parts = saved(buffers, self._refs, layout.chunk_devices, self.backend)
+            return memories, parts, True
 
     def map(self, fn: Callable, *columns: Sequence, dtype=None) -> Chunks:
         """Fresh Chunks of this layout: buffer k is ``fn(buffer k, *(c[k] for c in
@@ -419,7 +464,7 @@ class Chunks:
                 if dtype is not None and result.dtype != dtype:
                     result = result.astype(dtype)
             out.append(result)
-        return Chunks.of(self.layout, _fill_remote(self.layout, out, dtype), self.backend, dtype)
+        return Chunks.of(self.layout, fill_remote(self.layout, out, dtype), self.backend, dtype)
 
     # Reading --------------------------------------------------------------------------
 
@@ -435,7 +480,7 @@ class Chunks:
         if self._slabs is not None:
             # Packed chunks are their slabs' parts, whether tracked or not (`_move` keeps
             # the slabs and the refs in step).
-            return _unpack(self.layout, self._slabs, self.backend)
+            return unpack(self.layout, self._slabs, self.backend)
         out = []
         for k, (allocation, recipe) in enumerate(self._refs or ()):
             array = allocation.array
@@ -443,7 +488,7 @@ class Chunks:
                 out.append(Remote(self.layout.chunk_shapes[k], self.dtype, allocation.device))
                 continue
             with self.backend.on(allocation.device):
-                out.append(array if recipe is None else recipe(array))
+                out.append(resolve(array, recipe))
         return tuple(out)
 
     if TYPE_CHECKING:
@@ -491,14 +536,27 @@ class Chunks:
                     self._move(allocation)
         return self._slabs
 
-    def _move(self, allocation: _Allocation) -> None:
-        """Move this family off `allocation` onto a copy of it (under `_LOCK`)."""
+    def refill(self, slabs: Sequence) -> None:
+        """Make `slabs` (new arrays, one per device as this layout packs it) the memory of
+        these packed chunks: the commit of a write computed into new memory. The family's
+        views follow; another array that shared the old memory keeps it."""
+        with _LOCK:
+            if self._family is None:
+                self._slabs, self._buffers = tuple(slabs), None
+                return
+            for allocation, slab in zip(self._slab_allocations or (), slabs):
+                self._move(allocation, slab)
+
+    def _move(self, allocation: Allocation, array=None) -> None:
+        """Move this family off `allocation` onto a copy of it, or onto `array` (new
+        memory of its shape holding what the family writes) (under `_LOCK`)."""
         family = self._family
         assert family is not None
-        array = allocation.array
-        if not isinstance(array, Remote):  # another process's memory: nothing to copy
-            array = self.backend.copy(array, allocation.device)
-        copy = _Allocation(array, allocation.device)
+        if array is None:
+            array = allocation.array
+            if not isinstance(array, Remote):  # another process's memory: nothing to copy
+                array = self.backend.copy(array, allocation.device)
+        copy = Allocation(array, allocation.device, self.backend)
         allocation.families.discard(family)
         copy.families.add(family)
         for member in list(family.members):
@@ -514,73 +572,27 @@ class Chunks:
                 member._slabs = tuple(a.array for a in member._slab_allocations)
 
 
-def _slab_part(offset: int, size: int, shape: tuple) -> Callable[[Any], Any]:
-    """The recipe of a packed chunk: its part of the slab, in its shape."""
-    return lambda slab: slab[offset : offset + size].reshape(shape)
-
-
-def _then(recipe, make, t: int) -> Callable[[Any], Any]:
-    """The recipe of a view: `make` (for chunk t) after the source's `recipe`."""
-    if recipe is None:
-        return lambda array: make(t, array)
-    return lambda array: make(t, recipe(array))
-
-
-def _unpack(layout: Layout, slabs, backend) -> tuple:
-    """The chunk views of packed slabs: views only (no kernel, no allocation).
-
-    Where a device's chunks all have one shape (of one axis or more), its slab is viewed
-    once as their stack and each chunk is one index into it, the cheapest view there is.
-    """
-    buffers: list = [None] * len(layout.chunks)
-    shapes = layout.chunk_shapes
-    for slab, device, (entries, _) in zip(slabs, layout.devices, layout.packing):
-        if isinstance(slab, Remote):
-            for k, _, _ in entries:
-                buffers[k] = Remote(shapes[k], slab.dtype, device)
-            continue
-        shape = shapes[entries[0][0]]
-        with backend.on(device):
-            if len(entries) > 1 and shape and all(shapes[k] == shape for k, _, _ in entries):
-                stack = slab.reshape(len(entries), *shape)
-                for i, (k, _, _) in enumerate(entries):
-                    buffers[k] = stack[i]
-            else:
-                for k, offset, size in entries:
-                    buffers[k] = slab[offset : offset + size].reshape(shapes[k])
-    return tuple(buffers)
-
-
-def _check_slabs(layout: Layout, slabs: tuple, dtype, backend) -> None:
-    if len(slabs) != len(layout.devices):
-        raise ValueError(f"layout has {len(layout.devices)} devices but {len(slabs)} slabs")
-    check_devices(layout, backend)
-    for slab, device, (_, total) in zip(slabs, layout.devices, layout.packing):
-        if slab.shape != (total,) or slab.dtype != dtype:
-            raise ValueError(
-                f"the slab of device {device} is {slab.dtype}{list(slab.shape)}, "
-                f"the layout needs {dtype}[{total}]"
-            )
-        remote = not is_local(device)
-        if isinstance(slab, Remote) != remote:
-            raise ValueError(f"the slab of device {device} is not where its process holds it")
-        if remote:
-            continue
-        where = backend.device_of(slab)
-        if where is not None and where != device:
-            raise ValueError(f"the slab of device {device} is on device {where}")
-
-
-def _fill_remote(layout: Layout, buffers: list, dtype) -> list:
-    """`buffers` (None for each chunk of another process's device) with a `Remote` in
-    each gap, of the dtype the local buffers have (agreed between processes where some
-    process holds none of the chunks)."""
-    if _processes.current() is None:
-        return buffers
-    if dtype is None:
-        local = next((b.dtype for b in buffers if b is not None), None)
-        dtype = _processes.agree_dtype(local, layout.devices)
-    return [
-        Remote(shape, dtype, device) if b is None else b
-        for b, shape, device in zip(buffers, layout.chunk_shapes, layout.chunk_devices)
-    ]
+def _loaded(layout: Layout, backend, dtype, memories: list, parts, tracked: bool) -> Chunks:
+    """Chunks restored from what `Chunks._saved` kept (a pickle's or a copy's memories;
+    `backend` by name when unpickled): packed where `parts` is None, tracked by copy on
+    write where the original was, as a new family on `memories`."""
+    if isinstance(backend, str):
+        backend = unpickling_backend(backend, layout)
+    for memory in memories:
+        memory.place(backend)
+    if parts is None:
+        out = Chunks(layout, backend, dtype, None, tuple(m.array for m in memories))
+        if tracked:
+            out._attach_slabs(memories)
+        return out
+    if not tracked:
+        return Chunks(layout, backend, dtype, tuple(memories[i].array for i, _ in parts))
+    out = Chunks(layout, backend, dtype)
+    xp = backend.xp
+    out._attach(
+        [
+            (memories[i], () if place is None else (Strided(xp, place[0], shape, place[1]),))
+            for (i, place), shape in zip(parts, layout.chunk_shapes)
+        ]
+    )
+    return out

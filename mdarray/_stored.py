@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
 from . import _processes
+from ._backend import DeviceSet
 from ._decided import RUNNERS
 from ._layout import Layout
 from ._modes import REPLICA, Mode
 from ._storage import Chunks, reader
+
+_S = TypeVar("_S", bound="Stored")
 
 
 class Stored:
@@ -26,6 +30,25 @@ class Stored:
     _storage: Chunks
     _mode: Mode
     _call_key: tuple  # its part of a decided call's key (`decided_key`)
+    # DistArray's: its one constructor and its device group (None until first asked).
+    _new: Callable[[Chunks, Mode], Any]
+    _group: DeviceSet | None
+
+    # Copies and pickles: of the value (storage and mode), never attribute by attribute.
+
+    def __reduce__(self) -> tuple[Callable[..., Any], tuple[Any, ...]]:
+        # The storage pickles as its value, each allocation once (`Chunks.__reduce__`).
+        group = self._storage.layout.devices if self._group is None else tuple(self._group)
+        return (_unpickled, (type(self), self._storage, self._mode, group))
+
+    def __copy__(self: _S) -> _S:
+        # A copy, as NumPy's and CuPy's: writes through either never reach the other.
+        return self.__deepcopy__(None)
+
+    def __deepcopy__(self: _S, memo: dict[int, Any] | None) -> _S:
+        out = self._new(self._storage.copied(memo), self._mode)
+        out._group = self._group
+        return out
 
     if TYPE_CHECKING:  # the readers below, typed
 
@@ -114,3 +137,14 @@ def decided_call(op: Any, inputs: tuple, kwargs: dict) -> Any:
     if entry is None or _processes.current() is not None:
         return None
     return entry[0](inputs, kwargs.get("out"))
+
+
+def _unpickled(kind: type[Stored], storage: Chunks, mode: Mode, group: tuple[int, ...]) -> Any:
+    """An unpickled array of `kind`: its device group keeps the pickled one's devices that
+    exist here (its chunks' devices all do, or unpickling raised naming those missing)."""
+    out = kind._new(storage, mode)
+    backend = storage.backend
+    present = tuple(d for d in group if d in backend.device_ids)
+    if present != storage.layout.devices:
+        out._group = DeviceSet(present, backend.name)
+    return out

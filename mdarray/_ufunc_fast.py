@@ -8,7 +8,7 @@ from __future__ import annotations
 from itertools import repeat
 
 from ._array import DistArray, wrap
-from ._chunkwise import blocks, blocks_agree
+from ._chunkwise import blocks, blocks_agree, commit, writes_in_place
 from ._decided import remember
 from ._modes import REPLICA
 from ._processes import Remote, agreeing, is_local, several
@@ -68,17 +68,20 @@ def fast_call(ufunc, inputs, kwargs):
     kernel = backend.ufunc_kernel(ufunc)
     if kernel is None:
         return None
-    # A kernel that may raise after writing part of `out` must not write it directly.
-    staged = out is not None and backend.may_fail(ufunc)
+    # Results first, then a commit, unless one kernel call writes `out` whole.
+    staged = _staged(ufunc, backend, layout, dtypes, operands, out)
     # No collective until the kernels ran: a process whose kernel raised must not
     # leave the others waiting (`agreeing`).
     across = several()  # else every chunk is this process's
     packed = all(type(x) is not Chunks or x.slabs is not None for x in operands)
+    # Staged into packed outs of this layout: they take the results whole (no copy).
+    refill = staged and packed and not mixed and all(o.storage.slabs is not None for o in out)
+    staged = staged and not refill
     if (mixed or staged or not packed) and not across and layout.device_blocks is not None:
         # Views and other unpacked chunks whose memory lines up run per block too.
         result = block_call(kernel, layout, backend, operands, out, dtypes, direct=not staged)
         if result is not None:
-            decided(ufunc, inputs, kwargs, _block_runner(kernel, layout, backend, dtypes, staged))
+            decided(ufunc, inputs, kwargs, _block_runner(ufunc, kernel, layout, backend, dtypes))
         if result is not None or mixed or staged:
             return result
     elif mixed or staged:
@@ -86,13 +89,17 @@ def fast_call(ufunc, inputs, kwargs):
     may_fail = across and backend.may_fail(ufunc)
     if packed:
         with agreeing(may_fail):
-            result = _slab_call(ufunc, kernel, layout, backend, operands, out, dtypes, across)
+            result = _slab_call(
+                ufunc, kernel, layout, backend, operands, out, dtypes, across, refill
+            )
         if result is not None and not across:
             decided(ufunc, inputs, kwargs, _slab_runner(ufunc, kernel, layout, backend, dtypes))
         return result
     columns = [x.buffers if type(x) is Chunks else repeat(x) for x in operands]
     on = backend.on
     if out is not None:
+        if len(layout.chunks) > 1:
+            return None  # several kernels: the general path computes, then commits
         for device, args, targets in zip(
             layout.chunk_devices, zip(*columns), zip(*(o.storage.writable() for o in out))
         ):
@@ -122,26 +129,39 @@ def _storages(inputs) -> list:
     return [x.storage if type(x) is DistArray else x for x in inputs]
 
 
+def _staged(ufunc, backend, layout, dtypes, operands, out) -> bool:
+    """Whether ``out`` is written by a commit after all kernels ran (`writes_in_place`:
+    decided per call, as the error state is the call's)."""
+    return out is not None and not writes_in_place(
+        backend, ufunc, len(layout.devices), dtypes, (*operands, *out)
+    )
+
+
 def _slab_runner(ufunc, kernel, layout, backend, dtypes):
     """What `fast_call` decided for packed operands, as a runner: the kernels over the
-    slabs, while every operand is packed."""
+    slabs, while every operand is packed; a staged ``out`` only where it takes the
+    results whole (else the whole way)."""
 
     def runner(inputs, out):
         operands = _storages(inputs)
         for x in operands:
             if type(x) is Chunks and x.slabs is None:
                 return None
-        return _slab_call(ufunc, kernel, layout, backend, operands, out, dtypes, False)
+        refill = _staged(ufunc, backend, layout, dtypes, operands, out)
+        if refill and any(o.storage.slabs is None for o in out):
+            return None
+        return _slab_call(ufunc, kernel, layout, backend, operands, out, dtypes, False, refill)
 
     return runner
 
 
-def _block_runner(kernel, layout, backend, dtypes, staged: bool):
+def _block_runner(ufunc, kernel, layout, backend, dtypes):
     """What `fast_call` decided for operands whose device blocks agree, as a runner."""
 
     def runner(inputs, out):
         operands = _storages(inputs)
-        return block_call(kernel, layout, backend, operands, out, dtypes, direct=not staged)
+        direct = not _staged(ufunc, backend, layout, dtypes, operands, out)
+        return block_call(kernel, layout, backend, operands, out, dtypes, direct=direct)
 
     return runner
 
@@ -153,11 +173,13 @@ def _remote_results(nout: int, args, dtypes, device):
     return remote if nout > 1 else remote[0]
 
 
-def _slab_call(ufunc, kernel, layout, backend, operands, out, dtypes, across: bool):
+def _slab_call(ufunc, kernel, layout, backend, operands, out, dtypes, across: bool, refill=False):
     """One kernel per device over the slabs of packed operands (see `fast_call`);
-    `across`: a run of several processes, where some devices are others'."""
+    `across`: a run of several processes; `refill`: ``out`` takes the results' memory."""
     targets: list[tuple] | None = None
-    if out is not None:
+    if refill:
+        dtypes = tuple(o.dtype for o in out)
+    elif out is not None:
         targets = []
         for o in out:
             slabs = o.storage.own_slabs()
@@ -178,11 +200,15 @@ def _slab_call(ufunc, kernel, layout, backend, operands, out, dtypes, across: bo
                 continue
             got = kernel(*args)
             got = got if isinstance(got, tuple) else (got,)
+            if refill:  # an operand handed back as the result is not new memory
+                got = tuple([g.copy() if any(g is a for a in args) else g for g in got])
             # NumPy's dtype is the contract where CuPy promotes differently.
             results.append([g if g.dtype == t else g.astype(t) for g, t in zip(got, dtypes)])
-    if out is not None:
-        return out[0] if len(out) == 1 else out
     results = [r if isinstance(r, (list, tuple)) else (r,) for r in results]
+    if out is not None:
+        for i, o in enumerate(out if refill else ()):
+            o.storage.refill([r[i] for r in results])
+        return out[0] if len(out) == 1 else out
     values = [
         wrap(Chunks.packed(layout, [r[i] for r in results], backend, dtype, check=False))
         for i, dtype in enumerate(dtypes)
@@ -235,10 +261,14 @@ def block_call(kernel, layout, backend, operands, out, dtypes, *, direct: bool):
             results.append([g if g.dtype == t else g.astype(t) for g, t in zip(got, wanted)])
     if out is not None:
         if not direct:
-            for d, device in enumerate(layout.devices):
-                with backend.on(device):
-                    for target, result in zip(targets, results[d]):
-                        backend.assign(target[d], (), result)
+            commit(
+                backend,
+                [
+                    (device, target[d], (), result)
+                    for d, device in enumerate(layout.devices)
+                    for target, result in zip(targets, results[d])
+                ],
+            )
         return out[0] if len(out) == 1 else out
     # A block result in C order is its device's slab of `layout` (its blocks' order).
     values = [

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ._array import DistArray, in_mode, wrap
-from ._chunkwise import aligned, backend_of, result_layout, write_out
+from ._chunkwise import aligned, backend_of, result_layout, write_out, writes_in_place
 from ._fallback import fallback
 from ._modes import REPLICA
 from ._plan_cache import lookup, remember
@@ -98,14 +98,14 @@ def ufunc_call(ufunc, inputs, kwargs):
         else aligned(x, layout, backend)
         for x in inputs
     ]
-    in_place = not backend.may_fail(ufunc)
+    in_place = outs is None or writes_in_place(backend, ufunc, len(layout.chunks), dtypes, inputs)
     direct = tuple(
         in_place and isinstance(o, DistArray) and o.layout == layout and o.mode is mode
         for o in outs or (None,) * ufunc.nout
     )
     targets = _targets(ufunc, outs, direct, where, layout, backend, dtypes)
     masks = None if where is None else aligned(where, layout, backend)
-    with agreeing(not in_place):
+    with agreeing(backend.may_fail(ufunc)):
         results = _run(kernel, columns, targets, masks, layout, backend, kwargs, dtypes)
     return _deliver(ufunc, outs, direct, results, layout, backend, mode, dtypes)
 
@@ -147,11 +147,14 @@ def _run_plan(ufunc, plan, inputs, outs, where):
     if plan.convert:
         inputs = operands(plan, inputs)
     layout, backend, dtypes = plan.layout, plan.backend, plan.dtypes
-    pieces = columns(plan, inputs, any(plan.direct))
-    targets = _targets(ufunc, outs, plan.direct, where, layout, backend, dtypes)
+    # Not the plan's to say: writing in place depends on the call's error state too.
+    in_place = outs is None or writes_in_place(backend, ufunc, len(layout.chunks), dtypes, inputs)
+    direct = tuple(in_place and d for d in plan.direct)
+    pieces = columns(plan, inputs, any(direct))
+    targets = _targets(ufunc, outs, direct, where, layout, backend, dtypes)
     masks = None if where is None else aligned(where, layout, backend)
     results = _run(plan.kernel, pieces, targets, masks, layout, backend, plan.options, dtypes)
-    return _deliver(ufunc, outs, plan.direct, results, layout, backend, plan.mode, dtypes)
+    return _deliver(ufunc, outs, direct, results, layout, backend, plan.mode, dtypes)
 
 
 def _plan(ufunc, inputs, outs, where, kwargs, options):
@@ -163,9 +166,8 @@ def _plan(ufunc, inputs, outs, where, kwargs, options):
     first_out = next((o for o in outs or () if isinstance(o, DistArray)), None)
     layout = first_out.layout if first_out is not None else result_layout(shape, inputs)
     mode, convert = decide_mode(ufunc, inputs, layout, dtypes, where)
-    in_place = not backend.may_fail(ufunc)
     direct = tuple(
-        in_place and isinstance(o, DistArray) and o.layout == layout and o.mode is mode
+        isinstance(o, DistArray) and o.layout == layout and o.mode is mode
         for o in outs or (None,) * ufunc.nout
     )
     packable = outs is None and where is None

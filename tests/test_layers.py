@@ -46,7 +46,7 @@ LAYERS = (
             "_svg",
         },
     ),
-    ("storage", {"_storage", "_stored"}),
+    ("storage", {"_memory", "_storage", "_stored"}),
     ("movement", {"_fetch", "_dense_partials", "_redistribute"}),
     ("chunkwise execution", {"_chunkwise"}),
     ("DistArray", {"_array", "_ndarray_methods"}),

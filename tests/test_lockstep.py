@@ -5,7 +5,10 @@ both: ufuncs (with scalars, broadcasting, mixed dtypes, NaN/inf/signed zeros, in
 wrap), in-place operators (with scalars and with other pairs, views of the target
 included), assignment, basic-index views (the model's are NumPy views of the model, so
 writes through views propagate in the model exactly as NumPy says), reshards to drawn
-layouts and mode changes (copies that may share memory), reductions and matmul. After
+layouts and mode changes (copies that may share memory), reductions and matmul, and
+copies and pickling round trips (``copy.copy``, ``copy.deepcopy`` of one array or of two
+together, ``pickle``, ``cloudpickle`` where installed: new values that must share nothing
+with the originals, and, copied together, with each other as NumPy's do). After
 every step every pair must agree with its model, every replica must hold the value, and
 no array other than the one written (and its views) may have changed. Elementwise values
 of the model come from the backend's kernel on the whole model array: NumPy's on cpu;
@@ -21,12 +24,16 @@ skipped.
 ``HYPOTHESIS_PROFILE=fuzz`` runs it long (tests/conftest.py).
 """
 
+import copy
+import importlib.util
+import pickle
+
 import numpy as np
 import pytest
 from _oracle import on_backend
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, rule
+from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, multiple, rule
 
 import mdarray
 from mdarray.testing import assert_chunks_hold
@@ -39,6 +46,17 @@ ROUNDING = 8 * np.finfo(np.float64).eps
 # The bound of a zero whose sign is unspecified: a tie of -0.0 and +0.0 in a maximum or
 # minimum (IEEE 754 lets it return either; NumPy's and a chunked order may differ).
 UNSIGNED = np.finfo(np.float64).smallest_subnormal
+
+
+COPIES = {
+    "copy": copy.copy,
+    "deepcopy": copy.deepcopy,
+    "pickle": lambda x: pickle.loads(pickle.dumps(x)),
+}
+if importlib.util.find_spec("cloudpickle") is not None:
+    import cloudpickle
+
+    COPIES["cloudpickle"] = lambda x: pickle.loads(cloudpickle.dumps(x))
 
 
 def elements(dtype):
@@ -183,6 +201,30 @@ class Lockstep(RuleBasedStateMachine):
         else:
             y = x.change_mode(data.draw(mst.modes(x.dtype)))
         return self._add(y, model.copy(), bound.copy(), f"moved to {y.mode}")
+
+    @rule(target=pairs, pair=pairs, how=st.sampled_from(sorted(COPIES)))
+    def copy_whole(self, pair, how):
+        """A copy or a pickling round trip: the same value, layout, mode and dtype."""
+        x, model, bound = pair
+        y = COPIES[how](x)
+        assert y is not x
+        assert (y.layout, y.mode, y.dtype, y.device) == (x.layout, x.mode, x.dtype, x.device)
+        return self._add(y, model.copy(), bound.copy(), how)
+
+    @rule(target=pairs, a=pairs, b=pairs, how=st.sampled_from(["deepcopy", "pickle"]))
+    def copy_together(self, a, b, how):
+        """Two arrays copied together (which may share memory, or be views of one
+        another, or be one array): as NumPy's, the copies share no writes with each other
+        unless they are the same array."""
+        (x, mx, ex), (y, my, ey) = a, b
+        cx, cy = COPIES[how]([x, y])
+        assert (cx is cy) == (x is y)
+        if x is y:
+            return multiple(self._add(cx, mx.copy(), ex.copy(), f"{how} together"))
+        return multiple(
+            self._add(cx, mx.copy(), ex.copy(), f"{how} together"),
+            self._add(cy, my.copy(), ey.copy(), f"{how} together"),
+        )
 
     def _operands(self, ufunc, a, b):
         """`b`'s DistArray, model and bound, or None where the step is not decidable."""

@@ -47,7 +47,11 @@ def test_in_place_on_a_packed_array_writes_its_slabs_and_views():
     with mdarray.options(fallback="raise"):
         x += 1.0
         np.multiply(x, 2.0, out=x)
-    assert x.storage.slabs is slabs
+    # Where a kernel could fail midway (several devices, warnings as errors as here), the
+    # kernels compute new slabs, which x and its views take once all ran (whole or
+    # nothing); else its one kernel writes the slab itself. Packed either way.
+    assert x.storage.slabs is not None
+    assert len(x.storage.slabs) == len(slabs)
     assert_dist_equal(x, (host + 1) * 2)
     assert_dist_equal(view, ((host + 1) * 2)[1:4])
 

@@ -2,6 +2,9 @@
 different layouts, reductions, matmul, and indexing get and set. Each result equals NumPy's
 on the same data (every process builds it)."""
 
+import copy
+import pickle
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -242,3 +245,20 @@ def test_reductions_agree_with_one_process_for_every_layout_of_the_run():
         x = mdarray.distributed_array(a, layout)
         total = run(lambda x=x: mdarray.sum(x).get())
         everywhere(float(total) == float(a.sum()), f"{total} on {distributed.rank()}")
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_in_place_writes_and_copies_across_processes(layout):
+    """``x += y`` over several devices computes new slabs and commits them on every
+    process; ``copy.copy``/``copy.deepcopy`` copy each process's own chunks; pickling is
+    refused on every process (each holds only its part)."""
+    a, b = value(20), value(21)
+    x = mdarray.distributed_array(a, layouts()[layout])
+    view = x[1:]
+    deep, shallow = copy.deepcopy(x), copy.copy(x)
+    run(lambda: x.__iadd__(mdarray.distributed_array(b, layouts()["rows"])))
+    check_value(x, a + b, exact=True)
+    check_value(view, (a + b)[1:], exact=True)
+    check_value(deep, a, exact=True)
+    check_value(shallow, a, exact=True)
+    raises_everywhere(TypeError, pickle.dumps, x)
