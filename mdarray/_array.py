@@ -16,7 +16,6 @@ from types import ModuleType
 from typing import Any, cast
 
 import numpy as np
-from numpy.lib.mixins import NDArrayOperatorsMixin
 from numpy.typing import DTypeLike
 
 from . import _processes, _redistribute, _svg, _visualize
@@ -26,6 +25,7 @@ from ._debug import TransferCount
 from ._layout import Device, IndexMap, Layout, check_devices, layout_for_device
 from ._modes import REPLICA, Mode, as_mode
 from ._ndarray_methods import NDArrayMethods
+from ._operands import OURS, TAKEN, Operators, foreign
 from ._registry import FUNCTIONS, UFUNC_METHODS, UFUNC_OVERRIDES, method, runs_here
 from ._storage import Chunks
 from ._stored import Stored
@@ -34,7 +34,7 @@ from ._stored import Stored
 Axes = int | tuple[int, ...] | None
 
 
-class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
+class DistArray(Stored, NDArrayMethods, Operators):
     """An N-D array whose chunks live on several devices.
 
     A DistArray has a `layout` (which device holds which part), a `mode` (how overlapping
@@ -413,6 +413,11 @@ class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
     def __array_ufunc__(
         self, ufunc: np.ufunc, method_name: str, *inputs: Any, **kwargs: Any
     ) -> Any:
+        operands = (*inputs, *kwargs["out"]) if "out" in kwargs else inputs
+        if not TAKEN.issuperset(map(type, operands)):  # NEP 13: `_operands.foreign`
+            answer = foreign(getattr(ufunc, method_name), map(type, operands), inputs, kwargs)
+            if answer is not OURS:
+                return answer
         _processes.check_call(f"{ufunc.__name__}.{method_name}", inputs)
         impl = UFUNC_OVERRIDES.get((ufunc, method_name)) or UFUNC_METHODS.get(method_name)
         if impl is None or not runs_here(impl):
@@ -426,6 +431,10 @@ class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
     ) -> Any:
+        if not TAKEN.issuperset(types):  # NEP 18: `_operands.foreign`
+            answer = foreign(func, types, args, kwargs)
+            if answer is not OURS:
+                return answer
         _processes.check_call(getattr(func, "__name__", "function"), args)
         impl = FUNCTIONS.get(func)
         if impl is not None and runs_here(impl):

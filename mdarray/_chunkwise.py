@@ -27,10 +27,13 @@ from ._backend import backend as default_backend
 from ._layout import Layout
 from ._mode_rules import keeps_mode
 from ._modes import REPLICA, Mode
+from ._operands import as_operand
 from ._plan_cache import plan_cache
 from ._processes import Remote, is_local
 from ._storage import Chunks
 from ._stored import Stored
+
+_SCALARS = (bool, int, float, complex, np.generic)
 
 #: NumPy's casting rules (``casting=`` of ufuncs, ``can_cast``, ``concat``).
 Casting: TypeAlias = Literal["no", "equiv", "safe", "same_kind", "unsafe"]
@@ -82,7 +85,8 @@ def aligned(operand, layout: Layout, backend) -> list:
     A DistArray of the same layout and REPLICA mode gives its buffers as they are; any
     other DistArray is brought over with `_redistribute.region_value` (in REPLICA mode);
     NumPy and CuPy arrays are sliced and copied to the devices; scalars are returned as
-    they are, one per chunk.
+    they are, one per chunk; anything else (a nested list) is first what `as_operand`
+    makes of it, as NumPy converts it.
     """
     if isinstance(operand, Stored):
         storage, mode = operand.storage, operand.mode
@@ -107,7 +111,9 @@ def aligned(operand, layout: Layout, backend) -> list:
             else Remote(_regions.box_shape(region), operand.dtype, device)
             for region, device in zip(regions, layout.chunk_devices)
         ]
-    return [operand] * len(layout.chunks)
+    if isinstance(operand, _SCALARS):
+        return [operand] * len(layout.chunks)
+    return aligned(as_operand(operand), layout, backend)
 
 
 def map_chunks(x: Stored, fn, *operands, dtype=None) -> Chunks:

@@ -45,6 +45,9 @@ class Layout:
 
     def __init__(self, shape: ShapeLike, index_map: IndexMap) -> None:
         self.shape = _normalize_shape(shape)
+        #: The product of the non-zero sides: NumPy's limit on an array's size, checked
+        #: here and, times the item size, where chunks are allocated.
+        self.extent = _extent(self.shape)
         if not isinstance(index_map, dict):
             raise TypeError(
                 f"index_map must be a dict {{device: [index, ...]}}, got {type(index_map).__name__}"
@@ -155,7 +158,7 @@ class Layout:
         return _LayoutCover(self)
 
     def _check_coverage(self) -> None:
-        if not int(np.prod(self.shape, dtype=np.int64)):
+        if 0 in self.shape:
             return
         missing = _regions.cover(_regions.full_box(self.shape), self.boxes).uncovered()
         if missing is not None:
@@ -299,6 +302,26 @@ def _normalize_shape(shape: ShapeLike) -> tuple[int, ...]:
     if any(n < 0 for n in normalized):
         raise ValueError(f"negative dimensions are not allowed: {normalized}")
     return normalized
+
+
+def _extent(shape: tuple[int, ...]) -> int:
+    """The product of the non-zero sides of `shape`, which must fit in a signed index,
+    as NumPy requires (NumPy's errors)."""
+    extent = 1
+    for n in shape:
+        if n > MAX_INDEX:
+            raise ValueError("Maximum allowed dimension exceeded")
+        extent *= n or 1
+    if extent > MAX_INDEX:
+        raise ValueError(
+            "array is too big; `arr.size * arr.dtype.itemsize` is larger than the maximum "
+            "possible size."
+        )
+    return extent
+
+
+#: The largest signed index (``numpy.intp``): no array has more elements or bytes.
+MAX_INDEX = int(np.iinfo(np.intp).max)
 
 
 def _normalize_device(device) -> int:

@@ -16,12 +16,13 @@ import numpy as np
 
 from . import _redistribute, _reduction
 from ._advanced_indexing import nonzero as native_nonzero
-from ._array import DistArray, wrap
+from ._array import DistArray, in_mode, wrap
 from ._chunkwise import (
     aligned,
     backend_of,
     block_layout,
     blocks,
+    map_elements,
     result_layout,
     shape_of,
     write_out,
@@ -346,9 +347,22 @@ def where(condition, x1, x2, /) -> DistArray:
 
 @implements(np.count_nonzero, spmd=True)
 def _count_nonzero(a, axis=None, *, keepdims=False):
-    """A sum of ``a != 0``: chunks count their own elements, and a split axis gives a
-    partial (SUM) count, nothing moved."""
-    return np.sum(np.not_equal(a, 0), axis=axis, dtype=np.intp, keepdims=keepdims)
+    """A sum of each element's truth (``a != 0`` for numbers): chunks count their own
+    elements, and a split axis gives a partial (SUM) count, nothing moved."""
+    if a.dtype.kind in "biufc":
+        truth = np.not_equal(a, 0)
+    else:
+        truth = wrap(map_elements(in_mode(a, REPLICA).storage, _truth, np.bool_))
+    return np.sum(truth, axis=axis, dtype=np.intp, keepdims=keepdims)
+
+
+def _truth(chunk):
+    """Each element's truth as NumPy's ``count_nonzero`` counts it, for the dtypes other
+    than numbers: an object's ``bool``, a non-empty string, a time other than zero (NaT
+    included), a structure with a non-zero field."""
+    if chunk.dtype.kind == "O":
+        return chunk.astype(np.bool_)
+    return chunk != np.zeros((), chunk.dtype)
 
 
 def count_nonzero(

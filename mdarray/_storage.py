@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from . import _processes, _regions
-from ._layout import Layout, check_devices
+from ._layout import MAX_INDEX, Layout, check_devices
 from ._processes import Remote, is_local
 
 # Guards families, allocations and their moves (copy on write) across threads.
@@ -172,6 +172,9 @@ class Chunks:
     @classmethod
     def empty(cls, layout: Layout, dtype, backend) -> Chunks:
         """Fresh packed chunks with unspecified values."""
+        dtype = np.dtype(dtype)
+        if layout.extent * dtype.itemsize > MAX_INDEX or not dtype.isnative:
+            dtype = allocatable(layout, dtype)
         check_devices(layout, backend)
         slabs = tuple(
             backend.empty((total,), dtype, device)
@@ -184,6 +187,9 @@ class Chunks:
     @classmethod
     def full(cls, layout: Layout, value, dtype, backend) -> Chunks:
         """Fresh packed chunks filled with `value`."""
+        dtype = np.dtype(dtype)
+        if layout.extent * dtype.itemsize > MAX_INDEX or not dtype.isnative:
+            dtype = allocatable(layout, dtype)
         check_devices(layout, backend)
         slabs = tuple(
             backend.full((total,), value, dtype, device)
@@ -200,11 +206,16 @@ class Chunks:
         chunks' devices."""
         if not backend.is_native(array):
             array = np.asarray(array)
+        if not array.dtype.isnative:  # a file format's big-endian data: see `native`
+            array = array.astype(native(array.dtype))
         out = cls.empty(layout, array.dtype, backend)
         copy_in = backend.from_host if isinstance(array, np.ndarray) else backend.adopt
         for box, device, buffer in zip(layout.boxes, layout.chunk_devices, out.buffers):
             if is_local(device):
-                copy_in(array[tuple(_regions.to_slice(r) for r in box)], device, out=buffer)
+                # Ellipsis last: a view even of a 0-d array (an object array's item is
+                # no array).
+                part = (*(_regions.to_slice(r) for r in box), Ellipsis)
+                copy_in(array[part], device, out=buffer)
         return out
 
     @classmethod
@@ -253,11 +264,15 @@ class Chunks:
             out._refs = tuple(refs)
         return out
 
-    def view(self, layout: Layout, make: Callable[[int, Any], Any], sources=None) -> Chunks:
+    def view(
+        self, layout: Layout, make: Callable[[int, Any], Any], sources=None, dtype=None
+    ) -> Chunks:
         """Chunks of `layout` whose chunk t is ``make(t, buffer)`` of this one's chunk
         ``sources[t]`` (default t), made on its device: a view of this array where `make`
-        makes views (a slice, a transpose, a reshape), so writes through either reach the
-        other, as with NumPy's views. A chunk that `make` had to copy is the view's own."""
+        makes views (a slice, a transpose, a reshape; of `dtype` where given, a field of a
+        structured array), so writes through either reach the other, as with NumPy's
+        views. A chunk that `make` had to copy is the view's own."""
+        dtype = self.dtype if dtype is None else np.dtype(dtype)
         with _LOCK:
             self._track()
             assert self._refs is not None
@@ -269,7 +284,7 @@ class Chunks:
             refs: list[tuple[_Allocation, Callable[[Any], Any] | None]] = []
             for t, k in enumerate(range(len(buffers)) if sources is None else sources):
                 if isinstance(buffers[k], Remote):
-                    made = Remote(layout.chunk_shapes[t], self.dtype, devices[k])
+                    made = Remote(layout.chunk_shapes[t], dtype, devices[k])
                     out_buffers.append(made)
                     refs.append((_Allocation(made, devices[k]), None))
                     continue
@@ -280,7 +295,7 @@ class Chunks:
                     refs.append((_Allocation(made, devices[k]), None))
                 else:
                     refs.append((self._refs[k][0], _then(self._refs[k][1], make, t)))
-            out = Chunks.of(layout, out_buffers, self.backend, self.dtype)
+            out = Chunks.of(layout, out_buffers, self.backend, dtype)
             out._family = self._family
             out._refs = tuple(refs)
             self._family.members.add(out)
@@ -475,6 +490,26 @@ class Chunks:
                     copy if a is allocation else a for a in member._slab_allocations
                 )
                 member._slabs = tuple(a.array for a in member._slab_allocations)
+
+
+def native(dtype) -> np.dtype:
+    """`dtype` in the machine's byte order: chunks hold only that (CuPy's arrays hold
+    nothing else, and kernels give results in it), so big-endian data from a file format
+    is converted on the way in, keeping its values."""
+    dtype = np.dtype(dtype)
+    return dtype if dtype.isnative else dtype.newbyteorder("=")
+
+
+def allocatable(layout: Layout, dtype: np.dtype) -> np.dtype:
+    """`dtype` as chunks of `layout` hold it (`native`), after NumPy's limit on an
+    array's bytes: the product of its non-zero sides and the item size must fit in a
+    signed index (NumPy's error)."""
+    if layout.extent * dtype.itemsize > MAX_INDEX:
+        raise ValueError(
+            "array is too big; `arr.size * arr.dtype.itemsize` is larger than the maximum "
+            "possible size."
+        )
+    return native(dtype)
 
 
 def _slab_part(offset: int, size: int, shape: tuple) -> Callable[[Any], Any]:

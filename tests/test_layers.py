@@ -46,7 +46,7 @@ LAYERS = (
     ),
     ("storage", {"_storage", "_stored"}),
     ("movement", {"_fetch", "_dense_partials", "_redistribute"}),
-    ("chunkwise execution", {"_chunkwise"}),
+    ("chunkwise execution", {"_chunkwise", "_operands"}),
     ("DistArray", {"_array", "_ndarray_methods"}),
     (
         "op modules",
