@@ -30,7 +30,7 @@ from ._modes import REPLICA, Mode
 from ._operands import as_operand
 from ._plan_cache import plan_cache
 from ._processes import Remote, is_local
-from ._storage import Chunks
+from ._storage import Chunks, native
 from ._stored import Stored
 
 _SCALARS = (bool, int, float, complex, np.generic)
@@ -221,10 +221,22 @@ def cast(storage: Chunks, mode: Mode, dtype) -> tuple[Chunks, Mode]:
     The copies are cast where the cast commutes with combining them
     (`_mode_rules.keeps_mode`); otherwise the value is made REPLICA first.
     """
-    dtype = np.dtype(dtype)
+    dtype = native(dtype)
+    if dtype.kind in "SUVMm":
+        dtype = _sized(storage, dtype)
     if not keeps_mode(mode, storage.dtype, dtype):
         storage, mode = _redistribute.change_mode(storage, mode, REPLICA), REPLICA
     return map_elements(storage, lambda b: b.astype(dtype, copy=True), dtype=dtype), mode
+
+
+def _sized(storage: Chunks, dtype: np.dtype) -> np.dtype:
+    """`dtype` with the size or unit NumPy's cast from `storage`'s dtype gives it where
+    it names none (``astype(str)`` of float64 is ``<U32``); where that size depends on the
+    values (objects to strings), the widest any chunk needs, as NumPy's whole array."""
+    if storage.dtype.kind == "O" and dtype.kind in "SU" and not dtype.itemsize:
+        found = [b.astype(dtype).dtype for b in storage.buffers if not isinstance(b, Remote)]
+        return max(found, key=lambda d: d.itemsize, default=dtype.type(1).dtype)
+    return np.empty(0, storage.dtype).astype(dtype).dtype
 
 
 def write_out(out, value: Stored, *, casting: Casting | None = None, name: str = ""):

@@ -39,10 +39,15 @@ from ._sorting_functions import runs, to_host
 from ._storage import Chunks
 from ._ufunc_plans import where_call
 
+#: The index of an empty part's (value, index) pair: it loses to every real one.
+EMPTY = np.iinfo(np.intp).max
+
 
 def _sentinel(dtype, largest: bool):
     """A value no real element loses to (for empty parts of a split axis)."""
     dtype = np.dtype(dtype)
+    if dtype.kind not in "biufc":  # no identity (strings, objects): the pair's EMPTY index
+        return np.zeros((), dtype)[()]  # makes it lose (`_better`)
     if dtype.kind == "c":
         part = -np.inf if largest else np.inf
         return dtype.type(complex(part, part))
@@ -55,7 +60,8 @@ def _local(backend, chunk, box, axis, largest: bool, global_shape):
     xp = backend.xp
     if axis is None:
         k = _arg_pick(xp, chunk.reshape(-1), 0, largest)
-        value = chunk.reshape(-1)[k].reshape((1,) * chunk.ndim)
+        # asarray: an object array's element is a Python object, not a NumPy scalar.
+        value = xp.asarray(chunk.reshape(-1)[k], dtype=chunk.dtype).reshape((1,) * chunk.ndim)
         # The global flat index, computed on the device (no host synchronization).
         strides = np.cumprod((1, *global_shape[:0:-1]))[::-1]
         flat = xp.zeros((), np.intp)
@@ -84,6 +90,10 @@ def _arg_pick(xp, chunk, axis: int, largest: bool):
 
 def _better(xp, value, index, other, other_index, largest: bool):
     """Where the (other, other_index) pair beats (value, index)."""
+    if value.dtype.kind not in "biufc":  # no NaN; an empty part's pair (`_sentinel`) loses
+        strictly = other > value if largest else other < value
+        wins = strictly | ((other == value) & (other_index < index))
+        return (other_index != EMPTY) & ((index == EMPTY) | wins)
     nan_other, nan_here = xp.isnan(other), xp.isnan(value)
     strictly = other > value if largest else other < value
     tie = (other == value) | (nan_other & nan_here)
@@ -109,7 +119,7 @@ def arg_extreme(x: DistArray, axis, keepdims: bool, largest: bool) -> DistArray:
         with backend.on(device):
             if not all(shape) or any(len(box[a]) == 0 for a in axes):
                 values.append(backend.full(shape, _sentinel(x.dtype, largest), x.dtype, device))
-                indices.append(backend.full(shape, np.iinfo(np.intp).max, np.intp, device))
+                indices.append(backend.full(shape, EMPTY, np.intp, device))
                 continue
             value, index = _local(backend, chunk, box, axis, largest, x.shape)
             values.append(value)

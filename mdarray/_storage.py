@@ -119,11 +119,14 @@ class Chunks:
         if not check:
             buffers = list(buffers)
             for k, b in enumerate(buffers):
-                if isinstance(b, np.generic):
-                    buffers[k] = np.array(b)
+                if isinstance(b, np.generic) or not hasattr(b, "shape"):
+                    buffers[k] = _zero_d(b)
             return cls(layout, backend, np.dtype(dtype), tuple(buffers))
         # NumPy's kernels give scalars for 0-d operands: a chunk is a writable 0-d array.
-        buffers = tuple(np.array(b) if isinstance(b, np.generic) else b for b in buffers)
+        buffers = tuple(
+            _zero_d(b) if isinstance(b, np.generic) or not hasattr(b, "shape") else b
+            for b in buffers
+        )
         if len(buffers) != len(layout.chunks):
             raise ValueError(
                 f"layout has {len(layout.chunks)} chunks but {len(buffers)} arrays were given"
@@ -490,6 +493,12 @@ class Chunks:
                     copy if a is allocation else a for a in member._slab_allocations
                 )
                 member._slabs = tuple(a.array for a in member._slab_allocations)
+
+
+def _zero_d(value) -> Any:
+    """A kernel's result on 0-d operands as a chunk, a writable 0-d array: NumPy gives a
+    NumPy scalar, or for object arrays the Python object itself."""
+    return np.array(value) if isinstance(value, np.generic) else np.array(value, dtype=object)
 
 
 def native(dtype) -> np.dtype:
