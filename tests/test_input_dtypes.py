@@ -145,12 +145,17 @@ def test_timedelta_reductions(a, func):
         _same(func(x, axis=0), func(a, axis=0))
 
 
-@pytest.mark.parametrize("func", [np.mean, np.argmax, np.argmin, np.max])
-def test_object_integers(func):
-    a = np.array([3, 11, -2, 7, 11, 5], dtype=object)
+@pytest.mark.parametrize("func", [np.mean, np.argmax, np.argmin, np.max, np.sum, np.prod])
+@pytest.mark.parametrize(
+    "a",
+    [np.array([3, 11, -2, 7, 11, 5], dtype=object), np.array([1, 5.5, 3, 2, 7.25], dtype=object)],
+    ids=["ints", "mixed"],
+)
+def test_object_numbers(func, a):
     for x in _each_layout(a):
-        got = func(x).get()
-        assert got.item() == func(a)
+        got = func(x).get().item()
+        assert got == func(a)
+        assert type(got) is type(func(a).item() if hasattr(func(a), "item") else func(a))
 
 
 def test_field_access_is_a_view():
