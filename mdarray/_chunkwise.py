@@ -29,7 +29,7 @@ from ._mode_rules import keeps_mode
 from ._modes import REPLICA, Mode
 from ._operands import as_operand
 from ._plan_cache import plan_cache
-from ._processes import Remote, is_local
+from ._processes import Remote, is_local, merged_everywhere
 from ._storage import Chunks, native
 from ._stored import Stored
 
@@ -232,9 +232,15 @@ def cast(storage: Chunks, mode: Mode, dtype) -> tuple[Chunks, Mode]:
 def _sized(storage: Chunks, dtype: np.dtype) -> np.dtype:
     """`dtype` with the size or unit NumPy's cast from `storage`'s dtype gives it where
     it names none (``astype(str)`` of float64 is ``<U32``); where that size depends on the
-    values (objects to strings), the widest any chunk needs, as NumPy's whole array."""
+    values (objects to strings), the widest any chunk needs, as NumPy's whole array (on
+    every process alike: a collective in an SPMD run)."""
     if storage.dtype.kind == "O" and dtype.kind in "SU" and not dtype.itemsize:
-        found = [b.astype(dtype).dtype for b in storage.buffers if not isinstance(b, Remote)]
+        local = {
+            k: b.astype(dtype).dtype.str
+            for k, b in enumerate(storage.buffers)
+            if not isinstance(b, Remote)
+        }
+        found = [np.dtype(d) for d in merged_everywhere(local).values()]
         return max(found, key=lambda d: d.itemsize, default=dtype.type(1).dtype)
     return np.empty(0, storage.dtype).astype(dtype).dtype
 
