@@ -25,12 +25,13 @@ import numpy as np
 from . import _redistribute, _regions
 from ._backend import backend as default_backend
 from ._layout import Layout
+from ._limits import native
 from ._mode_rules import keeps_mode
 from ._modes import REPLICA, Mode
 from ._operands import as_operand
 from ._plan_cache import plan_cache
 from ._processes import Remote, is_local, merged_everywhere
-from ._storage import Chunks, native
+from ._storage import Chunks
 from ._stored import Stored
 
 _SCALARS = (bool, int, float, complex, np.generic)

@@ -14,6 +14,7 @@ from ndindex import Integer, Slice
 from . import _regions
 from ._backend import DeviceSet
 from ._backend import devices as backend_devices
+from ._limits import extent
 
 #: A shape: an int or a sequence of ints.
 ShapeLike: TypeAlias = int | np.integer | Sequence[SupportsIndex]
@@ -47,7 +48,7 @@ class Layout:
         self.shape = _normalize_shape(shape)
         #: The product of the non-zero sides: NumPy's limit on an array's size, checked
         #: here and, times the item size, where chunks are allocated.
-        self.extent = _extent(self.shape)
+        self.extent = extent(self.shape)
         if not isinstance(index_map, dict):
             raise TypeError(
                 f"index_map must be a dict {{device: [index, ...]}}, got {type(index_map).__name__}"
@@ -302,26 +303,6 @@ def _normalize_shape(shape: ShapeLike) -> tuple[int, ...]:
     if any(n < 0 for n in normalized):
         raise ValueError(f"negative dimensions are not allowed: {normalized}")
     return normalized
-
-
-def _extent(shape: tuple[int, ...]) -> int:
-    """The product of the non-zero sides of `shape`, which must fit in a signed index,
-    as NumPy requires (NumPy's errors)."""
-    extent = 1
-    for n in shape:
-        if n > MAX_INDEX:
-            raise ValueError("Maximum allowed dimension exceeded")
-        extent *= n or 1
-    if extent > MAX_INDEX:
-        raise ValueError(
-            "array is too big; `arr.size * arr.dtype.itemsize` is larger than the maximum "
-            "possible size."
-        )
-    return extent
-
-
-#: The largest signed index (``numpy.intp``): no array has more elements or bytes.
-MAX_INDEX = int(np.iinfo(np.intp).max)
 
 
 def _normalize_device(device) -> int:

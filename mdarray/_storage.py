@@ -40,7 +40,8 @@ from typing import Any
 import numpy as np
 
 from . import _processes, _regions
-from ._layout import MAX_INDEX, Layout, check_devices
+from ._layout import Layout, check_devices
+from ._limits import MAX_INDEX, allocatable, native
 from ._processes import Remote, is_local
 
 # Guards families, allocations and their moves (copy on write) across threads.
@@ -177,7 +178,7 @@ class Chunks:
         """Fresh packed chunks with unspecified values."""
         dtype = np.dtype(dtype)
         if layout.extent * dtype.itemsize > MAX_INDEX or not dtype.isnative:
-            dtype = allocatable(layout, dtype)
+            dtype = allocatable(layout.extent, dtype)
         check_devices(layout, backend)
         slabs = tuple(
             backend.empty((total,), dtype, device)
@@ -192,7 +193,7 @@ class Chunks:
         """Fresh packed chunks filled with `value`."""
         dtype = np.dtype(dtype)
         if layout.extent * dtype.itemsize > MAX_INDEX or not dtype.isnative:
-            dtype = allocatable(layout, dtype)
+            dtype = allocatable(layout.extent, dtype)
         check_devices(layout, backend)
         slabs = tuple(
             backend.full((total,), value, dtype, device)
@@ -209,7 +210,7 @@ class Chunks:
         chunks' devices."""
         if not backend.is_native(array):
             array = np.asarray(array)
-        if not array.dtype.isnative:  # a file format's big-endian data: see `native`
+        if not array.dtype.isnative:  # a file format's big-endian data (`_limits`)
             array = array.astype(native(array.dtype))
         out = cls.empty(layout, array.dtype, backend)
         copy_in = backend.from_host if isinstance(array, np.ndarray) else backend.adopt
@@ -496,29 +497,9 @@ class Chunks:
 
 
 def _zero_d(value) -> Any:
-    """A kernel's result on 0-d operands as a chunk, a writable 0-d array: NumPy gives a
-    NumPy scalar, or for object arrays the Python object itself."""
+    """A kernel's result on 0-d operands (a NumPy scalar, or an object array's Python
+    object) as a chunk: a writable 0-d array."""
     return np.array(value) if isinstance(value, np.generic) else np.array(value, dtype=object)
-
-
-def native(dtype) -> np.dtype:
-    """`dtype` in the machine's byte order: chunks hold only that (CuPy's arrays hold
-    nothing else, and kernels give results in it), so big-endian data from a file format
-    is converted on the way in, keeping its values."""
-    dtype = np.dtype(dtype)
-    return dtype if dtype.isnative else dtype.newbyteorder("=")
-
-
-def allocatable(layout: Layout, dtype: np.dtype) -> np.dtype:
-    """`dtype` as chunks of `layout` hold it (`native`), after NumPy's limit on an
-    array's bytes: the product of its non-zero sides and the item size must fit in a
-    signed index (NumPy's error)."""
-    if layout.extent * dtype.itemsize > MAX_INDEX:
-        raise ValueError(
-            "array is too big; `arr.size * arr.dtype.itemsize` is larger than the maximum "
-            "possible size."
-        )
-    return native(dtype)
 
 
 def _slab_part(offset: int, size: int, shape: tuple) -> Callable[[Any], Any]:

@@ -40,6 +40,7 @@ LAYERS = (
             "_processes",
             "_transport",
             "_layout",
+            "_limits",
             "_visualize",
             "_svg",
         },
