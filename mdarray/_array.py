@@ -16,7 +16,6 @@ from types import ModuleType
 from typing import Any, cast
 
 import numpy as np
-from numpy.lib.mixins import NDArrayOperatorsMixin
 from numpy.typing import DTypeLike
 
 from . import _processes, _redistribute, _svg, _visualize
@@ -26,6 +25,7 @@ from ._debug import TransferCount
 from ._layout import Device, IndexMap, Layout, check_devices, layout_for_device
 from ._modes import REPLICA, Mode, as_mode
 from ._ndarray_methods import NDArrayMethods
+from ._operands import OURS, TAKEN, Operators, foreign
 from ._registry import FUNCTIONS, UFUNC_METHODS, UFUNC_OVERRIDES, method, runs_here
 from ._storage import Chunks
 from ._stored import Stored, decided_call
@@ -34,7 +34,7 @@ from ._stored import Stored, decided_call
 Axes = int | tuple[int, ...] | None
 
 
-class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
+class DistArray(Stored, NDArrayMethods, Operators):
     """An N-D array whose chunks live on several devices.
 
     A DistArray has a `layout` (which device holds which part), a `mode` (how overlapping
@@ -414,10 +414,13 @@ class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
     def __array_ufunc__(
         self, ufunc: np.ufunc, method_name: str, *inputs: Any, **kwargs: Any
     ) -> Any:
-        if method_name == "__call__":
-            result = decided_call(ufunc, inputs, kwargs)
-            if result is not None:  # ``out`` keeps its own group (`in_group`)
-                return result if "out" in kwargs else in_group(result, inputs)
+        if method_name == "__call__" and (done := decided_call(ufunc, inputs, kwargs)) is not None:
+            return done if "out" in kwargs else in_group(done, inputs)  # out keeps its group
+        operands = (*inputs, *kwargs["out"]) if "out" in kwargs else inputs
+        if not TAKEN.issuperset(map(type, operands)):  # NEP 13: `_operands.foreign`
+            answer = foreign(getattr(ufunc, method_name), map(type, operands), inputs, kwargs)
+            if answer is not OURS:
+                return answer
         _processes.check_call(f"{ufunc.__name__}.{method_name}", inputs)
         impl = UFUNC_OVERRIDES.get((ufunc, method_name)) or UFUNC_METHODS.get(method_name)
         if impl is None or not runs_here(impl):
@@ -431,6 +434,10 @@ class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
     ) -> Any:
+        if not TAKEN.issuperset(types):  # NEP 18: `_operands.foreign`
+            answer = foreign(func, types, args, kwargs)
+            if answer is not OURS:
+                return answer
         _processes.check_call(getattr(func, "__name__", "function"), args)
         impl = FUNCTIONS.get(func)
         if impl is not None and runs_here(impl):
@@ -558,15 +565,11 @@ def _one_group(result: DistArray, operands: Collection[Any]) -> bool:
                 first, group = value, value._group
             elif group is None or (value._group is not group and value._group != group):
                 return False
-    if first is None:
-        return False
-    group = first.device
-    if result._group is not None:
-        return result._group is group
-    if result._storage.layout.devices != first._storage.layout.devices:
-        return False
-    result._group = group
-    return True
+    if first is None or result._storage.layout.devices != first._storage.layout.devices:
+        return result._group is not None and first is not None and result._group is first.device
+    if result._group is None:
+        result._group = first.device
+    return result._group is first.device
 
 
 def _arrays_in(values: Collection[Any]) -> list[DistArray]:

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager
 from functools import cache
 from types import ModuleType
-from typing import Any, Protocol, SupportsInt, runtime_checkable
+from typing import Any, Protocol, SupportsIndex, runtime_checkable
 
 import numpy as np
 
@@ -146,6 +146,19 @@ def devices() -> tuple[int, ...]:
     return backend().device_ids
 
 
+_INT = frozenset({int})
+
+
+def _device_id(device: Any) -> int:
+    """A device id: an integer (a Python or NumPy int; not a bool, a float or a string,
+    which would name a device by accident), not negative."""
+    if isinstance(device, (bool, np.bool_)) or not isinstance(device, (int, np.integer)):
+        raise TypeError(f"a device id is an int, got {device!r} ({type(device).__name__})")
+    if device < 0:
+        raise ValueError(f"device ids are non-negative, got {device}")
+    return int(device)
+
+
 class DeviceSet:
     """A set of devices of one backend: what ``x.device`` returns.
 
@@ -162,8 +175,11 @@ class DeviceSet:
 
     __slots__ = ("backend", "device_ids")
 
-    def __init__(self, device_ids: Iterable[SupportsInt], backend: str | None = None) -> None:
-        self.device_ids = tuple(int(d) for d in device_ids)
+    def __init__(self, device_ids: Iterable[SupportsIndex], backend: str | None = None) -> None:
+        ids: tuple[Any, ...] = tuple(device_ids)
+        if not _INT.issuperset(map(type, ids)) or (ids and min(ids) < 0):
+            ids = tuple(map(_device_id, ids))  # ids made by mdarray pass the test above
+        self.device_ids: tuple[int, ...] = ids
         self.backend = default_backend_name() if backend is None else backend
         if not self.device_ids:
             raise ValueError("a DeviceSet needs at least one device")

@@ -30,12 +30,16 @@ import numpy as np
 from . import _redistribute, _regions
 from ._backend import backend as default_backend
 from ._layout import Layout
+from ._limits import native
 from ._mode_rules import keeps_mode
 from ._modes import REPLICA, Mode
+from ._operands import as_operand
 from ._plan_cache import plan_cache
-from ._processes import Remote, is_local
+from ._processes import Remote, is_local, merged_everywhere
 from ._storage import Chunks
 from ._stored import Stored
+
+_SCALARS = (bool, int, float, complex, np.generic)
 
 #: NumPy's casting rules (``casting=`` of ufuncs, ``can_cast``, ``concat``).
 Casting: TypeAlias = Literal["no", "equiv", "safe", "same_kind", "unsafe"]
@@ -87,7 +91,8 @@ def aligned(operand, layout: Layout, backend) -> list:
     A DistArray of the same layout and REPLICA mode gives its buffers as they are; any
     other DistArray is brought over with `_redistribute.region_value` (in REPLICA mode);
     NumPy and CuPy arrays are sliced and copied to the devices; scalars are returned as
-    they are, one per chunk.
+    they are, one per chunk; anything else (a nested list) is first what `as_operand`
+    makes of it, as NumPy converts it.
     """
     if isinstance(operand, Stored):
         storage, mode = operand.storage, operand.mode
@@ -112,7 +117,9 @@ def aligned(operand, layout: Layout, backend) -> list:
             else Remote(_regions.box_shape(region), operand.dtype, device)
             for region, device in zip(regions, layout.chunk_devices)
         ]
-    return [operand] * len(layout.chunks)
+    if isinstance(operand, _SCALARS):
+        return [operand] * len(layout.chunks)
+    return aligned(as_operand(operand), layout, backend)
 
 
 def map_chunks(x: Stored, fn, *operands, dtype=None) -> Chunks:
@@ -220,7 +227,9 @@ def cast(storage: Chunks, mode: Mode, dtype) -> tuple[Chunks, Mode]:
     The copies are cast where the cast commutes with combining them
     (`_mode_rules.keeps_mode`); otherwise the value is made REPLICA first.
     """
-    dtype = np.dtype(dtype)
+    dtype = native(dtype)
+    if dtype.kind in "SUVMm":
+        dtype = _sized(storage, dtype)
     if not keeps_mode(mode, storage.dtype, dtype):
         storage, mode = _redistribute.change_mode(storage, mode, REPLICA), REPLICA
     return map_elements(storage, lambda b: b.astype(dtype, copy=True), dtype=dtype), mode
@@ -260,6 +269,22 @@ def commit(backend, writes) -> None:
             with backend.on(device):
                 backend.assign(target, index, piece)
         raise
+
+
+def _sized(storage: Chunks, dtype: np.dtype) -> np.dtype:
+    """`dtype` with the size or unit NumPy's cast from `storage`'s dtype gives it where
+    it names none (``astype(str)`` of float64 is ``<U32``); where that size depends on the
+    values (objects to strings), the widest any chunk needs, as NumPy's whole array (on
+    every process alike: a collective in an SPMD run)."""
+    if storage.dtype.kind == "O" and dtype.kind in "SU" and not dtype.itemsize:
+        local = {
+            k: b.astype(dtype).dtype.str
+            for k, b in enumerate(storage.buffers)
+            if not isinstance(b, Remote)
+        }
+        found = [np.dtype(d) for d in merged_everywhere(local).values()]
+        return max(found, key=lambda d: d.itemsize, default=dtype.type(1).dtype)
+    return np.empty(0, storage.dtype).astype(dtype).dtype
 
 
 def write_out(out, value: Stored, *, casting: Casting | None = None, name: str = ""):

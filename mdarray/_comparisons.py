@@ -11,16 +11,20 @@ chunk of `element`.
 from __future__ import annotations
 
 import builtins
+import operator
 import warnings
 
 import numpy as np
 
-from ._array import DistArray, wrap
+from ._array import DistArray, in_mode, wrap
+from ._chunkwise import aligned, result_layout
 from ._contractions import _operand
 from ._fallback import as_distarrays
 from ._modes import REPLICA
+from ._operands import as_operand
 from ._processes import is_local
-from ._registry import implements
+from ._registry import implements, implements_method
+from ._storage import Chunks
 
 __all__: list[str] = []
 
@@ -180,3 +184,29 @@ def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None
 
 def _operand_is_native(x) -> bool:
     return not isinstance(x, np.ndarray) and hasattr(x, "__cuda_array_interface__")
+
+
+@implements_method("structured_compare")
+def structured_compare(ufunc, x: DistArray, other) -> DistArray:
+    """``x == other`` or ``x != other`` (`ufunc` names which) of structured arrays, which
+    NumPy's operators compare field by field though its ufuncs have no loop: NumPy's
+    operator per chunk of the result, on the chunk's pieces (NumPy's errors for
+    structures that do not match)."""
+    compare = operator.eq if ufunc is np.equal else operator.ne
+    other = as_operand(other)
+    dtype = other.dtype if hasattr(other, "dtype") else np.asarray(other).dtype
+    compare(np.empty(0, x.dtype), np.empty(0, dtype))
+    shape = np.broadcast_shapes(x.shape, np.shape(other))
+    operands = (
+        in_mode(x, REPLICA),
+        in_mode(other, REPLICA) if isinstance(other, DistArray) else other,
+    )
+    layout = result_layout(shape, operands)
+    backend = x.storage.backend
+    columns = [aligned(op, layout, backend) for op in operands]
+
+    def chunk(k):
+        got = compare(columns[0][k], columns[1][k])
+        return backend.xp.broadcast_to(got, layout.chunk_shapes[k]).copy()
+
+    return wrap(Chunks.generate(layout, backend, chunk, np.bool_))

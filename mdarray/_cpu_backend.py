@@ -160,6 +160,8 @@ class CpuBackend:
     def reduce(self, ufunc, chunk, axes: tuple, dtype, result_dtype, skip_nan: bool = False):
         """`ufunc` reduced over `axes` of one chunk, keeping dims, as `result_dtype`;
         NaNs as the identity where `skip_nan` (``np.add`` and ``np.multiply``)."""
+        if dtype is not None and np.dtype(dtype).kind in "mM":
+            dtype = None  # NumPy's ufuncs refuse a time unit (``m8[s]``): the chunk's own
         if skip_nan:
             nan_reduce = np.nansum if ufunc is np.add else np.nanprod
             out = nan_reduce(chunk, axis=axes, dtype=dtype, keepdims=True)
@@ -176,6 +178,8 @@ class CpuBackend:
 
     def accumulate(self, ufunc, chunk, axis: int, dtype):
         """`ufunc` accumulated along `axis` of one chunk."""
+        if dtype is not None and np.dtype(dtype).kind in "mM":
+            dtype = None  # as in `reduce`
         return ufunc.accumulate(chunk, axis=axis, dtype=dtype)
 
     def linalg_errors(self):

@@ -18,11 +18,11 @@ from . import _reduction, _regions
 from ._array import DistArray, wrap
 from ._chunkwise import aligned, backend_of, result_layout, write_out
 from ._modes import REPLICA
+from ._operands import as_operand
 from ._redistribute import region_value
 from ._registry import UFUNC_METHODS, UFUNC_OVERRIDES, implements_method
 from ._storage import Chunks
 from ._ufunc_plans import call_shape
-from ._ufuncs import as_operand
 
 # Elementwise kernels -------------------------------------------------------------------
 

@@ -32,6 +32,21 @@ def fallback_function(func, types, args, kwargs):
     return fallback(func, args, kwargs, f"{func.__module__}.{func.__name__}")
 
 
+@implements_method("numpy_answer")
+def numpy_answer(func, args, kwargs):
+    """NumPy's answer to `func` with a NumPy array subclass of its own meaning among the
+    operands (a masked array, a matrix; `_operands.HOST`): the DistArrays gathered, under
+    the policy, and the result kept as NumPy gives it (a masked array keeps its mask),
+    except that DistArrays written into come back as themselves."""
+    ufunc = getattr(func, "__self__", None)
+    if isinstance(ufunc, np.ufunc):
+        method = "" if func.__name__ == "__call__" else f".{func.__name__}"
+        name = f"numpy.{ufunc.__name__}{method}"
+    else:
+        name = f"{func.__module__}.{func.__name__}"
+    return fallback(func, args, kwargs, f"{name} (with a NumPy array subclass)", keep=True)
+
+
 def numpy_twin(impl, numpy: ModuleType = np):
     """The NumPy function `impl` implements (its registered NumPy function, else the one
     of its name in `numpy`), or None."""
@@ -62,7 +77,7 @@ _WRITERS = {
 }
 
 
-def fallback(func, args, kwargs, name: str):
+def fallback(func, args, kwargs, name: str, *, keep: bool = False):
     """Gather DistArray arguments to the host, run `func`, and re-distribute the result.
 
     No write is lost: a DistArray that NumPy writes into (``out=``, the first argument of
@@ -71,7 +86,8 @@ def fallback(func, args, kwargs, name: str):
     own layout and mode, through its buffers (so its views see it), after `func` returned:
     a raise writes nothing. A written argument that `func` returns comes back as itself.
     Array results come back DistArrays, 0-d ones too (replicated on the first DistArray
-    operand's devices), and named tuples keep their type (``unique_all``'s fields).
+    operand's devices), and named tuples keep their type (``unique_all``'s fields); with
+    `keep`, results other than the written arguments are NumPy's as they are.
     """
     arrays = distarrays_in((args, kwargs))
     check_fallback(name, sum(a.nbytes for a in arrays))
@@ -83,6 +99,10 @@ def fallback(func, args, kwargs, name: str):
         host = hosts[id(x)]
         write_out(x, wrap(Chunks.from_host(host, x.layout, x.storage.backend)), name=name)
     returned = {id(hosts[id(x)]): x for x in written}
+    if keep:
+        if type(result) is tuple:
+            return tuple(returned.get(id(r), r) for r in result)
+        return returned.get(id(result), result)
     return _distributed(_redistributed(result, template, returned), template)
 
 

@@ -19,8 +19,8 @@ import numpy as np
 from ._array import DistArray, in_group, in_mode, wrap
 from ._chunkwise import aligned, backend_of, result_layout, shape_of
 from ._modes import REPLICA
+from ._operands import as_operand, verdict
 from ._storage import Chunks
-from ._ufuncs import as_operand
 
 
 class Fused:
@@ -42,9 +42,9 @@ class Fused:
             raise TypeError(f"mdarray.fuse({_name(fn)}): takes no keyword arguments, only operands")
         if not any(isinstance(x, DistArray) for x in args):
             return fn(*args)
+        if verdict(map(type, args), "__array_ufunc__") is not None:
+            return fn(*args)  # another library's array: the unfused chain decides
         operands = tuple(as_operand(x) for x in args)
-        if any(x is NotImplemented for x in operands):
-            return fn(*args)  # another library's duck array: the unfused chain decides
         shape = np.broadcast_shapes(*(shape_of(x) for x in operands))
         dtype, returned = _result_dtype(fn, operands, shape)
         if returned is not None:  # fn returns an operand as it is: no kernel to run

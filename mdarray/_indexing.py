@@ -86,6 +86,8 @@ def getitem(x: DistArray, key) -> DistArray:
     >>> y.get(), y.index_map
     (array([7, 4, 1]), {0: [(slice(2, 3, 1),)], 1: [(slice(0, 2, 1),)]})
     """
+    if type(key) is str or (type(key) is list and key and type(key[0]) is str):
+        return _fields(x, key)
     hashable = hashable_key(key)
     if hashable is not None:
         return _planned_getitem(x, key_plan(x.layout, hashable))
@@ -108,6 +110,14 @@ def getitem(x: DistArray, key) -> DistArray:
     return result
 
 
+def _fields(x: DistArray, names) -> DistArray:
+    """``x["a"]`` or ``x[["a", "b"]]`` of a structured array: a view of those fields of
+    every chunk, as NumPy's (writes through either reach the other); NumPy's errors for
+    an unknown field or an array without fields."""
+    dtype = np.empty(0, x.dtype)[names].dtype
+    return wrap(x.storage.view(x.layout, lambda t, b: b[names], dtype=dtype), x.mode)
+
+
 def _has_ellipsis(key) -> bool:
     return any(item is Ellipsis for item in (key if isinstance(key, tuple) else (key,)))
 
@@ -125,6 +135,9 @@ def setitem(x: DistArray, key, value) -> None:
     >>> [c.tolist() for c in x.all_chunks()[1]]
     [[0.0, 5.0, 6.0, 0.0]]
     """
+    if type(key) is str or (type(key) is list and key and type(key[0]) is str):
+        setitem(_fields(x, key), Ellipsis, value)
+        return
     hashable = hashable_key(key)
     if hashable is not None:
         plan = key_plan(x.layout, hashable)

@@ -14,6 +14,7 @@ from ndindex import Integer, Slice
 from . import _regions
 from ._backend import DeviceSet
 from ._backend import devices as backend_devices
+from ._limits import extent
 
 #: A shape: an int or a sequence of ints.
 ShapeLike: TypeAlias = int | np.integer | Sequence[SupportsIndex]
@@ -45,6 +46,9 @@ class Layout:
 
     def __init__(self, shape: ShapeLike, index_map: IndexMap) -> None:
         self.shape = _normalize_shape(shape)
+        #: The product of the non-zero sides: NumPy's limit on an array's size, checked
+        #: here and, times the item size, where chunks are allocated.
+        self.extent = extent(self.shape)
         if not isinstance(index_map, dict):
             raise TypeError(
                 f"index_map must be a dict {{device: [index, ...]}}, got {type(index_map).__name__}"
@@ -155,7 +159,7 @@ class Layout:
         return _LayoutCover(self)
 
     def _check_coverage(self) -> None:
-        if not int(np.prod(self.shape, dtype=np.int64)):
+        if 0 in self.shape:
             return
         missing = _regions.cover(_regions.full_box(self.shape), self.boxes).uncovered()
         if missing is not None:

@@ -257,3 +257,35 @@ def fill_remote(layout: Layout, buffers: list, dtype) -> list:
         Remote(shape, dtype, device) if b is None else b
         for b, shape, device in zip(buffers, layout.chunk_shapes, layout.chunk_devices)
     ]
+
+
+def loaded(kind, layout: Layout, backend, dtype, memories: list, parts, tracked: bool) -> Any:
+    """Chunks (of class `kind`) restored from what `Chunks._saved` kept (a pickle's or a copy's memories;
+    `backend` by name when unpickled): packed where `parts` is None, tracked by copy on
+    write where the original was, as a new family on `memories`."""
+    if isinstance(backend, str):
+        backend = unpickling_backend(backend, layout)
+    for memory in memories:
+        memory.place(backend)
+    if parts is None:
+        out = kind(layout, backend, dtype, None, tuple(m.array for m in memories))
+        if tracked:
+            out._attach_slabs(memories)
+        return out
+    if not tracked:
+        return kind(layout, backend, dtype, tuple(memories[i].array for i, _ in parts))
+    out = kind(layout, backend, dtype)
+    xp = backend.xp
+    out._attach(
+        [
+            (memories[i], () if place is None else (Strided(xp, place[0], shape, place[1]),))
+            for (i, place), shape in zip(parts, layout.chunk_shapes)
+        ]
+    )
+    return out
+
+
+def zero_d(value) -> Any:
+    """A kernel's result on 0-d operands (a NumPy scalar, or an object array's Python
+    object) as a chunk: a writable 0-d array."""
+    return np.array(value) if isinstance(value, np.generic) else np.array(value, dtype=object)

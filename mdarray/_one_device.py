@@ -32,6 +32,7 @@ from . import _processes, _redistribute, _regions
 from ._array import DistArray, wrap
 from ._config import check_fallback
 from ._layout import Layout
+from ._operands import as_operand
 from ._processes import Remote, is_local
 from ._storage import Chunks
 
@@ -94,7 +95,8 @@ def _onto(x, device: int, backend):
         return backend.from_host(x, device)
     if backend.is_native(x):
         return backend.adopt(x, device)
-    return x
+    operand = as_operand(x)  # a nested list: the NumPy array NumPy makes of it
+    return x if operand is x else _onto(operand, device, backend)
 
 
 def _results(result, device: int, backend):

@@ -16,12 +16,13 @@ import numpy as np
 
 from . import _redistribute, _reduction
 from ._advanced_indexing import nonzero as native_nonzero
-from ._array import DistArray, wrap
+from ._array import DistArray, in_mode, wrap
 from ._chunkwise import (
     aligned,
     backend_of,
     block_layout,
     blocks,
+    map_elements,
     result_layout,
     shape_of,
     write_out,
@@ -38,10 +39,15 @@ from ._sorting_functions import runs, to_host
 from ._storage import Chunks
 from ._ufunc_plans import where_call
 
+#: The index of an empty part's (value, index) pair: it loses to every real one.
+EMPTY = np.iinfo(np.intp).max
+
 
 def _sentinel(dtype, largest: bool):
     """A value no real element loses to (for empty parts of a split axis)."""
     dtype = np.dtype(dtype)
+    if dtype.kind not in "biufc":  # no identity (strings, objects): the pair's EMPTY index
+        return np.zeros((), dtype)[()]  # makes it lose (`_better`)
     if dtype.kind == "c":
         part = -np.inf if largest else np.inf
         return dtype.type(complex(part, part))
@@ -54,7 +60,8 @@ def _local(backend, chunk, box, axis, largest: bool, global_shape):
     xp = backend.xp
     if axis is None:
         k = backend.arg_pick(chunk.reshape(-1), 0, largest)
-        value = chunk.reshape(-1)[k].reshape((1,) * chunk.ndim)
+        # asarray: an object array's element is a Python object, not a NumPy scalar.
+        value = xp.asarray(chunk.reshape(-1)[k], dtype=chunk.dtype).reshape((1,) * chunk.ndim)
         # The global flat index, computed on the device (no host synchronization).
         strides = np.cumprod((1, *global_shape[:0:-1]))[::-1]
         flat = xp.zeros((), np.intp)
@@ -69,6 +76,10 @@ def _local(backend, chunk, box, axis, largest: bool, global_shape):
 
 def _better(xp, value, index, other, other_index, largest: bool):
     """Where the (other, other_index) pair beats (value, index)."""
+    if value.dtype.kind not in "biufc":  # no NaN; an empty part's pair (`_sentinel`) loses
+        strictly = other > value if largest else other < value
+        wins = strictly | ((other == value) & (other_index < index))
+        return (other_index != EMPTY) & ((index == EMPTY) | wins)
     nan_other, nan_here = xp.isnan(other), xp.isnan(value)
     with np.errstate(invalid="ignore"):  # NumPy warns comparing complex NaNs; masked here
         strictly = other > value if largest else other < value
@@ -95,7 +106,7 @@ def arg_extreme(x: DistArray, axis, keepdims: bool, largest: bool) -> DistArray:
         with backend.on(device):
             if not all(shape) or any(len(box[a]) == 0 for a in axes):
                 values.append(backend.full(shape, _sentinel(x.dtype, largest), x.dtype, device))
-                indices.append(backend.full(shape, np.iinfo(np.intp).max, np.intp, device))
+                indices.append(backend.full(shape, EMPTY, np.intp, device))
                 continue
             value, index = _local(backend, chunk, box, axis, largest, x.shape)
             values.append(value)
@@ -332,9 +343,22 @@ def where(condition, x1, x2, /) -> DistArray:
 
 @implements(np.count_nonzero, spmd=True)
 def _count_nonzero(a, axis=None, *, keepdims=False):
-    """A sum of ``a != 0``: chunks count their own elements, and a split axis gives a
-    partial (SUM) count, nothing moved."""
-    return np.sum(np.not_equal(a, 0), axis=axis, dtype=np.intp, keepdims=keepdims)
+    """A sum of each element's truth (``a != 0`` for numbers): chunks count their own
+    elements, and a split axis gives a partial (SUM) count, nothing moved."""
+    if a.dtype.kind in "biufc":
+        truth = np.not_equal(a, 0)
+    else:
+        truth = wrap(map_elements(in_mode(a, REPLICA).storage, _truth, np.bool_))
+    return np.sum(truth, axis=axis, dtype=np.intp, keepdims=keepdims)
+
+
+def _truth(chunk):
+    """Each element's truth as NumPy's ``count_nonzero`` counts it, for the dtypes other
+    than numbers: an object's ``bool``, a non-empty string, a time other than zero (NaT
+    included), a structure with a non-zero field."""
+    if chunk.dtype.kind == "O":
+        return chunk.astype(np.bool_)
+    return chunk != np.zeros((), chunk.dtype)
 
 
 def count_nonzero(

@@ -42,20 +42,21 @@ import numpy as np
 
 from . import _processes, _regions
 from ._layout import Layout, check_devices
+from ._limits import MAX_INDEX, allocatable, native
 from ._memory import (
     Allocation,
     Family,
-    Strided,
     check_slabs,
     copied_memories,
     fill_remote,
+    loaded,
     made_by,
     own_memories,
     resolve,
     saved,
     slab_part,
     unpack,
-    unpickling_backend,
+    zero_d,
 )
 from ._processes import Remote, is_local
 
@@ -122,11 +123,14 @@ class Chunks:
         if not check:
             buffers = list(buffers)
             for k, b in enumerate(buffers):
-                if isinstance(b, np.generic):
-                    buffers[k] = np.array(b)
+                if isinstance(b, np.generic) or not hasattr(b, "shape"):
+                    buffers[k] = zero_d(b)
             return cls(layout, backend, np.dtype(dtype), tuple(buffers))
         # NumPy's kernels give scalars for 0-d operands: a chunk is a writable 0-d array.
-        buffers = tuple(np.array(b) if isinstance(b, np.generic) else b for b in buffers)
+        buffers = tuple(
+            zero_d(b) if isinstance(b, np.generic) or not hasattr(b, "shape") else b
+            for b in buffers
+        )
         if len(buffers) != len(layout.chunks):
             raise ValueError(
                 f"layout has {len(layout.chunks)} chunks but {len(buffers)} arrays were given"
@@ -175,6 +179,9 @@ class Chunks:
     @classmethod
     def empty(cls, layout: Layout, dtype, backend) -> Chunks:
         """Fresh packed chunks with unspecified values."""
+        dtype = np.dtype(dtype)
+        if layout.extent * dtype.itemsize > MAX_INDEX or not dtype.isnative:
+            dtype = allocatable(layout.extent, dtype)
         check_devices(layout, backend)
         slabs = tuple(
             backend.empty((total,), dtype, device)
@@ -187,6 +194,9 @@ class Chunks:
     @classmethod
     def full(cls, layout: Layout, value, dtype, backend) -> Chunks:
         """Fresh packed chunks filled with `value`."""
+        dtype = np.dtype(dtype)
+        if layout.extent * dtype.itemsize > MAX_INDEX or not dtype.isnative:
+            dtype = allocatable(layout.extent, dtype)
         check_devices(layout, backend)
         slabs = tuple(
             backend.full((total,), value, dtype, device)
@@ -203,11 +213,16 @@ class Chunks:
         chunks' devices."""
         if not backend.is_native(array):
             array = np.asarray(array)
+        if not array.dtype.isnative:  # a file format's big-endian data (`_limits`)
+            array = array.astype(native(array.dtype))
         out = cls.empty(layout, array.dtype, backend)
         copy_in = backend.from_host if isinstance(array, np.ndarray) else backend.adopt
         for box, device, buffer in zip(layout.boxes, layout.chunk_devices, out.buffers):
             if is_local(device):
-                copy_in(array[tuple(_regions.to_slice(r) for r in box)], device, out=buffer)
+                # Ellipsis last: a view even of a 0-d array (an object array's item is
+                # no array).
+                part = (*(_regions.to_slice(r) for r in box), Ellipsis)
+                copy_in(array[part], device, out=buffer)
         return out
 
     @classmethod
@@ -256,11 +271,15 @@ class Chunks:
             out._refs = tuple(refs)
         return out
 
-    def view(self, layout: Layout, make: Callable[[int, Any], Any], sources=None) -> Chunks:
+    def view(
+        self, layout: Layout, make: Callable[[int, Any], Any], sources=None, dtype=None
+    ) -> Chunks:
         """Chunks of `layout` whose chunk t is ``make(t, buffer)`` of this one's chunk
         ``sources[t]`` (default t), made on its device: a view of this array where `make`
-        makes views (a slice, a transpose, a reshape), so writes through either reach the
-        other, as with NumPy's views. A chunk that `make` had to copy is the view's own."""
+        makes views (a slice, a transpose, a reshape; of `dtype` where given, a field of a
+        structured array), so writes through either reach the other, as with NumPy's
+        views. A chunk that `make` had to copy is the view's own."""
+        dtype = self.dtype if dtype is None else np.dtype(dtype)
         with _LOCK:
             self._track()
             assert self._refs is not None
@@ -272,7 +291,7 @@ class Chunks:
             refs: list[tuple[Allocation, tuple]] = []
             for t, k in enumerate(range(len(buffers)) if sources is None else sources):
                 if isinstance(buffers[k], Remote):
-                    made = Remote(layout.chunk_shapes[t], self.dtype, devices[k])
+                    made = Remote(layout.chunk_shapes[t], dtype, devices[k])
                     out_buffers.append(made)
                     refs.append((Allocation(made, devices[k], self.backend), ()))
                     continue
@@ -284,7 +303,7 @@ class Chunks:
                 else:
                     allocation, recipe = self._refs[k]
                     refs.append((allocation, (*recipe, made_by(make, t))))
-            out = Chunks.of(layout, out_buffers, self.backend, self.dtype)
+            out = Chunks.of(layout, out_buffers, self.backend, dtype)
             out._family = self._family
             out._refs = tuple(refs)
             self._family.members.add(out)
@@ -413,7 +432,7 @@ class Chunks:
         of object arrays are copied too."""
         memories, parts, tracked = self._saved()
         memories = copied_memories(memories, memo)
-        return _loaded(self.layout, self.backend, self.dtype, memories, parts, tracked)
+        return loaded(type(self), self.layout, self.backend, self.dtype, memories, parts, tracked)
 
     def __copy__(self) -> Chunks:
         return self.copied()
@@ -430,7 +449,10 @@ class Chunks:
                 "only its own chunks): pickle x.get() instead"
             )
         memories, parts, tracked = self._saved()
-        return (_loaded, (self.layout, self.backend.name, self.dtype, memories, parts, tracked))
+        return (
+            loaded,
+            (type(self), self.layout, self.backend.name, self.dtype, memories, parts, tracked),
+        )
 
     def _saved(self) -> tuple:
         """``(memories, parts, tracked)``: the allocations these chunks use and where
@@ -570,29 +592,3 @@ class Chunks:
                     copy if a is allocation else a for a in member._slab_allocations
                 )
                 member._slabs = tuple(a.array for a in member._slab_allocations)
-
-
-def _loaded(layout: Layout, backend, dtype, memories: list, parts, tracked: bool) -> Chunks:
-    """Chunks restored from what `Chunks._saved` kept (a pickle's or a copy's memories;
-    `backend` by name when unpickled): packed where `parts` is None, tracked by copy on
-    write where the original was, as a new family on `memories`."""
-    if isinstance(backend, str):
-        backend = unpickling_backend(backend, layout)
-    for memory in memories:
-        memory.place(backend)
-    if parts is None:
-        out = Chunks(layout, backend, dtype, None, tuple(m.array for m in memories))
-        if tracked:
-            out._attach_slabs(memories)
-        return out
-    if not tracked:
-        return Chunks(layout, backend, dtype, tuple(memories[i].array for i, _ in parts))
-    out = Chunks(layout, backend, dtype)
-    xp = backend.xp
-    out._attach(
-        [
-            (memories[i], () if place is None else (Strided(xp, place[0], shape, place[1]),))
-            for (i, place), shape in zip(parts, layout.chunk_shapes)
-        ]
-    )
-    return out

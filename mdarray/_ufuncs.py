@@ -29,11 +29,12 @@ from ._array import DistArray, in_mode, wrap
 from ._chunkwise import aligned, backend_of, result_layout, write_out, writes_in_place
 from ._fallback import fallback
 from ._modes import REPLICA
+from ._operands import TAKEN, as_operand, yields_to
 from ._plan_cache import lookup, remember
 from ._processes import Remote, agreeing, is_local
-from ._registry import implements_method, implements_ufunc_method
+from ._registry import implements_method, implements_ufunc_method, method
 from ._storage import Chunks
-from ._ufunc_fast import PY_SCALARS, decided, fast_call, wrap_buffers
+from ._ufunc_fast import decided, fast_call, wrap_buffers
 from ._ufunc_plans import (
     call_key,
     call_shape,
@@ -80,8 +81,6 @@ def ufunc_call(ufunc, inputs, kwargs):
         if result is not None:
             return result
     inputs = tuple(as_operand(x) for x in inputs)
-    if any(x is NotImplemented for x in inputs):
-        return NotImplemented
     where = _as_where(where)
     options = tuple(sorted(kwargs.items()))
     dtypes, shape, backend, kernel = _decide(ufunc, inputs, outs, where, options)
@@ -203,19 +202,6 @@ def _as_array(x):
     if isinstance(x, np.ndarray) or backend_of(()).is_native(x):
         return x
     raise TypeError(f"return arrays must be of ArrayType, got {type(x).__name__}")
-
-
-def as_operand(x):
-    """An operand as the per-chunk code takes it: DistArrays, NumPy and CuPy arrays and
-    scalars as they are (Python scalars stay weakly typed), other array-likes as NumPy
-    arrays; NotImplemented for another library's duck arrays."""
-    if isinstance(x, (DistArray, np.ndarray, np.generic, *PY_SCALARS)):
-        return x
-    if backend_of(()).is_native(x):
-        return x
-    if getattr(type(x), "__array_ufunc__", None) is not None and not hasattr(x, "__array__"):
-        return NotImplemented
-    return np.asarray(x)
 
 
 def _as_where(where):
@@ -345,12 +331,14 @@ def compare(ufunc, x: DistArray, other):
     """``x == other`` or ``x != other`` (`ufunc` is `numpy.equal` or `numpy.not_equal`),
     as NumPy's operators: where the ufunc has no loop for the two dtypes (a number against
     a string), every element compares unequal instead of raising."""
-    if getattr(type(other), "__array_ufunc__", False) is None:
+    if type(other) not in TAKEN and yields_to(other):
         return NotImplemented
     try:
         return ufunc(x, other)
     except TypeError:
         other_dtype = getattr(other, "dtype", None) or np.asarray(other).dtype
+        if x.dtype.names is not None or np.dtype(other_dtype).names is not None:
+            return method("structured_compare")(ufunc, x, other)
         try:
             ufunc(np.empty(0, x.dtype), np.empty(0, other_dtype))
         except TypeError:

@@ -1,6 +1,7 @@
 """``x.device`` is the array's device group (DESIGN.md): results keep their operands' group
 though they may live on fewer devices (``x.devices``), and ``device=`` sets it."""
 
+import re
 import warnings
 
 import numpy as np
@@ -89,3 +90,24 @@ def test_operands_of_several_groups_give_their_union():
     a = mdarray.asarray(np.ones(2), device=first)
     b = mdarray.asarray(np.ones(2), device=last)
     assert (a + b).device == mdarray.DeviceSet(dict.fromkeys([first, last]))
+
+
+@pytest.mark.parametrize(
+    ("ids", "error"),
+    [
+        ([1.5], TypeError),
+        (["1"], TypeError),
+        ([True], TypeError),
+        ([np.bool_(True)], TypeError),
+        ([0, 1.0], TypeError),
+        ([-1], ValueError),
+    ],
+)
+def test_device_set_refuses_what_is_no_device_id(ids, error):
+    with pytest.raises(error, match=re.escape(repr(ids[-1]))):
+        mdarray.DeviceSet(ids)
+
+
+def test_device_set_takes_integers_of_any_kind():
+    assert mdarray.DeviceSet([np.int64(0), 0 + 1]).device_ids == (0, 1)
+    assert mdarray.DeviceSet(range(2)) == mdarray.DeviceSet([0, 1])

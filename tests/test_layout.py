@@ -2,6 +2,7 @@
 
 import copy
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -242,3 +243,23 @@ def test_uncovered_element_is_really_uncovered():
 def test_bad_constructor_input(call, error):
     with pytest.raises(error):
         call()
+
+
+@pytest.mark.parametrize(
+    ("shape", "dtype"),
+    [
+        ((2**32, 2**32), np.float64),  # 2**64 elements: the count overflows int64
+        ((2**32, 2**32, 0), np.float64),  # NumPy counts the non-zero sides
+        ((0, 2**62, 2**62), np.int8),
+        ((2**64,), np.int8),  # one side past a signed index
+        ((2**63,), np.int8),
+        ((2**61, 2), np.float64),  # the count fits, the bytes do not
+        ((2**62, 2), np.int8),
+    ],
+)
+def test_sizes_past_a_signed_index_raise_as_numpy(shape, dtype):
+    with pytest.raises(ValueError, match=r"too big|Maximum allowed dimension") as numpy_error:
+        np.zeros(shape, dtype)
+    for create in (mdarray.zeros, mdarray.empty, mdarray.ones):
+        with pytest.raises(ValueError, match=re.escape(str(numpy_error.value))):
+            create(shape, dtype=dtype)

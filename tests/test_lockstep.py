@@ -381,10 +381,63 @@ class Lockstep(RuleBasedStateMachine):
             same(got, want, bound)
         return self._add(got, want, bound, "matmul")
 
+    @rule(target=pairs, a=pairs, b=pairs, data=st.data())
+    def foreign(self, a, b, data):
+        """A binary ufunc with an operand that is no DistArray: the other pair's model as
+        a nested list (converted and broadcast as NumPy does: a new pair), as a masked
+        array (NumPy's answer, mask included, changing no pair), or as another library's
+        duck array (which answers the call itself)."""
+        x, mx, ex = a
+        _, my, ey = b
+        ufunc = data.draw(st.sampled_from([np.add, np.subtract, np.multiply]))
+        kind = data.draw(st.sampled_from(["list", "masked", "duck"]))
+        try:
+            np.broadcast_shapes(mx.shape, my.shape)
+        except ValueError:
+            return self._add(x, mx, ex)
+        if kind == "duck":
+            assert ufunc(x, _Duck()) == "duck"
+            assert np.concatenate([x.reshape(-1), _Duck()]) == "duck"
+            return self._add(x, mx, ex)
+        with np.errstate(all="ignore"):
+            if kind == "list":
+                operands = self._operands(ufunc, a, b)
+                if operands is None or my.ndim == 0:
+                    return self._add(x, mx, ex)
+                # As NumPy converts the list (an empty one is float64 whatever my is).
+                listed = np.asarray(my.tolist())
+                want = np.asarray(on_backend(ufunc, mx, listed))
+                with mdarray.options(fallback="raise"):
+                    got = ufunc(x, my.tolist())
+                bound = _elementwise_bound(ufunc, mx, ex, my, ey, want)
+                same(got, want, bound)
+                return self._add(got, want, bound, f"{ufunc.__name__} with a list")
+            if ex.any() or ey.any():  # NumPy computes on the host: compare exact values
+                return self._add(x, mx, ex)
+            mask = data.draw(hnp.arrays(np.bool_, my.shape))
+            masked = np.ma.array(my, mask=mask)
+            want = ufunc(mx, masked)
+            with mdarray.options(fallback="allow"):
+                got = ufunc(x, masked)
+        assert type(got) is type(want)
+        np.testing.assert_array_equal(np.ma.getmaskarray(got), np.ma.getmaskarray(want))
+        np.testing.assert_array_equal(np.ma.filled(got, 0), np.ma.filled(want, 0))
+        return self._add(x, mx, ex)
+
     @invariant()
     def every_pair_agrees(self):
         for x, model, bound, how in self.all:
             _check_pair(x, model, bound, how)
+
+
+class _Duck:
+    """Another library's duck array: it answers every NumPy function and ufunc."""
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        return "duck"
+
+    def __array_function__(self, func, types, args, kwargs):
+        return "duck"
 
 
 IN_PLACE = [("__iadd__", np.add), ("__isub__", np.subtract), ("__imul__", np.multiply)]
