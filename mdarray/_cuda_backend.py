@@ -149,6 +149,8 @@ class CudaBackend:
         """
         _debug.record_transfer(HOST, device, host_array.nbytes)
         host = np.asarray(host_array, order="C")  # ascontiguousarray would make 0-d 1-d
+        if not host.dtype.isnative:  # CuPy's arrays hold the machine's byte order
+            host = host.astype(host.dtype.newbyteorder("="))
         stream = self.stream(device)
         with self.on(device):
             if out is None:

@@ -1,6 +1,7 @@
 """Where the cuda backend's kernels (CuPy) differ from NumPy by design, for the tests."""
 
 import numpy as np
+import pytest
 
 import mdarray
 
@@ -45,3 +46,11 @@ def without_kernel_differences(ufunc, values: list) -> list:
     if not ON_CUDA or not kinds:
         return values
     return [np.where(v == 0, 1, v).astype(v.dtype) if v.dtype.kind in kinds else v for v in values]
+
+
+#: For tests of dtypes CuPy's arrays cannot hold (objects, strings, times, structures
+#: whose fields are not aligned): on the cuda backend such an array is refused when made,
+#: with CuPy's "Unsupported dtype" error.
+numpy_dtypes_only = pytest.mark.skipif(
+    ON_CUDA, reason="CuPy holds no object, string, time or unaligned structured arrays"
+)

@@ -9,6 +9,7 @@ the same data.
 
 import numpy as np
 import pytest
+from _backend_facts import numpy_dtypes_only
 
 import mdarray
 from mdarray import _decided, _plan_cache
@@ -41,6 +42,7 @@ def _check_unchanged(x, host):
     np.testing.assert_array_equal(x.reshard(mdarray.Layout.replicated((8,), D[-1:])).get(), host)
 
 
+@numpy_dtypes_only
 @pytest.mark.parametrize("layout", sorted(LAYOUTS))
 def test_an_object_floor_division_by_zero_changes_nothing(layout):
     host = np.array([4, 6, 8, 10, 12, 14, 16, 18], dtype=object)
@@ -73,6 +75,7 @@ class _Failing:
     __hash__ = None
 
 
+@numpy_dtypes_only
 @pytest.mark.parametrize("error", [MemoryError, KeyboardInterrupt])
 @pytest.mark.parametrize("layout", sorted(LAYOUTS))
 def test_an_object_element_raising_in_a_later_chunk_changes_nothing(layout, error):
