@@ -108,6 +108,7 @@ class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
 
     # Moving data --------------------------------------------------------------------
 
+    @_processes.collective("get")
     def get(self, root: int | None = None) -> Any:
         """The value as a NumPy array on the host (partial results are combined).
 
@@ -119,7 +120,6 @@ class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
         >>> x.get()
         array([1, 2, 3])
         """
-        _processes.check_call("get", (self,), root)
         if root is None:
             return _redistribute.to_host(self._storage, self._mode)
         _processes.check_root(root)
@@ -131,6 +131,7 @@ class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
         out = self.get()
         return out if dtype is None else out.astype(dtype, copy=False)
 
+    @_processes.collective("change_mode")
     def change_mode(self, mode: Mode | str) -> DistArray:
         """This array's value in `mode` (a Mode or its name), with the same layout.
 
@@ -142,7 +143,6 @@ class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
         [[0, 0, 0, 0]]
         """
         mode = as_mode(mode)
-        _processes.check_call("change_mode", (self,), mode)
         if mode is self._mode:
             # A new array all the same, sharing the buffers (copy on write): whether a
             # later write to one reaches the other must not depend on the mode.
@@ -150,6 +150,7 @@ class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
         result = DistArray._new(_redistribute.change_mode(self._storage, self._mode, mode), mode)
         return in_group(result, (self,))
 
+    @_processes.collective("reshard")
     def reshard(self, index_map: IndexMap | Layout) -> DistArray:
         """This array with a new layout (an index map or a Layout), in the same mode.
 
@@ -161,7 +162,6 @@ class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
         {1: [(slice(0, 4, 1),)]}
         """
         layout = self._as_layout(index_map)
-        _processes.check_call("reshard", (self,), layout)
         if layout == self.layout:
             return DistArray._new(self._storage.derive(), self._mode)
         return DistArray._new(_redistribute.reshard(self._storage, self._mode, layout), self._mode)
@@ -333,12 +333,12 @@ class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
 
     __hash__ = None  # type: ignore[assignment]  # mutable, as ndarray
 
+    @_processes.collective("getitem")
     def __getitem__(self, key: Any) -> DistArray:
-        _processes.check_call("getitem", (self,))
         return in_group(method("getitem")(self, key), (self,))
 
+    @_processes.collective("setitem")
     def __setitem__(self, key: Any, value: Any) -> None:
-        _processes.check_call("setitem", (self, value))
         method("setitem")(self, key, value)
 
     # Python scalar protocols --------------------------------------------------------
@@ -410,15 +410,16 @@ class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
 
     # Protocols ----------------------------------------------------------------------
 
+    @_processes.collective(lambda self, ufunc, method_name, *_: f"{ufunc.__name__}.{method_name}")
     def __array_ufunc__(
         self, ufunc: np.ufunc, method_name: str, *inputs: Any, **kwargs: Any
     ) -> Any:
-        _processes.check_call(f"{ufunc.__name__}.{method_name}", inputs)
         impl = UFUNC_OVERRIDES.get((ufunc, method_name)) or UFUNC_METHODS.get(method_name)
         if impl is None or not runs_here(impl):
             return in_group(method("fallback_ufunc")(ufunc, method_name, inputs, kwargs), inputs)
         return in_group(impl(ufunc, inputs, kwargs), inputs)
 
+    @_processes.collective(lambda self, func, *_: getattr(func, "__name__", "function"))
     def __array_function__(
         self,
         func: Callable[..., Any],
@@ -426,7 +427,6 @@ class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
     ) -> Any:
-        _processes.check_call(getattr(func, "__name__", "function"), args)
         impl = FUNCTIONS.get(func)
         if impl is not None and runs_here(impl):
             return in_group(impl(*args, **kwargs), (*args, *kwargs.values()))
