@@ -26,7 +26,7 @@ from ._debug import TransferCount
 from ._layout import Device, IndexMap, Layout, check_devices, layout_for_device
 from ._modes import REPLICA, Mode, as_mode
 from ._ndarray_methods import NDArrayMethods
-from ._registry import FUNCTIONS, UFUNC_METHODS, UFUNC_OVERRIDES, method, runs_here
+from ._registry import FUNCTIONS, LOCAL, UFUNC_METHODS, UFUNC_OVERRIDES, method, runs_here
 from ._storage import Chunks
 from ._stored import Stored
 
@@ -419,7 +419,10 @@ class DistArray(Stored, NDArrayMethods, NDArrayOperatorsMixin):
             return in_group(method("fallback_ufunc")(ufunc, method_name, inputs, kwargs), inputs)
         return in_group(impl(ufunc, inputs, kwargs), inputs)
 
-    @_processes.collective(lambda self, func, *_: getattr(func, "__name__", "function"))
+    @_processes.collective(
+        lambda self, func, *_: getattr(func, "__name__", "function"),
+        local=lambda self, func, *_: FUNCTIONS.get(func) in LOCAL,
+    )
     def __array_function__(
         self,
         func: Callable[..., Any],

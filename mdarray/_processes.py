@@ -203,16 +203,20 @@ def per_process(*names: str, when: str | None = None) -> Callable[[Callable[P, R
     return mark
 
 
-def collective(name: str | Callable[..., str]) -> Callable[[Callable[P, R]], Callable[P, R]]:
+def collective(
+    name: str | Callable[..., str], local: Callable[..., bool] | None = None
+) -> Callable[[Callable[P, R]], Callable[P, R]]:
     """Make a method a public call: one agreed (and checked) step in a run of several
-    processes (`Group.call`). `name` is the call's name, or gives it from the call's
-    arguments. In one process the method runs as it is, at the cost of this wrapper."""
+    processes (`Group.call`), unless `local` says, from the call's arguments, that this
+    call is answered from metadata alone. `name` is the call's name, or gives it from the
+    call's arguments. In one process the method runs as it is, at the cost of this
+    wrapper."""
 
     def decorate(method: Callable[P, R]) -> Callable[P, R]:
         @functools.wraps(method)
         def public(*args: P.args, **kwargs: P.kwargs) -> R:
             group = _GROUP
-            if group is None or group.alone or group.depth:
+            if group is None or group.alone or group.depth or (local and local(*args)):
                 return method(*args, **kwargs)
             called = name if isinstance(name, str) else name(*args)
             return group.call(called, method, args, kwargs)

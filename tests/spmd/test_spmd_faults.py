@@ -101,14 +101,27 @@ def test_warnings_as_errors_on_one_process_raise_on_every_process():
     check_value(x, value)
 
 
-def test_a_failed_in_place_write_changes_no_process():
+def _scale_view(x):
+    x[...] *= 1e10
+
+
+def _scale(x):
+    x *= 1e10
+
+
+IN_PLACE = {
+    "x *= c": _scale,
+    "x[...] *= c": _scale_view,
+    "multiply(out=x)": lambda x: np.multiply(x, 1e10, out=x),
+    "x[1:] = x[:-1] * c": lambda x: x.__setitem__(slice(1, None), x[:-1] * 1e10),
+}
+
+
+@pytest.mark.parametrize("name", sorted(IN_PLACE))
+def test_a_failed_in_place_write_changes_no_process(name):
     value, x = array(1e308)
-
-    def add():
-        x[...] *= 1e10
-
     with np.errstate(over="raise"):
-        agreed(FloatingPointError, add)
+        agreed(FloatingPointError, lambda: IN_PLACE[name](x))
     check_value(x, value)
 
 
