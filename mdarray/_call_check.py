@@ -96,7 +96,12 @@ class Births:
 
 
 def _is_distarray(value: Any) -> bool:
-    return hasattr(value, "layout") and hasattr(value, "mode") and hasattr(value, "storage")
+    return (
+        not isinstance(value, type)  # DistArray itself (``types`` of __array_function__)
+        and hasattr(value, "layout")
+        and hasattr(value, "mode")
+        and hasattr(value, "storage")
+    )
 
 
 @lru_cache(maxsize=256)
@@ -140,7 +145,10 @@ def describe(value: Any, births: Births | None = None) -> str:
         return f"{getattr(value, '__module__', '?')}.{value.__qualname__}"
     if hasattr(value, "shape") and hasattr(value, "dtype"):  # CuPy's and other arrays
         return f"{type(value).__name__}({value.shape}, {value.dtype})"
-    text = repr(value)
+    try:
+        text = repr(value)
+    except Exception:  # the check must not fail on one process alone
+        return type(value).__qualname__
     if " at 0x" in text:  # the default repr: an address, different on every process
         return type(value).__qualname__
     return text

@@ -117,6 +117,8 @@ def test_the_same_calls_pass():
     y[1:3, 2] = np.arange(2.0)
     value[1:3, 2] = np.arange(2.0)
     check_value(y * 2.0, value * 2.0)
+    check_value(np.cumsum(y, axis=0), np.cumsum(value, axis=0))
+    check_value(lambda: mdarray.sum(y[1:], axis=1), value[1:].sum(axis=1))
 
 
 # Last: after a timeout the run is out of step (the missing process's record comes late).
