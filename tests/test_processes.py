@@ -110,13 +110,13 @@ def test_every_message_goes_through_the_agreeing_layer():
     after an agreement round, so a process whose call failed makes the others raise
     wherever they wait."""
     allowed = {"_processes.py", "_call_check.py", "_transport.py"}
-    found = []
-    for path in sorted(PACKAGE.rglob("*.py")):
-        if path.name in allowed:
-            continue
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Attribute) and node.attr == "comm":
-                found.append(f"{path.name}:{node.lineno}")
+    found = [
+        f"{path.name}:{node.lineno}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path.name not in allowed
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Attribute) and node.attr == "comm"
+    ]
     assert not found, f"use Group's collectives, not its communicator: {found}"
     transport = ast.parse((PACKAGE / "_transport.py").read_text())
     users = {
