@@ -26,7 +26,7 @@ from ._layout import Device, IndexMap, Layout, check_devices, layout_for_device
 from ._modes import REPLICA, Mode, as_mode
 from ._ndarray_methods import NDArrayMethods
 from ._operands import OURS, TAKEN, Operators, foreign
-from ._registry import FUNCTIONS, UFUNC_METHODS, UFUNC_OVERRIDES, method, runs_here
+from ._registry import FUNCTIONS, LOCAL, UFUNC_METHODS, UFUNC_OVERRIDES, method, runs_here
 from ._storage import Chunks
 from ._stored import Stored, decided_call
 
@@ -109,6 +109,7 @@ class DistArray(Stored, NDArrayMethods, Operators):
 
     # Moving data --------------------------------------------------------------------
 
+    @_processes.collective("get")
     def get(self, root: int | None = None) -> Any:
         """The value as a NumPy array on the host (partial results are combined).
 
@@ -120,7 +121,6 @@ class DistArray(Stored, NDArrayMethods, Operators):
         >>> x.get()
         array([1, 2, 3])
         """
-        _processes.check_call("get", (self,), root)
         if root is None:
             return _redistribute.to_host(self._storage, self._mode)
         _processes.check_root(root)
@@ -132,6 +132,7 @@ class DistArray(Stored, NDArrayMethods, Operators):
         out = self.get()
         return out if dtype is None else out.astype(dtype, copy=False)
 
+    @_processes.collective("change_mode")
     def change_mode(self, mode: Mode | str) -> DistArray:
         """This array's value in `mode` (a Mode or its name), with the same layout.
 
@@ -143,7 +144,6 @@ class DistArray(Stored, NDArrayMethods, Operators):
         [[0, 0, 0, 0]]
         """
         mode = as_mode(mode)
-        _processes.check_call("change_mode", (self,), mode)
         if mode is self._mode:
             # A new array all the same, sharing the buffers (copy on write): whether a
             # later write to one reaches the other must not depend on the mode.
@@ -151,6 +151,7 @@ class DistArray(Stored, NDArrayMethods, Operators):
         result = DistArray._new(_redistribute.change_mode(self._storage, self._mode, mode), mode)
         return in_group(result, (self,))
 
+    @_processes.collective("reshard")
     def reshard(self, index_map: IndexMap | Layout) -> DistArray:
         """This array with a new layout (an index map or a Layout), in the same mode.
 
@@ -162,7 +163,6 @@ class DistArray(Stored, NDArrayMethods, Operators):
         {1: [(slice(0, 4, 1),)]}
         """
         layout = self._as_layout(index_map)
-        _processes.check_call("reshard", (self,), layout)
         if layout == self.layout:
             return DistArray._new(self._storage.derive(), self._mode)
         return DistArray._new(_redistribute.reshard(self._storage, self._mode, layout), self._mode)
@@ -334,12 +334,12 @@ class DistArray(Stored, NDArrayMethods, Operators):
 
     __hash__ = None  # type: ignore[assignment]  # mutable, as ndarray
 
+    @_processes.collective("getitem")
     def __getitem__(self, key: Any) -> DistArray:
-        _processes.check_call("getitem", (self,))
         return in_group(method("getitem")(self, key), (self,))
 
+    @_processes.collective("setitem")
     def __setitem__(self, key: Any, value: Any) -> None:
-        _processes.check_call("setitem", (self, value))
         method("setitem")(self, key, value)
 
     # Python scalar protocols --------------------------------------------------------
@@ -411,6 +411,7 @@ class DistArray(Stored, NDArrayMethods, Operators):
 
     # Protocols ----------------------------------------------------------------------
 
+    @_processes.collective(lambda self, ufunc, method_name, *_: f"{ufunc.__name__}.{method_name}")
     def __array_ufunc__(
         self, ufunc: np.ufunc, method_name: str, *inputs: Any, **kwargs: Any
     ) -> Any:
@@ -421,12 +422,15 @@ class DistArray(Stored, NDArrayMethods, Operators):
             answer = foreign(getattr(ufunc, method_name), map(type, operands), inputs, kwargs)
             if answer is not OURS:
                 return answer
-        _processes.check_call(f"{ufunc.__name__}.{method_name}", inputs)
         impl = UFUNC_OVERRIDES.get((ufunc, method_name)) or UFUNC_METHODS.get(method_name)
         if impl is None or not runs_here(impl):
             return in_group(method("fallback_ufunc")(ufunc, method_name, inputs, kwargs), inputs)
         return in_group(impl(ufunc, inputs, kwargs), inputs)
 
+    @_processes.collective(
+        lambda self, func, *_: getattr(func, "__name__", "function"),
+        local=lambda self, func, *_: FUNCTIONS.get(func) in LOCAL,
+    )
     def __array_function__(
         self,
         func: Callable[..., Any],
@@ -438,7 +442,6 @@ class DistArray(Stored, NDArrayMethods, Operators):
             answer = foreign(func, types, args, kwargs)
             if answer is not OURS:
                 return answer
-        _processes.check_call(getattr(func, "__name__", "function"), args)
         impl = FUNCTIONS.get(func)
         if impl is not None and runs_here(impl):
             return in_group(impl(*args, **kwargs), (*args, *kwargs.values()))
@@ -550,9 +553,8 @@ def in_group(result: Any, operands: Collection[Any]) -> Any:
 
 
 def _one_group(result: DistArray, operands: Collection[Any]) -> bool:
-    """`in_group`'s common case, with no lists made: DistArray operands (no sequences)
-    of one group, `result` one of them (it keeps its own), of that group, or new on the
-    first's devices (given the group here)."""
+    """`in_group`'s common case, with no lists: operands of one group (no sequences),
+    `result` one of them (kept), of that group, or new on the first's devices."""
     first = group = None
     for value in operands:
         kind = type(value)
@@ -567,8 +569,7 @@ def _one_group(result: DistArray, operands: Collection[Any]) -> bool:
                 return False
     if first is None or result._storage.layout.devices != first._storage.layout.devices:
         return result._group is not None and first is not None and result._group is first.device
-    if result._group is None:
-        result._group = first.device
+    result._group = first.device if result._group is None else result._group
     return result._group is first.device
 
 

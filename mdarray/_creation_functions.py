@@ -16,11 +16,13 @@ from ._backend import backend as default_backend_object
 from ._layout import Device, IndexMap, Layout, ShapeLike, layout_for_device
 from ._manipulation_functions import broadcast_to, reshape
 from ._modes import REPLICA, Mode, as_mode
+from ._processes import per_process
 from ._registry import implements
 from ._storage import Chunks
 from ._ways_in import as_layout, scatter
 
 
+@per_process("array", when="src")
 def distributed_array(
     array: Any, index_map: IndexMap | Layout, mode: Mode | str = REPLICA, *, src: int | None = None
 ) -> DistArray:

@@ -17,7 +17,7 @@ from numpy.typing import DTypeLike
 from ._array import DistArray, wrap
 from ._chunkwise import Casting, cast
 from ._layout import Device
-from ._registry import implements
+from ._registry import implements, local
 
 bool = np.bool_  # the array API names the boolean dtype `bool`
 int8 = np.int8
@@ -79,6 +79,7 @@ def _dtype_of(x):
 
 
 @implements(np.result_type, spmd=True)
+@local
 def result_type(*arrays_and_dtypes: Any) -> np.dtype:
     """The dtype NumPy's promotion gives for arrays, dtypes and Python scalars.
 
@@ -90,6 +91,7 @@ def result_type(*arrays_and_dtypes: Any) -> np.dtype:
 
 
 @implements(np.can_cast, spmd=True)
+@local
 def can_cast(from_: Any, to: Any, /, casting: Casting = "safe") -> builtins.bool:
     """Whether `from_` (a dtype or array) can be cast to `to` under `casting`.
 
@@ -111,6 +113,7 @@ class finfo_object(NamedTuple):
     dtype: np.dtype[Any]
 
 
+@local
 def finfo(type: Any, /) -> finfo_object:  # `type`: the array API's parameter name
     """Machine limits of a floating dtype (or of an array's dtype); for a complex dtype,
     those of its real and imaginary parts.
@@ -130,6 +133,7 @@ def finfo(type: Any, /) -> finfo_object:  # `type`: the array API's parameter na
     )
 
 
+@local
 def iinfo(type: Any, /) -> np.iinfo[Any]:
     """Machine limits of an integer dtype (or of an array's dtype).
 
@@ -140,6 +144,7 @@ def iinfo(type: Any, /) -> np.iinfo[Any]:
     return np.iinfo(_dtype_of(type))
 
 
+@local
 def isdtype(dtype: DTypeLike, kind: DTypeLike | str | tuple[DTypeLike | str, ...]) -> builtins.bool:
     """Whether `dtype` is of `kind` (a dtype, a kind name such as ``"integral"``, or a tuple).
 
@@ -151,16 +156,19 @@ def isdtype(dtype: DTypeLike, kind: DTypeLike | str | tuple[DTypeLike | str, ...
 
 
 @implements(np.shape, spmd=True)
+@local
 def shape(a) -> tuple[int, ...]:
     return a.shape
 
 
 @implements(np.ndim, spmd=True)
+@local
 def ndim(a) -> int:
     return a.ndim
 
 
 @implements(np.size, spmd=True)
+@local
 def size(a, axis=None) -> int:
     if axis is None:
         return a.size
@@ -168,10 +176,12 @@ def size(a, axis=None) -> int:
 
 
 @implements(np.iscomplexobj, spmd=True)
+@local
 def iscomplexobj(x) -> builtins.bool:
     return x.dtype.kind == "c"
 
 
 @implements(np.isrealobj, spmd=True)
+@local
 def isrealobj(x) -> builtins.bool:
     return x.dtype.kind != "c"

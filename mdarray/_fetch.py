@@ -94,8 +94,8 @@ class Fetch:
 
     def run(self) -> None:
         """Move the pieces that cross processes and write those bound for a region."""
-        if self._exchange is not None:
-            self._exchange.run()
+        if not self.alone:  # every process, crossing pieces or not: `Exchange.run` agrees
+            self.exchange.run()
         backend = self.chunks.backend
         for out, region_index, piece, device in self.landed:
             with backend.on(device):
@@ -247,7 +247,7 @@ def allreduced(chunks: Chunks, combine) -> Chunks | None:
     group, op, folded = dense
     out = Chunks.empty(chunks.layout, chunks.dtype, chunks.backend)
     views = [b for b, d in zip(out.buffers, out.layout.chunk_devices) if is_local(d)]
-    group.comm.Allreduce(folded, views[0], op=op)
+    group.allreduce(folded, views[0], op)
     for view in views[1:]:
         view[...] = views[0]
     return out
@@ -317,7 +317,7 @@ def reduce_scattered(chunks: Chunks, combine, target: Layout) -> Chunks | None:
     counts = [int(np.prod(target.chunk_shapes[k], dtype=np.int64)) for k in order]
     send = _packed(np, folded, target, order, max(counts) if counts else 0, padded=False)
     mine = out.buffers[order[group.rank]]
-    group.comm.Reduce_scatter(send, mine.reshape(-1), recvcounts=counts, op=op)
+    group.reduce_scatter(send, mine.reshape(-1), counts, op)
     return out
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _processes
 from ._array import DistArray, in_group, in_mode, wrap
 from ._chunkwise import aligned, backend_of, result_layout, shape_of
 from ._modes import REPLICA
@@ -36,6 +37,7 @@ class Fused:
     def __repr__(self) -> str:
         return f"<mdarray.fuse of {_name(self.__wrapped__)}>"
 
+    @_processes.collective(lambda self, *_: f"fuse({_name(self.__wrapped__)})")
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         fn = self.__wrapped__
         if kwargs:

@@ -13,9 +13,16 @@ from typing import Any
 import numpy as np
 
 from ._array import in_group
+from ._backend import default_backend, devices
+from ._config import options
+from ._debug import count_transfers
 from ._fallback import distarrays_in, fallback, numpy_twin
-from ._processes import check_call
-from ._registry import FUNCTIONS, runs_here
+from ._fusion import fuse
+from ._info import __array_namespace_info__
+from ._layout import make_2d_index_map
+from ._modes import as_mode
+from ._processes import entry
+from ._registry import FUNCTIONS, LOCAL, local, runs_here
 
 
 def keeping_groups(func: Callable[..., Any], numpy: ModuleType = np) -> Callable[..., Any]:
@@ -35,7 +42,9 @@ def keeping_groups(func: Callable[..., Any], numpy: ModuleType = np) -> Callable
 
     @functools.wraps(func)
     def function(*args: Any, **kwargs: Any) -> Any:
-        check_call(func.__name__, args)
+        group = entry()
+        if group is not None and func not in LOCAL:  # an outermost call of an SPMD run
+            return group.call(func.__name__, function, args, kwargs)
         twin = None if runs_here(func) else numpy_twin(func, numpy)
         if (
             twin is not None
@@ -54,3 +63,18 @@ def keeping_groups(func: Callable[..., Any], numpy: ModuleType = np) -> Callable
 
 
 _KEEPING_GROUPS: dict[Callable[..., Any], Callable[..., Any]] = {}
+
+
+# The namespace's functions of metadata alone, besides those of NumPy's functions
+# (`_data_type_functions`): no step of an SPMD run, so one process may call them alone.
+for _function in (
+    devices,
+    default_backend,
+    as_mode,
+    count_transfers,
+    options,
+    make_2d_index_map,
+    fuse,
+    __array_namespace_info__,
+):
+    local(_function)

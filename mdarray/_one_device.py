@@ -65,7 +65,7 @@ def on_one_device(name: str, compute: Callable[..., Any], *operands: Any) -> Any
     group = _processes.current()
     if _processes.several() and group is not None:
         outline = _outline(result, backend) if here else None
-        outline = group.comm.bcast(outline, root=group.owner(device))
+        outline = group.bcast(outline, root=group.owner(device))
         result = result if here else outline
     return _results(result, device, backend)
 

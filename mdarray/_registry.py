@@ -32,12 +32,23 @@ UFUNC_METHODS: dict[str, Callable[..., Any]] = {}
 UFUNC_OVERRIDES: dict[tuple[Any, str], Callable[..., Any]] = {}
 METHODS: dict[str, Callable[..., Any]] = {}
 SPMD: set[Callable[..., Any]] = set()
+# Public functions and implementations answered from metadata alone (`local`).
+LOCAL: set[Callable[..., Any]] = set()
 
 
 def runs_here(impl) -> bool:
     """Whether `impl` may run as it is: always in one process; in a run of several, only
     an implementation marked ``spmd=True``."""
     return impl in SPMD or not _processes.several()
+
+
+def local(impl: F) -> F:
+    """Mark `impl` (a public function, or the implementation of a NumPy function) as
+    answered from metadata alone (``shape``, ``result_type``, ``devices``): it never
+    sends a message nor fails on the data, so in an SPMD run it is no step the processes
+    agree on (`_processes.collective`), and one process may call it alone."""
+    LOCAL.add(impl)
+    return impl
 
 
 def spmd(impl: F) -> F:

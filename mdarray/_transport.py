@@ -61,11 +61,18 @@ class Exchange:
 
     def run(self) -> None:
         """Move every piece listed; returns when the received ones are in place and the
-        sent ones may be reused."""
+        sent ones may be reused. In an SPMD run every process runs each step's exchange,
+        with pieces or without: it starts with an agreement round (`Group.ready`), so a
+        process whose call failed before the step makes the others raise here instead of
+        leaving them waiting for its pieces."""
+        group = _processes.current()
+        if group is None:
+            assert not self.sends, "pieces cross processes only in an SPMD run"
+            assert not self.receives, "pieces cross processes only in an SPMD run"
+            return
+        group.ready()
         if not self.sends and not self.receives:
             return
-        group = _processes.current()
-        assert group is not None, "pieces cross processes only in an SPMD run"
         if self.host or self.backend.name == "cpu":
             _mpi_exchange(group.comm, self.sends, self.receives)
         elif getattr(self.backend, "nccl", None) is not None:
@@ -174,7 +181,7 @@ class NcclLinks:
 
         self._nccl = nccl
         uid = nccl.get_unique_id() if group.rank == 0 else None
-        uid = group.comm.bcast(uid, root=0)
+        uid = group.bcast(uid, root=0)
         self.comms: dict[int, Any] = {}
         nccl.groupStart()
         for device in group.local:
@@ -199,6 +206,9 @@ class NcclLinks:
         found = nccl_op(combine, dtype)
         assert found is not None, "the caller checks nccl_op first"
         op, kind, per_item = found
+        group = _processes.current()
+        assert group is not None, "NCCL links exist only in an SPMD run"
+        group.ready()
         nccl.groupStart()
         try:
             for device, (send, receive) in pairs.items():

@@ -60,7 +60,6 @@ def scatter(array: Any, index_map: IndexMap | Layout, mode: Mode, src: Any) -> D
         )
     src = int(src)
     rank = 0 if group is None else group.rank
-    _processes.check_collective("distributed_array(src=)", src)
     native: Any = None  # on `src`: `array` native to the backend (CuPy), and on the host
     host: Any = None
     meta: Any = None
@@ -68,7 +67,7 @@ def scatter(array: Any, index_map: IndexMap | Layout, mode: Mode, src: Any) -> D
         (native, host), meta = _source(array, backend)
     if group is not None:
         # The shape and dtype only `src` knows, or why its array is no array.
-        meta = group.comm.bcast(meta, root=src)
+        meta = group.bcast(meta, root=src)
     shape, dtype, problem = meta
     if problem is not None:
         kind, message = problem
@@ -144,6 +143,7 @@ def _source(array: Any, backend) -> tuple:
 # Each process's own chunks -----------------------------------------------------------------
 
 
+@_processes.per_process("chunks")
 def from_local_chunks(
     shape: ShapeLike,
     layout: Layout | IndexMap,
@@ -186,7 +186,6 @@ def from_local_chunks(
     backend = default_backend_object()
     layout = as_layout(_shape_tuple(shape), layout)
     check_devices(layout, backend)
-    _processes.check_collective("from_local_chunks", layout, mode)
     arrays, problems = _given_chunks(layout, chunks, backend)
     dtypes = {a.dtype for a in arrays.values()}
     if len(dtypes) > 1:
@@ -278,6 +277,7 @@ def index_text(index: tuple) -> str:
 # Made by a callback ----------------------------------------------------------------------
 
 
+@_processes.per_process("fn")
 def from_callback(
     shape: ShapeLike,
     layout: Layout | IndexMap,
@@ -335,7 +335,6 @@ def from_callback(
     cast = None if dtype is None else np.dtype(dtype)
     if cast is not None:
         mode.check_dtype(cast)
-    _processes.check_collective("from_callback", layout, mode, cast)
     arrays: dict[int, Any] = {}
     problems: list[str] = []
     raised: BaseException | None = None
@@ -379,7 +378,7 @@ def _agree(name: str, dtype, problems: list[str], raised: BaseException | None =
     if any had `problems` (the one whose code `raised`, that error)."""
     group = _processes.current()
     mine = (dtype, "; ".join(problems) or None, raised is not None)
-    everyone = [mine] if group is None else group.comm.allgather(mine)
+    everyone = [mine] if group is None else group.allgather(mine)
     failed = [(r, message, foreign) for r, (_, message, foreign) in enumerate(everyone) if message]
     if failed:
         if raised is not None:

@@ -40,6 +40,7 @@ LAYERS = (
             "_cuda_backend",
             "_backend",
             "_processes",
+            "_call_check",
             "_transport",
             "_layout",
             "_limits",

@@ -134,10 +134,15 @@ def test_spmd_on_this_machines_gpus(module):
     run_spmd(1, 1, module, MDARRAY_BACKEND="cuda")
 
 
-def test_mismatched_collectives_raise_with_the_check_on():
-    run_spmd(2, 1, CHECK_MODULE, MDARRAY_CHECK_COLLECTIVES="1")
+@pytest.mark.parametrize("processes", [2, 4])
+def test_mismatched_collectives_raise_with_the_check_on(processes):
+    """Its last test waits for a process that left: a short timeout (each process still
+    has several seconds to reach a call the others made)."""
+    run_spmd(processes, 1, CHECK_MODULE, MDARRAY_CHECK_COLLECTIVES="1", MDARRAY_CHECK_TIMEOUT="6")
 
 
-def test_correct_collectives_pass_the_check():
-    """The check raises only on a real mismatch: the movement tests pass with it on."""
-    run_spmd(2, 2, "test_spmd_movement.py", MDARRAY_CHECK_COLLECTIVES="1")
+@pytest.mark.parametrize("module", ["test_spmd_movement.py", "test_spmd_faults.py"])
+def test_correct_collectives_pass_the_check(module):
+    """The check raises only on a real mismatch: the movement tests pass with it on, and
+    failures on one process are agreed with it on as with it off."""
+    run_spmd(2, 2, module, MDARRAY_CHECK_COLLECTIVES="1")
