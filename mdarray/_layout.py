@@ -76,6 +76,11 @@ class Layout:
         )
 
     @cached_property
+    def box_index(self) -> _regions.BoxIndex:
+        """The chunks' boxes indexed for `BoxIndex.meeting`: which chunks meet a region."""
+        return _regions.BoxIndex(self.boxes)
+
+    @cached_property
     def chunk_shapes(self) -> tuple[tuple[int, ...], ...]:
         return tuple(_regions.box_shape(box) for box in self.boxes)
 

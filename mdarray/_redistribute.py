@@ -46,18 +46,24 @@ def _quiet() -> np.errstate:
     return np.errstate(all="ignore")
 
 
-@plan_cache
-def _preference(layout: Layout, device) -> tuple[int, ...]:
-    """Chunk numbers of `layout`, those on `device` first: local data is read locally."""
-    local = [k for k, d in enumerate(layout.chunk_devices) if d == device]
-    return tuple(local + [k for k, d in enumerate(layout.chunk_devices) if d != device])
+def _meeting(layout: Layout, region: tuple, device) -> list[int]:
+    """Chunk numbers of `layout` that meet `region`, those on `device` first (local data
+    is read locally), each group in layout order."""
+    found = layout.box_index.meeting(region).tolist()
+    devices = layout.chunk_devices
+    return [k for k in found if devices[k] == device] + [k for k in found if devices[k] != device]
 
 
 @plan_cache
 def replica_plan(layout: Layout, region: tuple, device) -> tuple:
     """Pieces ``(chunk, region_index, chunk_index)`` giving each element of `region` once."""
-    order = _preference(layout, device)
-    cover = _regions.cover(region, tuple(layout.boxes[k] for k in order))
+    return _replica_pieces(layout, region, device)
+
+
+def _replica_pieces(layout: Layout, region: tuple, device) -> tuple:
+    """`replica_plan` uncached: for plans that make one per chunk and are cached whole."""
+    order = _meeting(layout, region, device)
+    cover = _regions.Cover(region, tuple(layout.boxes[k] for k in order))
     return tuple((order[p.source], p.region_index, p.source_index) for p in cover.pieces())
 
 
@@ -65,7 +71,8 @@ def replica_plan(layout: Layout, region: tuple, device) -> tuple:
 def partial_plan(layout: Layout, region: tuple) -> tuple:
     """Pieces ``(chunk, region_index, chunk_index)`` for every chunk that meets `region`."""
     out = []
-    for k, box in enumerate(layout.boxes):
+    for k in layout.box_index.meeting(region).tolist():
+        box = layout.boxes[k]
         common = _regions.intersect(region, box)
         if common is not None:
             out.append(
@@ -387,13 +394,14 @@ def reshard_plan(source: Layout, target: Layout, partial: bool) -> ReshardPlan:
             (k, t, chunk_index, region_index)
             for t, (box, device) in enumerate(zip(target.boxes, target.chunk_devices))
             if kept[t] is None
-            for k, region_index, chunk_index in replica_plan(source, box, device)
+            for k, region_index, chunk_index in _replica_pieces(source, box, device)
         )
         return ReshardPlan(kept, moves)
+    keeper = {k: t for t, k in enumerate(kept) if k is not None}
     moves = tuple(
         (s, t, chunk_index, target_index)
         for s in range(len(source.chunks))
-        for t, chunk_index, target_index in _partial_sends(source, target, kept, s)
+        for t, chunk_index, target_index in _partial_sends(source, target, keeper.get(s), s)
     )
     return ReshardPlan(kept, moves)
 
@@ -526,18 +534,17 @@ def _kept_chunks(source: Layout, target: Layout) -> tuple:
     return tuple(kept)
 
 
-def _partial_sends(source: Layout, target: Layout, kept: tuple, s: int) -> tuple:
+def _partial_sends(source: Layout, target: Layout, keeper: int | None, s: int) -> tuple:
     """Where source chunk `s` sends each element: ``(target chunk, s index, target index)``.
 
-    Target chunks on the source's device come first, the one keeping `s`'s box before all,
-    so elements stay on their device and a kept chunk takes its source whole.
+    Target chunks on the source's device come first, `keeper` (the one keeping `s`'s box,
+    or None) before all, so elements stay on their device and a kept chunk takes its
+    source whole.
     """
-    order = list(_preference(target, source.chunk_devices[s]))
-    if s in kept:
-        t = kept.index(s)
-        order.remove(t)
-        order.insert(0, t)
-    cover = _regions.cover(source.boxes[s], tuple(target.boxes[t] for t in order))
+    order = _meeting(target, source.boxes[s], source.chunk_devices[s])
+    if keeper is not None:
+        order = [keeper] + [t for t in order if t != keeper]
+    cover = _regions.Cover(source.boxes[s], tuple(target.boxes[t] for t in order))
     return tuple((order[p.source], p.region_index, p.source_index) for p in cover.pieces())
 
 
@@ -590,9 +597,7 @@ def fill_shadowed(chunks: Chunks, value, *, in_place: bool = False) -> Chunks:
 @plan_cache
 def _overlapping(layout: Layout) -> frozenset:
     """Chunks that share at least one element with another chunk."""
-    cover = layout.cover.cover
-    count = np.stack(cover.holds).sum(axis=0, dtype=np.int64)  # chunks holding each cell
-    return frozenset(k for k, held in enumerate(cover.holds) if (count[held] > 1).any())
+    return frozenset(layout.cover.cover.overlapping())
 
 
 def host_copy(backend, array, device) -> np.ndarray:
