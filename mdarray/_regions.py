@@ -78,7 +78,9 @@ def local_box_index(outer: Box, inner: Box) -> tuple[slice, ...]:
 def intersect_range(a: range, b: range) -> range:
     if not len(a) or not len(b):
         return range(0)
-    k = Slice(a.start, a.stop, a.step).as_subindex(Slice(b.start, b.stop, b.step))
+    if a.step != 1 and len(a) > 1 and (b.step == 1 or len(b) == 1):
+        a, b = b, a  # the same elements, found from the unstrided side
+    k = _local_range(b, a)
     return b[k.start : k.stop : k.step]
 
 
@@ -135,12 +137,17 @@ class Cover:
             for span in (zip(*axis_spans) if region else [()] * len(sources))
         ]
         self.owner = np.full(tuple(len(c) for c in self.classes), -1, dtype=np.int64)
-        for s, span in enumerate(self.spans):
+        # Painted last source first, so each cell ends up with the first that holds it.
+        for s in range(len(sources) - 1, -1, -1):
+            span = self.spans[s]
             if span is not None:
-                cells = self.owner[span + (...,)]
-                free = cells == -1
                 held = self._held(s)
-                cells[free if held is None else free & held] = s
+                if held is None:
+                    self.owner[_cells(span)] = s
+                else:
+                    self.owner[_cells(span)][held] = s
+        # Per source: how many cells it owns (all of its span, in the usual case).
+        self._owned = np.bincount(self.owner.reshape(-1) + 1, minlength=len(sources) + 1)[1:]
 
     def _held(self, s: int) -> np.ndarray | None:
         """Which cells of source `s`'s span it holds (None: all of them)."""
@@ -159,7 +166,7 @@ class Cover:
         for s, span in enumerate(self.spans):
             if span is not None:
                 held = self._held(s)
-                count[span + (...,)] += 1 if held is None else held
+                count[_cells(span)] += 1 if held is None else held
         return count
 
     def overlapping(self) -> list[int]:
@@ -169,7 +176,7 @@ class Cover:
         for s, span in enumerate(self.spans):
             if span is not None:
                 held = self._held(s)
-                shared = count[span + (...,)] > 1
+                shared = count[_cells(span)] > 1
                 if (shared if held is None else shared & held).any():
                     out.append(s)
         return out
@@ -189,17 +196,28 @@ class Cover:
         return [
             self._piece(s, cells)
             for s, span in enumerate(self.spans)
-            if span is not None
-            for cells in _boxes(self.owner[span + (...,)] == s, self.contiguous, span)
+            if span is not None and self._owned[s]
+            for cells in (
+                [tuple((c.start, c.stop) for c in span)]
+                if self._owns_span(s)
+                else _boxes(self.owner[_cells(span)] == s, self.contiguous, span)
+            )
         ]
+
+    def _owns_span(self, s: int) -> bool:
+        """Whether source `s` owns every cell of its span, on axes whose classes merge:
+        its share is then the one box of its span."""
+        span = self.spans[s]
+        size = math.prod(cells.stop - cells.start for cells in span)
+        return self._owned[s] == size and all(self.contiguous)
 
     def shadowed(self, s: int) -> list[tuple]:
         """Index tuples into source `s` of the elements it holds but another source owns."""
         span = self.spans[s]
-        if span is None:
+        if span is None or self._owns_span(s):
             return []
         held = self._held(s)
-        mask = self.owner[span + (...,)] != s
+        mask = self.owner[_cells(span)] != s
         if held is not None:
             mask &= held
         return [self._piece(s, cells).source_index for cells in _boxes(mask, self.contiguous, span)]
@@ -378,6 +396,11 @@ def _as_range_or_array(positions: np.ndarray):
     if np.all(steps == steps[0]):
         return range(int(positions[0]), int(positions[-1]) + 1, int(steps[0]))
     return positions
+
+
+def _cells(span: tuple) -> tuple:
+    """The index of a span's cells in the grid (a view, also of a 0-d grid)."""
+    return (*span, Ellipsis)
 
 
 def _first(positions) -> int:
