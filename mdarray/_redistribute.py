@@ -49,7 +49,7 @@ def _quiet() -> np.errstate:
 def _meeting(layout: Layout, region: tuple, device) -> list[int]:
     """Chunk numbers of `layout` that meet `region`, those on `device` first (local data
     is read locally), each group in layout order."""
-    found = layout.box_index.meeting(region).tolist()
+    found = layout.box_index.meeting(region)
     devices = layout.chunk_devices
     return [k for k in found if devices[k] == device] + [k for k in found if devices[k] != device]
 
@@ -71,7 +71,7 @@ def _replica_pieces(layout: Layout, region: tuple, device) -> tuple:
 def partial_plan(layout: Layout, region: tuple) -> tuple:
     """Pieces ``(chunk, region_index, chunk_index)`` for every chunk that meets `region`."""
     out = []
-    for k in layout.box_index.meeting(region).tolist():
+    for k in layout.box_index.meeting(region):
         box = layout.boxes[k]
         common = _regions.intersect(region, box)
         if common is not None:

@@ -12,6 +12,7 @@ overlapping sources are read once.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import math
 from typing import NamedTuple
@@ -236,11 +237,14 @@ class BoxIndex:
     """Which of many boxes meet a region, found by binary search instead of a scan.
 
     Per axis, the boxes' extents (first position, last + 1) sorted by start: the boxes
-    that can meet ``[lo, hi)`` on an axis start in ``(lo - longest, hi)``, one
-    `numpy.searchsorted` window; the axis with the narrowest window is filtered on every
-    axis. A query costs a logarithm plus the boxes in that window, so planning a region
-    per chunk costs about n log n for n chunks of similar extents, not n squared.
+    that can meet ``[lo, hi)`` on an axis start in ``(lo - longest, hi)``, one `bisect`
+    window; the boxes of the axis with the narrowest window are checked on every axis. A
+    query costs a logarithm plus the boxes in that window, so planning a region per chunk
+    costs about n log n for n chunks of similar extents, not n squared.
     """
+
+    # Windows of more boxes than this are checked by NumPy, smaller ones in Python.
+    _SMALL = 32
 
     def __init__(self, boxes: tuple) -> None:
         self.count = len(boxes)
@@ -251,32 +255,41 @@ class BoxIndex:
         ).reshape(len(boxes), ndim, 2)
         self.starts = np.ascontiguousarray(extents[:, :, 0].T)  # [axis, box]
         self.ends = np.ascontiguousarray(extents[:, :, 1].T)
-        self.order = np.argsort(self.starts, axis=1, kind="stable")
-        self.sorted_starts = np.take_along_axis(self.starts, self.order, axis=1)
-        lengths = self.ends - self.starts
-        self.longest = lengths.max(axis=1, initial=0)
+        order = np.argsort(self.starts, axis=1, kind="stable")
+        self.order = order.tolist()
+        self.sorted_starts = np.take_along_axis(self.starts, order, axis=1).tolist()
+        self.longest = (self.ends - self.starts).max(axis=1, initial=0).tolist()
+        self.extents = extents.tolist()  # [box][axis] = [start, end]
 
-    def meeting(self, region: Box) -> np.ndarray:
+    def meeting(self, region: Box) -> list[int]:
         """The numbers (ascending) of the boxes whose extents meet `region`'s on every
         axis: a superset of those sharing an element with it where boxes are strided."""
         if not region:
-            return np.arange(self.count)
-        if any(not len(r) for r in region):
-            return np.zeros(0, dtype=np.int64)
-        lo = np.array([r.start for r in region], dtype=np.int64)
-        hi = np.array([r[-1] + 1 for r in region], dtype=np.int64)
-        first = [
-            int(np.searchsorted(starts, low, "right"))
-            for starts, low in zip(self.sorted_starts, lo - self.longest)
-        ]
-        last = [
-            int(np.searchsorted(starts, high, "left"))
-            for starts, high in zip(self.sorted_starts, hi)
-        ]
-        axis = int(np.argmin(np.subtract(last, first)))
-        candidates = self.order[axis, first[axis] : last[axis]]
-        keep = (self.starts[:, candidates] < hi[:, None]) & (self.ends[:, candidates] > lo[:, None])
-        return np.sort(candidates[keep.all(axis=0)])
+            return list(range(self.count))
+        if not all(region):
+            return []
+        lo = [r.start for r in region]
+        hi = [r[-1] + 1 for r in region]
+        best = None
+        for axis, starts in enumerate(self.sorted_starts):
+            first = bisect.bisect_right(starts, lo[axis] - self.longest[axis])
+            last = bisect.bisect_left(starts, hi[axis])
+            if best is None or last - first < best[2] - best[1]:
+                best = (axis, first, last)
+        axis, first, last = best  # type: ignore[misc]
+        candidates = self.order[axis][first:last]
+        if len(candidates) <= self._SMALL:
+            bounds = list(zip(lo, hi))
+            return sorted(
+                k
+                for k in candidates
+                if all(s < h and e > low for (s, e), (low, h) in zip(self.extents[k], bounds))
+            )
+        found = np.array(candidates, dtype=np.int64)
+        low = np.array(lo, dtype=np.int64)[:, None]
+        high = np.array(hi, dtype=np.int64)[:, None]
+        keep = (self.starts[:, found] < high) & (self.ends[:, found] > low)
+        return np.sort(found[keep.all(axis=0)]).tolist()
 
 
 @plan_cache

@@ -155,10 +155,32 @@ def test_box_index_finds_every_box_meeting_a_region(case):
     region, boxes = case
     if not boxes:
         return
-    found = _regions.BoxIndex(tuple(boxes)).meeting(region).tolist()
+    found = _regions.BoxIndex(tuple(boxes)).meeting(region)
     assert found == sorted(found)
     meeting = [k for k, box in enumerate(boxes) if _regions.intersect(region, box) is not None]
     assert set(meeting) <= set(found)
     for k in found:  # a superset only where strides keep apart what extents join
         assert all(len(r) and len(b) for r, b in zip(region, boxes[k]))
         assert all(b[0] <= r[-1] and r[0] <= b[-1] for r, b in zip(region, boxes[k]))
+
+
+def test_box_index_with_wide_windows_matches_a_scan():
+    """Windows of many boxes (long boxes among short ones) take the NumPy filter."""
+    rng = np.random.default_rng(5)
+    boxes = []
+    for _ in range(400):
+        box = []
+        for n in (300, 40):
+            a, b = sorted(rng.integers(0, n, 2).tolist())
+            box.append(range(a, b + 1, int(rng.integers(1, 3))))
+        boxes.append(tuple(box))
+    boxes.append((range(300), range(40)))  # one box as long as the array
+    index = _regions.BoxIndex(tuple(boxes))
+    for _ in range(50):
+        region = tuple(range(*sorted(rng.integers(0, n, 2).tolist())) for n in (300, 40))
+        found = index.meeting(region)
+        meeting = {k for k, box in enumerate(boxes) if _regions.intersect(region, box) is not None}
+        assert meeting <= set(found)
+        assert found == sorted(found)
+        for k in found:
+            assert all(b[0] < r.stop and r.start <= b[-1] for r, b in zip(region, boxes[k]))
