@@ -45,7 +45,7 @@ LAYERS = (
         },
     ),
     ("storage", {"_storage", "_stored"}),
-    ("movement", {"_fetch", "_dense_partials", "_redistribute"}),
+    ("movement", {"_fetch", "_dense_partials", "_movement_plans", "_redistribute"}),
     ("chunkwise execution", {"_chunkwise"}),
     ("DistArray", {"_array", "_ndarray_methods"}),
     (
