@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import itertools
+import math
 import operator
 from collections.abc import Iterable, Sequence
 from functools import cached_property
 from typing import Any, SupportsIndex, TypeAlias
 
 import numpy as np
-from ndindex import Integer, Slice
 
-from . import _regions
+from . import _plan_cache, _regions
 from ._backend import DeviceSet
 from ._backend import devices as backend_devices
 from ._limits import extent
@@ -80,6 +80,18 @@ class Layout:
         )
 
     @cached_property
+    def plan_bytes(self) -> int:
+        """What this layout holds (its chunks and the tables cached on it so far), walked
+        once: each plan cached on it counts it by this figure (`_plan_cache.nbytes`), so
+        remembering one more plan of a layout of many chunks does not walk them again."""
+        return _plan_cache.nbytes((self.shape, self.chunks, *self.__dict__.values()))
+
+    @cached_property
+    def box_index(self) -> _regions.BoxIndex:
+        """The chunks' boxes indexed for `BoxIndex.meeting`: which chunks meet a region."""
+        return _regions.BoxIndex(self.boxes)
+
+    @cached_property
     def chunk_shapes(self) -> tuple[tuple[int, ...], ...]:
         return tuple(_regions.box_shape(box) for box in self.boxes)
 
@@ -102,7 +114,7 @@ class Layout:
             offset = 0
             for k, (d, shape) in enumerate(zip(self.chunk_devices, self.chunk_shapes)):
                 if d == device:
-                    size = int(np.prod(shape, dtype=np.int64))
+                    size = math.prod(shape)
                     entries.append((k, offset, size))
                     offset += size
             out.append((tuple(entries), offset))
@@ -351,14 +363,13 @@ def _normalize_index(index, shape: tuple, device: int, k: int) -> tuple[slice, .
                     raise IndexError(
                         f"{where}: slice {name} {value} is out of bounds for axis {axis} with size {n}"
                     )
-            reduced = Slice(item.start, item.stop, item.step).reduce(n)
-            out.append(_regions.to_slice(range(reduced.start, reduced.stop, reduced.step)))
+            out.append(_regions.to_slice(range(*item.indices(n))))
         else:
             if not -n <= item < n:
                 raise IndexError(
                     f"{where}: index {item} is out of bounds for axis {axis} with size {n}"
                 )
-            i = int(Integer(item).reduce(n).raw)
+            i = int(item) % n
             out.append(slice(i, i + 1, 1))
     return tuple(out)
 

@@ -97,29 +97,51 @@ def clear() -> None:
     _cache.clear()
 
 
+# Past this many items a container is measured by an even sample of them, scaled up:
+# the plans of many chunks are long tuples of like items, and walking every one of them
+# at each miss would make remembering a plan cost as much as making it.
+_SAMPLE = 64
+
+
 def nbytes(value) -> int:
     """The memory `value` holds: containers, arrays and mdarray's own objects, walked
-    once each (what they share with other entries is counted again: an overestimate)."""
+    once each (what they share with other entries is counted again: an overestimate;
+    a container of more than `_SAMPLE` items by a sample of them)."""
     seen: set[int] = set()
-    todo = [value]
-    total = 0
+    todo: list[tuple[Any, float]] = [(value, 1.0)]
+    total = 0.0
     while todo:
-        item = todo.pop()
+        item, weight = todo.pop()
         if id(item) in seen:
             continue
         seen.add(id(item))
-        total += sys.getsizeof(item)
+        total += weight * sys.getsizeof(item)
         if isinstance(item, np.ndarray):
             if item.base is not None:
-                todo.append(item.base)
+                todo.append((item.base, weight))
         elif isinstance(item, (tuple, list, set, frozenset)):
-            todo.extend(item)
+            _walk(todo, item, weight)
         elif isinstance(item, dict):
-            todo.extend(item.keys())
-            todo.extend(item.values())
+            _walk(todo, item.keys(), weight)
+            _walk(todo, item.values(), weight)
         elif type(item).__module__.startswith("mdarray"):
-            todo.extend(_attributes(item))
-    return total
+            known = getattr(item, "plan_bytes", None)  # measured once by the object
+            if isinstance(known, int):
+                total += weight * known
+            else:
+                _walk(todo, _attributes(item), weight)
+    return int(total)
+
+
+def _walk(todo: list, items, weight: float) -> None:
+    """Put `items` on `todo`, or an even sample of them weighted for the rest."""
+    n = len(items)
+    if n <= _SAMPLE:
+        todo.extend((item, weight) for item in items)
+        return
+    items = items if isinstance(items, (tuple, list)) else list(items)
+    scaled = weight * n / _SAMPLE
+    todo.extend((items[j * n // _SAMPLE], scaled) for j in range(_SAMPLE))
 
 
 def _attributes(item) -> list:

@@ -34,6 +34,7 @@ from ._fetch import (
 )
 from ._layout import Layout
 from ._modes import REPLICA, Mode
+from ._movement_plans import replica_pieces, reshard_plan
 from ._plan_cache import plan_cache
 from ._processes import Remote, is_local
 from ._storage import Chunks
@@ -47,25 +48,17 @@ def _quiet() -> np.errstate:
 
 
 @plan_cache
-def _preference(layout: Layout, device) -> tuple[int, ...]:
-    """Chunk numbers of `layout`, those on `device` first: local data is read locally."""
-    local = [k for k, d in enumerate(layout.chunk_devices) if d == device]
-    return tuple(local + [k for k, d in enumerate(layout.chunk_devices) if d != device])
-
-
-@plan_cache
 def replica_plan(layout: Layout, region: tuple, device) -> tuple:
     """Pieces ``(chunk, region_index, chunk_index)`` giving each element of `region` once."""
-    order = _preference(layout, device)
-    cover = _regions.cover(region, tuple(layout.boxes[k] for k in order))
-    return tuple((order[p.source], p.region_index, p.source_index) for p in cover.pieces())
+    return replica_pieces(layout, region, device)
 
 
 @plan_cache
 def partial_plan(layout: Layout, region: tuple) -> tuple:
     """Pieces ``(chunk, region_index, chunk_index)`` for every chunk that meets `region`."""
     out = []
-    for k, box in enumerate(layout.boxes):
+    for k in layout.box_index.meeting(region):
+        box = layout.boxes[k]
         common = _regions.intersect(region, box)
         if common is not None:
             out.append(
@@ -364,40 +357,6 @@ def _flat(array, device):
     return array.reshape(-1)
 
 
-class ReshardPlan(NamedTuple):
-    """How a reshard from `source` to `target` moves data (see `reshard_plan`).
-
-    `kept[t]` is the source chunk whose buffer target chunk `t` reuses, or None. `moves`
-    lists the copies ``(source chunk, target chunk, source index, target index)``: in
-    REPLICA mode they fill the target chunks that are not kept; in a partial mode each
-    source element is sent once and combined into the target chunk's identity-filled
-    buffer (a kept target chunk whose only move is its whole source chunk reuses it).
-    """
-
-    kept: tuple
-    moves: tuple
-
-
-@plan_cache
-def reshard_plan(source: Layout, target: Layout, partial: bool) -> ReshardPlan:
-    """The plan that `reshard` executes and `reshard_cost` prices."""
-    kept = _kept_chunks(source, target)
-    if not partial:
-        moves = tuple(
-            (k, t, chunk_index, region_index)
-            for t, (box, device) in enumerate(zip(target.boxes, target.chunk_devices))
-            if kept[t] is None
-            for k, region_index, chunk_index in replica_plan(source, box, device)
-        )
-        return ReshardPlan(kept, moves)
-    moves = tuple(
-        (s, t, chunk_index, target_index)
-        for s in range(len(source.chunks))
-        for t, chunk_index, target_index in _partial_sends(source, target, kept, s)
-    )
-    return ReshardPlan(kept, moves)
-
-
 def reshard(chunks: Chunks, mode: Mode, layout: Layout) -> Chunks:
     """`chunks` (in `mode`) laid out as `layout`, in the same mode.
 
@@ -509,38 +468,6 @@ def reshard_cost(chunks: Chunks, mode: Mode, layout: Layout) -> TransferCount:
     return count
 
 
-@plan_cache
-def _kept_chunks(source: Layout, target: Layout) -> tuple:
-    """Per target chunk, the source chunk with the same box on the same device, or None.
-
-    Each source chunk is kept by one target chunk at most, so no two chunks of the result
-    share a buffer (an in-place update per chunk must not reach one buffer twice).
-    """
-    where: dict = {}
-    for k, key in enumerate(zip(source.boxes, source.chunk_devices)):
-        where.setdefault(key, []).append(k)
-    kept = []
-    for key in zip(target.boxes, target.chunk_devices):
-        free = where.get(key)
-        kept.append(free.pop(0) if free else None)
-    return tuple(kept)
-
-
-def _partial_sends(source: Layout, target: Layout, kept: tuple, s: int) -> tuple:
-    """Where source chunk `s` sends each element: ``(target chunk, s index, target index)``.
-
-    Target chunks on the source's device come first, the one keeping `s`'s box before all,
-    so elements stay on their device and a kept chunk takes its source whole.
-    """
-    order = list(_preference(target, source.chunk_devices[s]))
-    if s in kept:
-        t = kept.index(s)
-        order.remove(t)
-        order.insert(0, t)
-    cover = _regions.cover(source.boxes[s], tuple(target.boxes[t] for t in order))
-    return tuple((order[p.source], p.region_index, p.source_index) for p in cover.pieces())
-
-
 def change_mode(chunks: Chunks, mode: Mode, new: Mode) -> Chunks:
     """`chunks` (in `mode`) holding the same value in mode `new`, with the same layout.
 
@@ -590,9 +517,7 @@ def fill_shadowed(chunks: Chunks, value, *, in_place: bool = False) -> Chunks:
 @plan_cache
 def _overlapping(layout: Layout) -> frozenset:
     """Chunks that share at least one element with another chunk."""
-    cover = layout.cover.cover
-    count = np.stack(cover.holds).sum(axis=0, dtype=np.int64)  # chunks holding each cell
-    return frozenset(k for k, held in enumerate(cover.holds) if (count[held] > 1).any())
+    return frozenset(layout.cover.cover.overlapping())
 
 
 def host_copy(backend, array, device) -> np.ndarray:

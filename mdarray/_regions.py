@@ -12,6 +12,7 @@ overlapping sources are read once.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import math
 from typing import NamedTuple
@@ -78,7 +79,9 @@ def local_box_index(outer: Box, inner: Box) -> tuple[slice, ...]:
 def intersect_range(a: range, b: range) -> range:
     if not len(a) or not len(b):
         return range(0)
-    k = Slice(a.start, a.stop, a.step).as_subindex(Slice(b.start, b.stop, b.step))
+    if a.step != 1 and len(a) > 1 and (b.step == 1 or len(b) == 1):
+        a, b = b, a  # the same elements, found from the unstrided side
+    k = _local_range(b, a)
     return b[k.start : k.stop : k.step]
 
 
@@ -106,28 +109,78 @@ class Cover:
     """Who owns what inside one region, for a list of source boxes in order of preference.
 
     The region is cut on every axis into classes of positions that all sources treat alike;
-    the cells of that grid are owned by the first source that holds them.
+    the cells of that grid are owned by the first source that holds them. Each source
+    reaches a box of cells, its *span* (a range of classes per axis, every class of it
+    held on axes where the sources are unstrided), and the work below stays inside the
+    spans: a cover costs in proportion to the cells its sources reach (about the number of
+    sources where they tile the region), not to sources times cells.
     """
 
     def __init__(self, region: Box, sources: tuple) -> None:
         self.region = region
         self.sources = sources
         self.classes = []  # per axis: list of position ranges or int arrays (region-local)
-        self.members = []  # per axis: bool array [source, class]
         self.contiguous = []  # per axis: classes are ordered adjacent ranges
+        # Per axis: None where each source holds every class of its span (unstrided),
+        # else a bool array [source, class].
+        self._members: list = []
+        axis_spans = []  # per axis: one (lo, hi) range of classes per source
         for axis, r in enumerate(region):
             local = [_local_range(r, src[axis]) for src in sources]
-            classes, members, contiguous = _axis_classes(len(r), local)
+            classes, spans, members = _axis_classes(len(r), local)
             self.classes.append(classes)
-            self.members.append(members)
-            self.contiguous.append(contiguous)
-        grid_shape = tuple(len(c) for c in self.classes)
-        self.owner = np.full(grid_shape, -1, dtype=np.int64)
-        self.holds = []
-        for s in range(len(sources)):
-            held = _outer_and([m[s] for m in self.members], grid_shape)
-            self.holds.append(held)
-            self.owner[held & (self.owner == -1)] = s
+            self.contiguous.append(members is None)
+            self._members.append(members)
+            axis_spans.append(spans)
+        # Per source: its span as slices of the grid, or None where it holds nothing here.
+        self.spans: list = [
+            None if any(lo >= hi for lo, hi in span) else tuple(slice(lo, hi) for lo, hi in span)
+            for span in (zip(*axis_spans) if region else [()] * len(sources))
+        ]
+        self.owner = np.full(tuple(len(c) for c in self.classes), -1, dtype=np.int64)
+        # Painted last source first, so each cell ends up with the first that holds it.
+        for s in range(len(sources) - 1, -1, -1):
+            span = self.spans[s]
+            if span is not None:
+                held = self._held(s)
+                if held is None:
+                    self.owner[_cells(span)] = s
+                else:
+                    self.owner[_cells(span)][held] = s
+        # Per source: how many cells it owns (all of its span, in the usual case).
+        self._owned = np.bincount(self.owner.reshape(-1) + 1, minlength=len(sources) + 1)[1:]
+
+    def _held(self, s: int) -> np.ndarray | None:
+        """Which cells of source `s`'s span it holds (None: all of them)."""
+        span = self.spans[s]
+        if all(members is None for members in self._members):
+            return None
+        vectors = [
+            np.ones(cells.stop - cells.start, dtype=bool) if members is None else members[s, cells]
+            for members, cells in zip(self._members, span)
+        ]
+        return _outer_and(vectors, tuple(map(len, vectors)))
+
+    def counts(self) -> np.ndarray:
+        """How many sources hold each cell of the grid."""
+        count = np.zeros(self.owner.shape, dtype=np.int64)
+        for s, span in enumerate(self.spans):
+            if span is not None:
+                held = self._held(s)
+                count[_cells(span)] += 1 if held is None else held
+        return count
+
+    def overlapping(self) -> list[int]:
+        """The sources that share an element with another source."""
+        count = self.counts()
+        out = []
+        for s, span in enumerate(self.spans):
+            if span is not None:
+                held = self._held(s)
+                shared = count[_cells(span)] > 1
+                if (shared if held is None else shared & held).any():
+                    out.append(s)
+        return out
 
     def uncovered(self) -> tuple[int, ...] | None:
         """A global element position of the region that no source holds, or None."""
@@ -143,14 +196,32 @@ class Cover:
         """Every element of the region once, as pieces of the sources that own them."""
         return [
             self._piece(s, cells)
-            for s in range(len(self.sources))
-            for cells in _boxes(self.owner == s, self.contiguous)
+            for s, span in enumerate(self.spans)
+            if span is not None and self._owned[s]
+            for cells in (
+                [tuple((c.start, c.stop) for c in span)]
+                if self._owns_span(s)
+                else _boxes(self.owner[_cells(span)] == s, self.contiguous, span)
+            )
         ]
+
+    def _owns_span(self, s: int) -> bool:
+        """Whether source `s` owns every cell of its span, on axes whose classes merge:
+        its share is then the one box of its span."""
+        span = self.spans[s]
+        size = math.prod(cells.stop - cells.start for cells in span)
+        return self._owned[s] == size and all(self.contiguous)
 
     def shadowed(self, s: int) -> list[tuple]:
         """Index tuples into source `s` of the elements it holds but another source owns."""
-        mask = self.holds[s] & (self.owner != s)
-        return [self._piece(s, cells).source_index for cells in _boxes(mask, self.contiguous)]
+        span = self.spans[s]
+        if span is None or self._owns_span(s):
+            return []
+        held = self._held(s)
+        mask = self.owner[_cells(span)] != s
+        if held is not None:
+            mask &= held
+        return [self._piece(s, cells).source_index for cells in _boxes(mask, self.contiguous, span)]
 
     def _piece(self, s: int, cells) -> Piece:
         region_index = []
@@ -160,6 +231,65 @@ class Cover:
             region_index.append(positions)
             source_index.append(_to_source(positions, self.region[axis], self.sources[s][axis]))
         return Piece(s, tuple(region_index), tuple(source_index))
+
+
+class BoxIndex:
+    """Which of many boxes meet a region, found by binary search instead of a scan.
+
+    Per axis, the boxes' extents (first position, last + 1) sorted by start: the boxes
+    that can meet ``[lo, hi)`` on an axis start in ``(lo - longest, hi)``, one `bisect`
+    window; the boxes of the axis with the narrowest window are checked on every axis. A
+    query costs a logarithm plus the boxes in that window, so planning a region per chunk
+    costs about n log n for n chunks of similar extents, not n squared.
+    """
+
+    # Windows of more boxes than this are checked by NumPy, smaller ones in Python.
+    _SMALL = 32
+
+    def __init__(self, boxes: tuple) -> None:
+        self.count = len(boxes)
+        ndim = len(boxes[0]) if boxes else 0
+        extents = np.array(
+            [[(r.start, r[-1] + 1) if len(r) else (0, 0) for r in box] for box in boxes],
+            dtype=np.int64,
+        ).reshape(len(boxes), ndim, 2)
+        self.starts = np.ascontiguousarray(extents[:, :, 0].T)  # [axis, box]
+        self.ends = np.ascontiguousarray(extents[:, :, 1].T)
+        order = np.argsort(self.starts, axis=1, kind="stable")
+        self.order = order.tolist()
+        self.sorted_starts = np.take_along_axis(self.starts, order, axis=1).tolist()
+        self.longest = (self.ends - self.starts).max(axis=1, initial=0).tolist()
+        self.extents = extents.tolist()  # [box][axis] = [start, end]
+
+    def meeting(self, region: Box) -> list[int]:
+        """The numbers (ascending) of the boxes whose extents meet `region`'s on every
+        axis: a superset of those sharing an element with it where boxes are strided."""
+        if not region:
+            return list(range(self.count))
+        if not all(region):
+            return []
+        lo = [r.start for r in region]
+        hi = [r[-1] + 1 for r in region]
+        best = None
+        for axis, starts in enumerate(self.sorted_starts):
+            first = bisect.bisect_right(starts, lo[axis] - self.longest[axis])
+            last = bisect.bisect_left(starts, hi[axis])
+            if best is None or last - first < best[2] - best[1]:
+                best = (axis, first, last)
+        axis, first, last = best  # type: ignore[misc]
+        candidates = self.order[axis][first:last]
+        if len(candidates) <= self._SMALL:
+            bounds = list(zip(lo, hi))
+            return sorted(
+                k
+                for k in candidates
+                if all(s < h and e > low for (s, e), (low, h) in zip(self.extents[k], bounds))
+            )
+        found = np.array(candidates, dtype=np.int64)
+        low = np.array(lo, dtype=np.int64)[:, None]
+        high = np.array(hi, dtype=np.int64)[:, None]
+        keep = (self.starts[:, found] < high) & (self.ends[:, found] > low)
+        return np.sort(found[keep.all(axis=0)]).tolist()
 
 
 @plan_cache
@@ -172,30 +302,35 @@ def _local_range(r: range, src: range) -> range:
     """Positions (in `r`'s local coordinates) of the elements of `r` that `src` holds."""
     if not len(r) or not len(src):
         return range(0)
+    if src.step == 1 or len(src) == 1:  # an unstrided source: two divisions, no search
+        lo = max(0, -((r.start - src.start) // r.step))
+        hi = min(len(r), -((r.start - src.start - len(src)) // r.step))
+        return range(lo, max(lo, hi))
     k = Slice(src.start, src.stop, src.step).as_subindex(Slice(r.start, r.stop, r.step))
     return range(len(r))[k.start : k.stop : k.step]
 
 
 def _axis_classes(n: int, local: list[range]):
+    """One axis of `n` positions cut into classes: ``(classes, spans, members)``, with
+    each source's span as a ``(lo, hi)`` range of classes and `members` None where every
+    source is unstrided (each then holds all the classes of its span), else a bool array
+    [source, class]."""
     if all(lr.step == 1 or len(lr) <= 1 for lr in local):
-        cuts = sorted(
-            {0, n}
-            | {lr.start for lr in local if len(lr)}
-            | {lr.start + len(lr) for lr in local if len(lr)}
-        )
+        ends = {lr.start for lr in local if len(lr)} | {
+            lr.start + len(lr) for lr in local if len(lr)
+        }
+        cuts = sorted(ends | {0, n})
+        where = {cut: c for c, cut in enumerate(cuts)}
         classes = [range(a, b) for a, b in itertools.pairwise(cuts)]
-        members = np.array(
-            [
-                [
-                    len(lr) > 0 and lr.start <= c.start and c.stop <= lr.start + len(lr)
-                    for c in classes
-                ]
-                for lr in local
-            ],
-            dtype=bool,
-        ).reshape(len(local), len(classes))
-        return classes, members, True
-    return _strided_classes(n, local)
+        spans = [
+            (where[lr.start], where[lr.start + len(lr)]) if len(lr) else (0, 0) for lr in local
+        ]
+        return classes, spans, None
+    classes, members, _ = _strided_classes(n, local)
+    held = members.any(axis=1)
+    lo = np.where(held, members.argmax(axis=1), 0)
+    hi = np.where(held, members.shape[1] - members[:, ::-1].argmax(axis=1), 0)
+    return classes, list(zip(lo.tolist(), hi.tolist())), members
 
 
 # More arithmetic progressions than this on one axis of one region (sources whose steps
@@ -276,6 +411,11 @@ def _as_range_or_array(positions: np.ndarray):
     return positions
 
 
+def _cells(span: tuple) -> tuple:
+    """The index of a span's cells in the grid (a view, also of a 0-d grid)."""
+    return (*span, Ellipsis)
+
+
 def _first(positions) -> int:
     return int(positions[0])
 
@@ -289,22 +429,26 @@ def _outer_and(vectors, grid_shape) -> np.ndarray:
     return out
 
 
-def _boxes(mask: np.ndarray, contiguous: list[bool]) -> list[tuple[tuple[int, int], ...]]:
-    """Split the True cells of `mask` into boxes of cells, as per-axis (lo, hi) pairs.
+def _boxes(mask: np.ndarray, contiguous: list[bool], span: tuple = ()) -> list[tuple]:
+    """Split the True cells of `mask` (the cells of `span`, a tuple of slices of the grid,
+    or the whole grid) into boxes of cells, as per-axis (lo, hi) pairs of the grid.
 
     Greedy: grow each box along every axis whose classes are adjacent ranges, so a
-    source's share of a region is few large copies rather than one per cell.
+    source's share of a region is few large copies rather than one per cell. The cells
+    are visited once in order, so the work follows the cells, not cells times boxes.
     """
-    todo = mask.copy()
     ndim = mask.ndim
     if ndim == 0:
         return [()] if mask else []
+    offset = [cells.start for cells in span] if span else [0] * ndim
+    if mask.size and all(contiguous) and mask.all():  # the usual case: a whole span
+        return [tuple((o, o + n) for o, n in zip(offset, mask.shape))]
+    todo = mask.copy()
     out: list[tuple[tuple[int, int], ...]] = []
-    while True:
-        found = np.argwhere(todo)
-        if not len(found):
-            return out
-        lo = [int(i) for i in found[0]]
+    for found in np.argwhere(mask).tolist():
+        if not todo[tuple(found)]:
+            continue
+        lo = found
         hi = [i + 1 for i in lo]
         for axis in range(ndim):
             if not contiguous[axis]:
@@ -318,7 +462,8 @@ def _boxes(mask: np.ndarray, contiguous: list[bool]) -> list[tuple[tuple[int, in
                     break
                 hi[axis] += 1
         todo[tuple(slice(a, b) for a, b in zip(lo, hi))] = False
-        out.append(tuple(zip(lo, hi)))
+        out.append(tuple((a + o, b + o) for a, b, o in zip(lo, hi, offset)))
+    return out
 
 
 def _union(classes: list):

@@ -148,7 +148,7 @@ class _Picture:
     def _copies(self) -> np.ndarray:
         """Most copies of one element, per cell (axes as in `edges`)."""
         cover = self.layout.cover.cover
-        count = sum(held.astype(np.int64) for held in cover.holds)
+        count = cover.counts()
         for axis, classes in enumerate(cover.classes):
             inside = _class_cells(classes, self.edges[axis])
             count = np.stack(

@@ -74,8 +74,16 @@ def fast_call(ufunc, inputs, kwargs):
     # leave the others waiting (`agreeing`).
     across = several()  # else every chunk is this process's
     packed = all(type(x) is not Chunks or x.slabs is not None for x in operands)
-    # Staged into packed outs of this layout: they take the results whole (no copy).
-    refill = staged and packed and not mixed and all(o.storage.slabs is not None for o in out)
+    # Staged into packed outs of this layout: they take the results whole (no copy). In a
+    # run of several processes the general path writes, after every process's kernels
+    # are agreed to have run.
+    refill = (
+        staged
+        and not across
+        and packed
+        and not mixed
+        and all(o.storage.slabs is not None for o in out)
+    )
     staged = staged and not refill
     if (mixed or staged or not packed) and not across and layout.device_blocks is not None:
         # Views and other unpacked chunks whose memory lines up run per block too.

@@ -191,9 +191,7 @@ def _overlap_lines(x) -> list[str]:
 def copies(layout) -> tuple[int, int]:
     """(elements held by two or more chunks, most copies of one element)."""
     cover = layout.cover.cover
-    if not cover.holds:
-        return 0, 0
-    count = sum(held.astype(np.int64) for held in cover.holds)
+    count = cover.counts()
     sizes = np.ones(count.shape, dtype=np.int64)
     for axis, classes in enumerate(cover.classes):
         shape = [1] * count.ndim

@@ -49,7 +49,7 @@ LAYERS = (
         },
     ),
     ("storage", {"_memory", "_storage", "_stored"}),
-    ("movement", {"_fetch", "_dense_partials", "_redistribute"}),
+    ("movement", {"_fetch", "_dense_partials", "_movement_plans", "_redistribute"}),
     ("chunkwise execution", {"_chunkwise", "_operands"}),
     ("DistArray", {"_array", "_ndarray_methods"}),
     (

@@ -9,7 +9,7 @@ import numpy as np
 
 import mdarray
 from mdarray import _plan_cache, _regions
-from mdarray._redistribute import reshard_plan
+from mdarray._movement_plans import reshard_plan
 
 
 def _strided_layout(n, devices, steps, shift):
