@@ -154,6 +154,7 @@ def test_cupy_asarray_gathers_onto_the_current_device():
     with cupy.cuda.Device(device), stream, mdarray.options(fallback="allow"):
         gathered = cupy.asarray(x)
         gathered += 1  # on the user's stream: must see the gathered values
+    stream.synchronize()  # the user's (non-blocking) stream, before reading on another
     assert isinstance(gathered, cupy.ndarray)
     assert gathered.device.id == device
     np.testing.assert_array_equal(cupy.asnumpy(gathered), host + 1)

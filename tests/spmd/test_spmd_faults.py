@@ -23,6 +23,11 @@ from mdarray import distributed
 from ._spmd import COMM, check_value, everywhere
 
 CULPRIT = distributed.size() - 1
+#: The data-dependent faults here are NumPy's kernels' (error state, warnings): CuPy's
+#: kernels do not honour numpy.errstate and raise nothing midway.
+numpy_kernels_only = pytest.mark.skipif(
+    mdarray.default_backend() == "cuda", reason="CuPy's kernels do not honour numpy.errstate"
+)
 SHAPE = (8, 4)
 # A case takes well under a second; one that waits this long is stuck.
 CASE_TIMEOUT = 60
@@ -78,6 +83,7 @@ OVERFLOWING = {
 }
 
 
+@numpy_kernels_only
 @pytest.mark.parametrize("name", sorted(OVERFLOWING))
 def test_an_overflow_on_one_process_raises_on_every_process(name):
     value, x = array(1e308)
@@ -86,6 +92,7 @@ def test_an_overflow_on_one_process_raises_on_every_process(name):
     check_value(x, value)  # in step again
 
 
+@numpy_kernels_only
 def test_a_cast_of_nan_on_one_process_raises_on_every_process():
     value, x = array(np.nan)
     with np.errstate(invalid="raise"):
@@ -93,6 +100,7 @@ def test_a_cast_of_nan_on_one_process_raises_on_every_process():
     check_value(x, value)
 
 
+@numpy_kernels_only
 def test_warnings_as_errors_on_one_process_raise_on_every_process():
     value, x = array(1e308)
     with warnings.catch_warnings(), np.errstate(over="warn"):
@@ -117,6 +125,7 @@ IN_PLACE = {
 }
 
 
+@numpy_kernels_only
 @pytest.mark.parametrize("name", sorted(IN_PLACE))
 def test_a_failed_in_place_write_changes_no_process(name):
     value, x = array(1e308)
@@ -125,6 +134,7 @@ def test_a_failed_in_place_write_changes_no_process(name):
     check_value(x, value)
 
 
+@numpy_kernels_only
 def test_the_processes_agree_on_an_error_they_catch():
     """A program that catches the error goes on alike everywhere."""
     value, x = array(1e308)
@@ -167,6 +177,8 @@ ALLOCATING = {
 
 @pytest.mark.parametrize("name", sorted(ALLOCATING))
 def test_a_failed_allocation_on_one_process_raises_on_every_process(name):
+    if name == "reshard" and mdarray.default_backend() == "cuda":
+        pytest.skip("the cuda backend's moves allocate through CuPy, not Backend.empty")
     value, x = array(1.0)
     with allocations_fail():
         agreed(MemoryError, lambda: ALLOCATING[name](x))
