@@ -516,10 +516,9 @@ class DistArray(Stored, NDArrayMethods, Operators):
 
 
 def in_group(result: Any, operands: Collection[Any]) -> Any:
-    """`result` with every new DistArray in it (itself, or the items of a tuple or list)
-    given the device group of the DistArray `operands` (their union, sequences of arrays
-    looked into), where its devices lie in that group: results keep their operands'
-    group. Operands returned as results (``out=``, in-place operators) keep their own."""
+    """`result` with every new DistArray in it (itself, or a tuple's or list's items) given
+    the device group of the DistArray `operands` (their union, sequences looked into), where
+    its devices lie in it. Operands returned as results (``out=``) keep their own group."""
     if type(result) is DistArray and _one_group(result, operands):
         return result
     results = _arrays_in((result,))
@@ -553,8 +552,7 @@ def in_group(result: Any, operands: Collection[Any]) -> Any:
 
 
 def _one_group(result: DistArray, operands: Collection[Any]) -> bool:
-    """`in_group`'s common case, with no lists: operands of one group (no sequences),
-    `result` one of them (kept), of that group, or new on the first's devices."""
+    """`in_group`'s common case: operands of one group, `result` one of them, or new."""
     first = group = None
     for value in operands:
         kind = type(value)
@@ -567,10 +565,12 @@ def _one_group(result: DistArray, operands: Collection[Any]) -> bool:
                 first, group = value, value._group
             elif group is None or (value._group is not group and value._group != group):
                 return False
-    if first is None or result._storage.layout.devices != first._storage.layout.devices:
-        return result._group is not None and first is not None and result._group is first.device
-    result._group = first.device if result._group is None else result._group
-    return result._group is first.device
+    if first is None:
+        return False
+    group = group if group is not None else first.device
+    if result._group is None and result._storage.layout.devices == first._storage.layout.devices:
+        result._group = group
+    return result._group is group
 
 
 def _arrays_in(values: Collection[Any]) -> list[DistArray]:

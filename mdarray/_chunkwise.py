@@ -242,12 +242,12 @@ def writes_in_place(backend, ufunc, calls: int, dtypes, operands=()) -> bool:
     (`Backend.may_fail`), with no object array among the result `dtypes` and the
     `operands` (their elements' own operations may raise anywhere). Otherwise the
     kernels compute fresh results and `commit` writes them."""
-    return (
-        calls == 1
-        and not backend.may_fail(ufunc)
-        and not any(np.dtype(d).kind == "O" for d in dtypes)
-        and not any(getattr(getattr(x, "dtype", None), "kind", "") == "O" for x in operands)
-    )
+    if calls != 1 or backend.may_fail(ufunc):
+        return False
+    # List comprehensions, not generators: this runs on every in-place call.
+    kinds = [np.dtype(d).kind for d in dtypes]
+    kinds += [getattr(getattr(x, "dtype", None), "kind", "") for x in operands]
+    return "O" not in kinds
 
 
 def commit(backend, writes) -> None:

@@ -155,7 +155,7 @@ def _slab_runner(ufunc, kernel, layout, backend, dtypes):
         for x in operands:
             if type(x) is Chunks and x.slabs is None:
                 return None
-        refill = _staged(ufunc, backend, layout, dtypes, operands, out)
+        refill = out is not None and _staged(ufunc, backend, layout, dtypes, operands, out)
         if refill and any(o.storage.slabs is None for o in out):
             return None
         return _slab_call(ufunc, kernel, layout, backend, operands, out, dtypes, False, refill)
@@ -168,7 +168,7 @@ def _block_runner(ufunc, kernel, layout, backend, dtypes):
 
     def runner(inputs, out):
         operands = _storages(inputs)
-        direct = not _staged(ufunc, backend, layout, dtypes, operands, out)
+        direct = out is None or not _staged(ufunc, backend, layout, dtypes, operands, out)
         return block_call(kernel, layout, backend, operands, out, dtypes, direct=direct)
 
     return runner
