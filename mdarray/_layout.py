@@ -46,7 +46,7 @@ class Layout:
 
     def __init__(self, shape: ShapeLike, index_map: IndexMap) -> None:
         self.shape = _normalize_shape(shape)
-        #: The product of the non-zero sides: NumPy's limit on an array's size, checked
+        #: The product of the non-zero sides, which NumPy limits (an array's size), checked
         #: here and, times the item size, where chunks are allocated.
         self.extent = extent(self.shape)
         if not isinstance(index_map, dict):
