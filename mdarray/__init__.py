@@ -15,6 +15,7 @@ from . import (  # noqa: F401
     _fallback,
     _histograms,
     _indexing,
+    _moments,
     _nan_reductions,
     _numpy_linalg,
     _numpy_statistics,

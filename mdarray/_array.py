@@ -28,7 +28,7 @@ from ._ndarray_methods import NDArrayMethods
 from ._operands import OURS, TAKEN, Operators, foreign
 from ._registry import FUNCTIONS, LOCAL, UFUNC_METHODS, UFUNC_OVERRIDES, method, runs_here
 from ._storage import Chunks
-from ._stored import Stored, decided_call
+from ._stored import Stored, decided_call, decided_function
 
 #: ``axis=`` of a reduction: one axis, several, or all of them (None).
 Axes = int | tuple[int, ...] | None
@@ -234,67 +234,8 @@ class DistArray(Stored, NDArrayMethods, Operators):
         return _svg.html(self)
 
     # NumPy methods: each goes through the NumPy function, so one registered
-    # implementation serves ``x.sum()``, ``np.sum(x)`` and ``mdarray.sum(x)``. NumPy's
-    # stubs say those return ndarrays; through ``__array_function__`` they return
-    # DistArrays (hence the casts), or ``out`` where one is given (hence ``Any``).
-
-    def sum(
-        self,
-        axis: Axes = None,
-        dtype: DTypeLike | None = None,
-        out: Any = None,
-        keepdims: bool = False,
-        **kwargs: Any,
-    ) -> Any:
-        return np.sum(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kwargs)
-
-    def prod(
-        self,
-        axis: Axes = None,
-        dtype: DTypeLike | None = None,
-        out: Any = None,
-        keepdims: bool = False,
-        **kwargs: Any,
-    ) -> Any:
-        return np.prod(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kwargs)
-
-    def max(self, axis: Axes = None, out: Any = None, keepdims: bool = False, **kwargs: Any) -> Any:
-        return np.max(self, axis=axis, out=out, keepdims=keepdims, **kwargs)
-
-    def min(self, axis: Axes = None, out: Any = None, keepdims: bool = False, **kwargs: Any) -> Any:
-        return np.min(self, axis=axis, out=out, keepdims=keepdims, **kwargs)
-
-    def mean(
-        self,
-        axis: Axes = None,
-        dtype: DTypeLike | None = None,
-        out: Any = None,
-        keepdims: bool = False,
-        **kwargs: Any,
-    ) -> Any:
-        return np.mean(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kwargs)
-
-    def var(
-        self,
-        axis: Axes = None,
-        dtype: DTypeLike | None = None,
-        out: Any = None,
-        ddof: float = 0,
-        keepdims: bool = False,
-        **kwargs: Any,
-    ) -> Any:
-        return np.var(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, **kwargs)
-
-    def std(
-        self,
-        axis: Axes = None,
-        dtype: DTypeLike | None = None,
-        out: Any = None,
-        ddof: float = 0,
-        keepdims: bool = False,
-        **kwargs: Any,
-    ) -> Any:
-        return np.std(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, **kwargs)
+    # implementation serves ``x.sum()``, ``np.sum(x)`` and ``mdarray.sum(x)`` (the
+    # reductions are `NDArrayMethods`').
 
     def astype(self, dtype: DTypeLike, copy: bool = True) -> DistArray:
         # NumPy's stubs take only an ndarray here.
@@ -386,14 +327,24 @@ class DistArray(Stored, NDArrayMethods, Operators):
     def _scalar(self, kind: Callable[[Any], Any]) -> Any:
         if self.size != 1:
             raise TypeError("only arrays with one element can be converted to Python scalars")
-        return kind(self.get().reshape(()))
+        return kind(self._element())
+
+    def _element(self) -> Any:
+        # The one element, as a 0-d NumPy array. One chunk holds it in any mode: its copy
+        # is read alone, without the general gather (a single process only: `get` is a
+        # step all processes of an SPMD run take).
+        storage = self._storage
+        if _processes.current() is None and len(storage.layout.boxes) == 1:
+            chunk = storage.buffers[0]
+            return storage.backend.to_host(chunk, storage.layout.chunk_devices[0]).reshape(())
+        return self.get().reshape(())
 
     def __bool__(self) -> bool:
         if self.size != 1:
             raise ValueError(
                 "The truth value of an array with more than one element is ambiguous. Use a.any() or a.all()"
             )
-        return bool(self.get().reshape(()))
+        return bool(self._element())
 
     def __int__(self) -> int:
         return self._scalar(int)
@@ -438,6 +389,8 @@ class DistArray(Stored, NDArrayMethods, Operators):
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
     ) -> Any:
+        if (done := decided_function(func, args, kwargs)) is not None:
+            return in_group(done, (*args, *kwargs.values()))
         if not TAKEN.issuperset(types):  # NEP 18: `_operands.foreign`
             answer = foreign(func, types, args, kwargs)
             if answer is not OURS:

@@ -100,6 +100,11 @@ class CpuBackend:
         _debug.record_transfer(device, HOST, array.nbytes)
         host_out[...] = array
 
+    def to_host(self, array, device: int) -> np.ndarray:
+        """A host copy of `array` (on `device`), complete on return."""
+        _debug.record_transfer(device, HOST, array.nbytes)
+        return np.array(array)
+
     def host_empty(self, shape, dtype) -> np.ndarray:
         return np.empty(shape, dtype)
 

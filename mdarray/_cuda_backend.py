@@ -304,6 +304,13 @@ class CudaBackend:
                 )
                 src_offset += width * height
 
+    def to_host(self, array, device: int) -> np.ndarray:
+        """A host copy of `array` (on `device`), complete on return: CuPy's copy on the
+        device's stream, waited for (for small arrays; large ones go by `to_host_into`)."""
+        _debug.record_transfer(device, HOST, array.nbytes)
+        with self.on(device):
+            return array.get(stream=self.stream(device))
+
     def _cupy_pinned(self, shape, dtype) -> np.ndarray:
         dtype = np.dtype(dtype)
         nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
@@ -492,7 +499,10 @@ class CudaBackend:
         """``out[index] = value`` for an index of slices or int arrays per axis."""
         if _regions.is_basic(index) and np.ndim(value) == 0 and not self.is_native(value):
             key = (*index, ...)
-            _write(out[key], value)
+            if _plain_fill(out.dtype, value):
+                out[key] = value  # one CuPy call, no view made first
+            else:
+                _write(out[key], value)
         else:
             _kernels.assign(self._cupy, out, index, value)
 
@@ -522,12 +532,19 @@ def _fused(backend: CudaBackend, fn, kernel_name):
     return kernel
 
 
+def _plain_fill(dtype, value) -> bool:
+    """Whether CuPy's fill writes scalar `value` bit for bit (`_write`)."""
+    return (
+        dtype.kind not in "fc" or not isinstance(value, (float, complex, np.inexact)) or value != 0
+    )
+
+
 def _write(target, value) -> None:
     """``target[...] = value`` (a scalar) bit for bit. CuPy fills with a memset where the
     scalar equals zero, so ``-0.0`` (SUM's float identity) would land as ``+0.0``: a signed
     zero is written as its bit pattern through an unsigned view instead."""
     kind = target.dtype.kind
-    if kind not in "fc" or not isinstance(value, (float, complex, np.inexact)) or value != 0:
+    if _plain_fill(target.dtype, value):
         target[...] = value
     elif kind == "c":
         _write(target.real, float(np.real(value)))

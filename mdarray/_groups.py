@@ -23,6 +23,7 @@ from ._layout import make_2d_index_map
 from ._modes import as_mode
 from ._processes import entry
 from ._registry import FUNCTIONS, LOCAL, local, runs_here
+from ._stored import decided_function
 
 
 def keeping_groups(func: Callable[..., Any], numpy: ModuleType = np) -> Callable[..., Any]:
@@ -42,6 +43,12 @@ def keeping_groups(func: Callable[..., Any], numpy: ModuleType = np) -> Callable
 
     @functools.wraps(func)
     def function(*args: Any, **kwargs: Any) -> Any:
+        if (done := decided_function(func, args, kwargs)) is not None:
+            return (
+                done
+                if kwargs.get("device") is not None
+                else in_group(done, (*args, *kwargs.values()))
+            )
         group = entry()
         if group is not None and func not in LOCAL:  # an outermost call of an SPMD run
             return group.call(func.__name__, function, args, kwargs)

@@ -44,6 +44,7 @@ from ._processes import Remote, current, is_local, several
 from ._product_operands import via_transpose, with_axis, without_axis
 from ._registry import implements_ufunc_method
 from ._storage import Chunks
+from ._ufunc_fast import decided
 
 __all__ = ["matmul", "tensordot", "vecdot"]
 
@@ -83,6 +84,10 @@ def matmul_call(ufunc, inputs, kwargs):
     a, b = (x if isinstance(x, DistArray) or _is_array(x) else np.asarray(x) for x in inputs)
     result = _matmul(a, b, kwargs.get("dtype"), kwargs.get("casting", "same_kind"))
     if out is None:
+        if not kwargs and type(a) is DistArray and type(b) is DistArray:
+            runner = _plain_product(a, b, result.dtype)
+            if runner is not None:
+                decided(ufunc, inputs, kwargs, runner)
         return result
     return write_out(out, result, casting=kwargs.get("casting", "same_kind"), name="matmul")
 
@@ -235,6 +240,44 @@ def _matmul(a, b, dtype, casting):
     if vector_a:
         result = without_axis(result, result.ndim - (1 if vector_b else 2))
     return result
+
+
+def _plain_product(a: DistArray, b: DistArray, dtype):
+    """``a @ b`` as a runner (`mdarray._decided`) where `_matmul` decides nothing but
+    what the operands' layouts, modes and dtypes fix: REPLICA operands laid out in
+    blocks the plan takes, a product that is not empty; None otherwise."""
+    transpose = via_transpose(a, b)
+    if transpose:
+        a, b = b, permute_dims(a)
+    vector_a, vector_b = a.ndim == 1, b.ndim == 1
+    shaped_a = with_axis(a, 0) if vector_a else a
+    shaped_b = with_axis(b, 1) if vector_b else b
+    if (
+        a.mode is not REPLICA
+        or b.mode is not REPLICA
+        or shaped_a.ndim + shaped_b.ndim > 4
+        or not (shaped_a.size and shaped_b.size and a.shape[-1])
+        or _blocks(shaped_a.layout, False) is None
+        or _blocks(shaped_b.layout, False) is None
+    ):
+        return None
+    backend = a.storage.backend
+    last = 1 if vector_b else 2
+
+    def runner(inputs, out):
+        a, b = inputs
+        if transpose:
+            a, b = b, permute_dims(a)
+        a = _as_blocks(with_axis(a, 0) if vector_a else a)
+        b = _as_blocks(with_axis(b, 1) if vector_b else b)
+        result = _run(a, b, dtype, {}, backend)
+        if vector_b:
+            result = without_axis(result, result.ndim - 1)
+        if vector_a:
+            result = without_axis(result, result.ndim - last)
+        return result
+
+    return runner
 
 
 def _as_blocks(x: DistArray) -> DistArray:

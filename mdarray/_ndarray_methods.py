@@ -28,6 +28,68 @@ class NDArrayMethods:
 
         def __setitem__(self, key: Any, value: Any) -> None: ...  # DistArray's
 
+    def sum(
+        self,
+        axis: Any = None,
+        dtype: Any = None,
+        out: Any = None,
+        keepdims: bool = False,
+        **kwargs: Any,
+    ) -> Any:
+        return _np.sum(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kwargs)
+
+    def prod(
+        self,
+        axis: Any = None,
+        dtype: Any = None,
+        out: Any = None,
+        keepdims: bool = False,
+        **kwargs: Any,
+    ) -> Any:
+        return _np.prod(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kwargs)
+
+    def max(self, axis: Any = None, out: Any = None, keepdims: bool = False, **kwargs: Any) -> Any:
+        return _np.max(self, axis=axis, out=out, keepdims=keepdims, **kwargs)
+
+    def min(self, axis: Any = None, out: Any = None, keepdims: bool = False, **kwargs: Any) -> Any:
+        return _np.min(self, axis=axis, out=out, keepdims=keepdims, **kwargs)
+
+    def mean(
+        self,
+        axis: Any = None,
+        dtype: Any = None,
+        out: Any = None,
+        keepdims: bool = False,
+        **kwargs: Any,
+    ) -> Any:
+        return _np.mean(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kwargs)
+
+    def var(
+        self,
+        axis: Any = None,
+        dtype: Any = None,
+        out: Any = None,
+        ddof: float = 0,
+        keepdims: bool = False,
+        **kwargs: Any,
+    ) -> Any:
+        return _np.var(
+            self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, **kwargs
+        )
+
+    def std(
+        self,
+        axis: Any = None,
+        dtype: Any = None,
+        out: Any = None,
+        ddof: float = 0,
+        keepdims: bool = False,
+        **kwargs: Any,
+    ) -> Any:
+        return _np.std(
+            self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims, **kwargs
+        )
+
     def all(self, axis: Any = None, out: Any = None, keepdims: bool = False, **kwargs: Any) -> Any:
         return _np.all(self, axis=axis, out=out, keepdims=keepdims, **kwargs)
 

@@ -62,11 +62,19 @@ _cache = _Cache()
 def plan_cache(function: F) -> F:
     """Remember `function`'s results by its (hashable, positional) arguments."""
 
+    entries = _cache.entries
+
     @functools.wraps(function)
     def cached(*args):
         key = (function, args)
-        hit = _cache.get(key)
+        hit = entries.get(key)  # a hit, the common case, inline: no lock, one frame
         if hit is not None:
+            # Not contextlib.suppress: two more frames. Another thread may have dropped
+            # the entry meanwhile; the value holds.
+            try:  # noqa: SIM105
+                entries.move_to_end(key)
+            except KeyError:
+                pass
             return hit[0]
         value = function(*args)
         _cache.put(key, value, nbytes((args, value)))

@@ -465,7 +465,14 @@ def _call_plan(func, ufunc, layout, mode, dtype, _axis_type, axis, _dtype_type, 
 
 
 def mean(x: DistArray, axis, dtype, keepdims, where) -> DistArray | None:
-    """``np.mean`` of `x` by one cached plan (`_mean_plan`): the partial sums of the
+    """``np.mean`` of `x` by one cached plan (`mean_plan`), or None where it needs the
+    general path."""
+    known = mean_plan(x, axis, dtype, keepdims, where)
+    return None if known is None else run_mean(x, known)
+
+
+def mean_plan(x: DistArray, axis, dtype, keepdims, where) -> tuple | None:
+    """The plan of ``np.mean`` of `x` (`_mean_plan`): the partial sums of the
     `chunk_plan`, each divided by the count, as `_statistical_functions._mean` computes
     them (no ``out=``, ``where`` not given or True); None where it needs the general
     path (an empty `x`, a count under 1, a cast after the division, unhashable
@@ -479,9 +486,11 @@ def mean(x: DistArray, axis, dtype, keepdims, where) -> DistArray | None:
         hash(key)
     except TypeError:
         return None
-    known = _mean_plan(*key)
-    if known is None:
-        return None
+    return _mean_plan(*key)
+
+
+def run_mean(x: DistArray, known: tuple) -> DistArray:
+    """`mean_plan`'s plan `known` run on `x`."""
     axes, compute, count, plan = known
     return run_chunk_plan(x, plan, np.add, axes, compute, compute, False, count)
 

@@ -9,6 +9,7 @@ better value, ties going to the lower index like NumPy, and a NaN beating every 
 
 from __future__ import annotations
 
+import builtins
 import operator
 from typing import NamedTuple, cast
 
@@ -28,6 +29,7 @@ from ._chunkwise import (
     write_out,
 )
 from ._creation_functions import asarray
+from ._decided import bound, decides, reader, same_as
 from ._fallback import fallback
 from ._fetch import fetch_pieces
 from ._modes import MAX, MIN, REPLICA
@@ -37,7 +39,7 @@ from ._reduction import NO_VALUE
 from ._registry import implements
 from ._sorting_functions import runs, to_host
 from ._storage import Chunks
-from ._ufunc_plans import where_call
+from ._ufunc_plans import run, where_call, where_plan
 
 #: The index of an empty part's (value, index) pair: it loses to every real one.
 EMPTY = np.iinfo(np.intp).max
@@ -254,8 +256,26 @@ def _arg_impl(func, largest: bool):
     return impl
 
 
-implements(np.argmax, spmd=True)(_arg_impl(np.argmax, largest=True))
-implements(np.argmin, spmd=True)(_arg_impl(np.argmin, largest=False))
+def _arg_decider(func, impl, largest: bool):
+    """The decider (`mdarray._decided`) of `impl`: a call without ``out`` whose axis each
+    chunk holds whole runs `_whole_axis` on its plan directly."""
+
+    def decide(args, kwargs):
+        given = bound(impl, args, kwargs)
+        if given is None or type(given["a"]) is not DistArray or given["out"] is not None:
+            return None
+        plan = _fast_plan(func, given["a"], given["axis"], given["keepdims"])
+        if plan is None:
+            return None
+        read = reader(impl, args, kwargs, "a")
+        return lambda args, kwargs: _whole_axis(read(args, kwargs), plan, largest)
+
+    return decide
+
+
+for _func, _largest in ((np.argmax, True), (np.argmin, False)):
+    _impl = implements(_func, spmd=True)(_arg_impl(_func, largest=_largest))
+    decides(_func)(_arg_decider(_func, _impl, _largest))
 
 
 def argmax(x: DistArray, /, *, axis: int | None = None, keepdims: bool = False) -> DistArray:
@@ -336,6 +356,21 @@ def where(condition, x1, x2, /) -> DistArray:
     if not any(isinstance(op, DistArray) for op in (condition, x1, x2)):
         condition = asarray(condition)
     return np.where(condition, x1, x2)
+
+
+same_as(argmax, np.argmax)
+same_as(argmin, np.argmin)
+
+
+@decides(np.where, where)
+def _decide_where(args, kwargs):
+    """``where(condition, x, y)`` with its plan (`where_call`), found once."""
+    if kwargs or len(args) != 3 or not builtins.any(type(a) is DistArray for a in args):
+        return None
+    plan = where_plan(args)
+    if plan is None:
+        return None
+    return lambda args, kwargs: run(plan, args, 1)
 
 
 # count_nonzero, nonzero, searchsorted ---------------------------------------------------

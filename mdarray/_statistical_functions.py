@@ -2,10 +2,8 @@
 
 Every reduction goes through `_reduction.reduction`: along axes that chunks split, the
 result is partial (SUM for sums and means, MAX/MIN for max/min/any/all) and nothing moves.
-``var``/``std`` compute the mean first (combined: it is result-sized, the input does not
-move), then a partial SUM of squared deviations: the same two passes as NumPy, so the
-values agree with NumPy's closely; ``std`` needs the combined variance for its square
-root. Scans (``cumsum``, ``ufunc.accumulate``) scan each chunk locally and add in the
+NumPy's ``mean``/``var``/``std`` are `_moments`'; the array API's functions here call
+them. Scans (``cumsum``, ``ufunc.accumulate``) scan each chunk locally and add in the
 carry of the chunks before it along the axis (one result-sized piece per earlier chunk).
 """
 
@@ -19,9 +17,9 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from . import _reduction, _regions
-from ._array import Axes, DistArray, in_mode, laid_out, wrap
-from ._chunkwise import map_chunks, write_out
-from ._data_type_functions import astype
+from ._array import Axes, DistArray, laid_out, wrap
+from ._chunkwise import write_out
+from ._decided import bound, decides, reader, same_as
 from ._fallback import fallback
 from ._fetch import fetch_pieces
 from ._layout import Layout
@@ -83,134 +81,47 @@ def _all_like(func, ufunc):
     return all_impl
 
 
-implements(np.sum, spmd=True)(_reducer(np.sum, np.add))
-implements(np.prod, spmd=True)(_reducer(np.prod, np.multiply))
-implements(np.max, np.amax, spmd=True)(_max_like(np.max, np.maximum))
-implements(np.min, np.amin, spmd=True)(_max_like(np.min, np.minimum))
-implements(np.all, spmd=True)(_all_like(np.all, np.logical_and))
-implements(np.any, spmd=True)(_all_like(np.any, np.logical_or))
+def _reduction_decider(func, ufunc, impl):
+    """The decider (`mdarray._decided`) of `impl`, the implementation of `func`: a call
+    without ``out``, ``where`` or ``initial`` on a DistArray runs its chunk plan
+    (`_reduction.call_plan`) directly."""
+
+    def decide(args, kwargs):
+        given = bound(impl, args, kwargs)
+        if given is None or type(given["a"]) is not DistArray or given["out"] is not None:
+            return None
+        where, initial = given["where"], given.get("initial", NO_VALUE)
+        if (where is not NO_VALUE and where is not True) or initial is not NO_VALUE:
+            return None
+        dtype = given.get("dtype")
+        plain = {"keepdims": given["keepdims"], "where": where}
+        if "dtype" in given:
+            plain["dtype"] = dtype
+        known = _reduction.call_plan(func, ufunc, given["a"], given["axis"], plain)
+        if known is None:
+            return None
+        axes, result_dtype, plan = known
+        read = reader(impl, args, kwargs, "a")
+        run = _reduction.run_chunk_plan
+
+        def runner(args, kwargs):
+            return run(read(args, kwargs), plan, ufunc, axes, dtype, result_dtype, False)
+
+        return runner
+
+    return decide
 
 
-# Mean, variance, standard deviation ------------------------------------------------
-
-
-def _count(x: DistArray, axes: tuple, keepdims: bool, where):
-    """How many elements each result element reduces (an int, or per element)."""
-    if where is True:
-        return int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
-    if isinstance(where, DistArray):
-        if where.shape != x.shape:
-            raise ValueError(f"where= DistArray of shape {where.shape} must have shape {x.shape}")
-        return _reduction.reduce(where, np.add, axes, keepdims, np.intp)
-    mask = np.broadcast_to(np.asarray(where, dtype=bool), x.shape)
-    return np.sum(mask, axis=axes, keepdims=keepdims)
-
-
-def _divide(x: DistArray, divisor) -> DistArray:
-    """`x` / `divisor` per chunk: linear, so a SUM result stays SUM where every divisor
-    is at least 1 (the row ``sum(p) / c`` of `_mode_rules`: a divisor of 0 makes the
-    identities' 0 / 0 NaN, one under 1 may overflow a copy where the value does not);
-    otherwise the partials are combined first."""
-    xp = x.storage.backend.xp
-    if isinstance(divisor, DistArray) or not np.all(np.abs(divisor) >= 1):
-        x = in_mode(x, REPLICA)
-    return wrap(map_chunks(x, xp.true_divide, divisor), x.mode)
-
-
-def _mean(x, axes, keepdims, dtype, where) -> DistArray:
-    total = _reduction.reduce(x, np.add, axes, keepdims, dtype, dtype=dtype, where=where)
-    return _divide(total, _count(x, axes, keepdims, where))
-
-
-def _squared_deviations(chunk, mean):
-    """``|chunk - mean|**2`` with NumPy's promotion (as NumPy's var computes it)."""
-    d = chunk - mean
-    if d.dtype.kind == "c":
-        return d.real * d.real + d.imag * d.imag
-    return d * d
-
-
-def _var(x, axes, keepdims, dtype, where, ddof, requested=None) -> DistArray:
-    """Two passes like NumPy: the mean (combined, result-sized), then a partial SUM of
-    squared deviations over the chunks, divided by ``max(count - ddof, 0)``.
-
-    The squares are summed in the `requested` dtype when the caller gave one, as NumPy
-    does (a complex sum divided by 0 is inf+nanj, a real one inf)."""
-    if x.mode.is_partial:
-        x = x.change_mode(REPLICA)
-    mean = in_mode(_mean(x, axes, True, dtype, where), REPLICA)
-    squares = wrap(map_chunks(x, _squared_deviations, mean))
-    sum_dtype = squares.dtype if requested is None else np.dtype(requested)
-    total = _reduction.reduce(
-        squares, np.add, axes, keepdims, sum_dtype, dtype=requested, where=where
-    )
-    count = _count(x, axes, keepdims, where)
-    divisor = (
-        builtins.max(count - ddof, 0) if isinstance(count, int) else np.maximum(count - ddof, 0)
-    )
-    return _divide(total, divisor)
-
-
-def _moment(func, stat, a, axis, dtype, out, keepdims, where, **extra):
-    """Shared front end of mean/var/std: NumPy checks arguments on the probe."""
-    out = _reduction.unwrap_out(out)
-    kwargs = {"axis": axis, "dtype": dtype, "keepdims": keepdims, "where": where, **extra}
-    kwargs = {k: v for k, v in kwargs.items() if v is not NO_VALUE}
-    checked = _reduction.check_with_probe(func, a, out, kwargs)
-    axes = _reduction.normalize_axes(axis, a.ndim)
-    keep = bool(kwargs.get("keepdims", False))
-    if a.size == 0:  # NumPy on an empty host array of the shape: its values and warnings
-        value = np.asarray(func(np.empty(a.shape, a.dtype), **kwargs))
-        result = _reduction.filled(a, value.shape, value, value.dtype)
-    else:
-        where = kwargs.get("where", True)
-        result = stat(a, axes, keep, _reduction.compute_dtype(a.dtype, dtype), where)
-        result = astype(result, checked.dtype, copy=False)
-    return result if out is None else write_out(out, result)
-
-
-@implements(np.mean, spmd=True)
-def _np_mean(a, axis=None, dtype=None, out=None, keepdims=NO_VALUE, *, where=NO_VALUE):
-    args = {"axis": axis, "dtype": dtype, "out": out, "keepdims": keepdims, "where": where}
-    if not isinstance(a, DistArray):
-        return fallback(np.mean, (a,), args, "numpy.mean")
-    fast = None if out is not None else _reduction.mean(a, axis, dtype, keepdims, where)
-    return _moment(np.mean, _mean, a, axis, dtype, out, keepdims, where) if fast is None else fast
-
-
-def _ddof(ddof, correction):
-    if correction is not NO_VALUE:
-        if ddof != 0:
-            raise ValueError("ddof and correction can't be provided simultaneously.")
-        return correction
-    return ddof
-
-
-def _variance_impl(func, root: bool):
-    name = f"numpy.{func.__name__}"
-
-    def impl(a, axis=None, dtype=None, out=None, ddof=0, keepdims=NO_VALUE, *, where=NO_VALUE,
-             mean=NO_VALUE, correction=NO_VALUE):  # fmt: skip
-        args = {"axis": axis, "dtype": dtype, "out": out, "ddof": ddof, "keepdims": keepdims}
-        args.update(where=where, mean=mean, correction=correction)
-        if not isinstance(a, DistArray) or mean is not NO_VALUE:
-            args = {k: v for k, v in args.items() if v is not NO_VALUE}
-            return fallback(func, (a,), args, name)
-        n = _ddof(ddof, correction)
-
-        def stat(x, axes, keep, compute, where):
-            var = _var(x, axes, keep, compute, where, n, requested=dtype)
-            if not root:
-                return var
-            return np.sqrt(in_mode(var, REPLICA))
-
-        return _moment(func, stat, a, axis, dtype, out, keepdims, where, ddof=n)
-
-    return impl
-
-
-implements(np.var, spmd=True)(_variance_impl(np.var, root=False))
-implements(np.std, spmd=True)(_variance_impl(np.std, root=True))
+for _funcs, _ufunc, _make in (
+    ((np.sum,), np.add, _reducer),
+    ((np.prod,), np.multiply, _reducer),
+    ((np.max, np.amax), np.maximum, _max_like),
+    ((np.min, np.amin), np.minimum, _max_like),
+    ((np.all,), np.logical_and, _all_like),
+    ((np.any,), np.logical_or, _all_like),
+):
+    _impl = implements(*_funcs, spmd=True)(_make(_funcs[0], _ufunc))
+    decides(*_funcs)(_reduction_decider(_funcs[0], _ufunc, _impl))
 
 
 # Scans ------------------------------------------------------------------------------
@@ -588,3 +499,15 @@ def cumulative_prod(
         DistArray,
         np.cumulative_prod(x, axis=axis, dtype=dtype, include_initial=include_initial),
     )
+
+
+for _public, _func in (
+    (sum, np.sum),
+    (prod, np.prod),
+    (max, np.max),
+    (min, np.min),
+    (mean, np.mean),
+    (all, np.all),
+    (any, np.any),
+):
+    same_as(_public, _func)

@@ -10,7 +10,7 @@ import numpy as np
 
 from . import _processes
 from ._backend import DeviceSet
-from ._decided import RUNNERS
+from ._decided import DECIDERS, RUNNERS, never, remember
 from ._layout import Layout
 from ._modes import REPLICA, Mode
 from ._storage import Chunks, reader
@@ -137,6 +137,69 @@ def decided_call(op: Any, inputs: tuple, kwargs: dict) -> Any:
     if entry is None or _processes.current() is not None:
         return None
     return entry[0](inputs, kwargs.get("out"))
+
+
+def function_key(func: Any, args: tuple, kwargs: dict) -> tuple | None:
+    """The key of a call of the function `func` for `mdarray._decided`: per array operand
+    its part as in `decided_key`; every other argument by type and value (an axis, a
+    dtype, a scalar: a function may decide by any of them), a float by its bits (``0.0``
+    and ``-0.0`` differ); None where an argument is none of these (lists, NumPy arrays,
+    complex numbers...): that call goes the whole way."""
+    key: list = [func]
+    for x in args:
+        part = _static_part(x)
+        if part is None:
+            return None
+        key.append(part)
+    for name, x in kwargs.items():
+        part = _static_part(x)
+        if part is None:
+            return None
+        key.append((name, part))
+    return tuple(key)
+
+
+def _static_part(x: Any) -> Any:
+    if isinstance(x, Stored):
+        return x._call_key
+    return _value_part(x)
+
+
+def _value_part(x: Any) -> Any:
+    kind = type(x)
+    if kind is int or kind is bool or kind is str or x is None or kind is type:
+        return (kind, x)
+    if kind is float:
+        return (float, x.hex())
+    if kind is tuple:
+        parts = tuple(_value_part(v) for v in x)
+        return None if None in parts else (tuple, parts)
+    if isinstance(x, np.dtype):
+        return (np.dtype, x)
+    return None
+
+
+def decided_function(func: Any, args: tuple, kwargs: dict) -> Any:
+    """The result of a call of the function `func` by the runner of its key
+    (`mdarray._decided`: a key's first call asks `func`'s decider for one), or None: no
+    decider, a run of several processes, an argument no key holds, or the runner sends
+    the call the whole way."""
+    decider = DECIDERS.get(func)
+    if decider is None or _processes.current() is not None:
+        return None
+    key = function_key(func, args, kwargs)
+    if key is None:
+        return None
+    entry = RUNNERS.get(key)
+    if entry is None:
+        try:
+            runner = decider(args, kwargs) or never
+        except Exception:  # the whole way raises it, each time
+            return None
+        operands = (*args, *kwargs.values())
+        remember(key, runner, tuple(x.layout for x in operands if isinstance(x, Stored)))
+        return runner(args, kwargs)
+    return entry[0](args, kwargs)
 
 
 def _unpickled(kind: type[Stored], storage: Chunks, mode: Mode, group: tuple[int, ...]) -> Any:

@@ -498,6 +498,12 @@ def where_call(condition, x, y):
     in the layout of the first DistArray operand of its shape); None where an operand
     takes no plan (the caller's general path runs)."""
     inputs = (condition, x, y)
+    plan = where_plan(inputs)
+    return None if plan is None else run(plan, inputs, 1)
+
+
+def where_plan(inputs: tuple) -> Plan | None:
+    """The plan of ``numpy.where(*inputs)`` (see `where_call`), or None."""
     if not planning():
         return None
     key = call_key(np.where, inputs, None, None, ())
@@ -507,7 +513,7 @@ def where_call(condition, x, y):
     if plan is None:
         plan = _where_plan(inputs)
         remember(key, plan)
-    return run(plan, inputs, 1)
+    return plan
 
 
 def _where_plan(inputs) -> Plan:
