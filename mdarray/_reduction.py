@@ -163,11 +163,10 @@ def run_chunk_plan(x: DistArray, plan: ChunkPlan, ufunc, axes: tuple, dtype, res
         column = blocks(storage)
         if column is not None:
             inner, packed = plan.blocked
-            out = _run_steps(column, inner, backend, ufunc, axes, dtype, result_dtype, skip_nan,
-                             divisor)  # fmt: skip
             # A block's result is its device's slab: of the per-chunk layout along the
             # rows, else of the block plan's (one chunk per device).
-            slabs = [r.reshape(-1) for r in out]
+            slabs = _run_steps(column, inner, backend, ufunc, axes, dtype, result_dtype,
+                               skip_nan, divisor, flat=True)  # fmt: skip
             layout, mode = (packed, plan.mode) if packed is not None else (inner.layout, inner.mode)
             return wrap(Chunks.packed(layout, slabs, backend, result_dtype, check=False), mode)
     out = _run_steps(storage.buffers, plan, backend, ufunc, axes, dtype, result_dtype, skip_nan,
@@ -176,8 +175,9 @@ def run_chunk_plan(x: DistArray, plan: ChunkPlan, ufunc, axes: tuple, dtype, res
 
 
 def _run_steps(buffers, plan: ChunkPlan, backend, ufunc, axes, dtype, result_dtype, skip_nan,
-               divisor) -> list:  # fmt: skip
-    """Each of `plan`'s steps on its buffer (a chunk, or a device's block)."""
+               divisor, flat: bool = False) -> list:  # fmt: skip
+    """Each of `plan`'s steps on its buffer (a chunk, or a device's block); `flat`: each
+    result 1-D (a slab), else of its chunk's shape."""
     kernel = backend.reduce
     on = backend.on
     divide = None if divisor is None else backend.xp.true_divide
@@ -188,7 +188,8 @@ def _run_steps(buffers, plan: ChunkPlan, backend, ufunc, axes, dtype, result_dty
             continue
         with on(device):
             if step is REDUCE:
-                result = kernel(ufunc, chunk, axes, dtype, result_dtype, skip_nan).reshape(shape)
+                result = kernel(ufunc, chunk, axes, dtype, result_dtype, skip_nan)
+                result = result.reshape(-1 if flat else shape)
             elif step is EMPTY:
                 result = backend.empty(shape, result_dtype, device)
             else:
@@ -197,6 +198,8 @@ def _run_steps(buffers, plan: ChunkPlan, backend, ufunc, axes, dtype, result_dty
                 result = divide(result, divisor)
                 # NumPy's kernels give scalars for 0-d operands: chunks are 0-d arrays.
                 result = np.array(result) if isinstance(result, np.generic) else result
+            if flat and result.ndim != 1:
+                result = result.reshape(-1)
         out.append(result)
     return out
 
