@@ -13,6 +13,7 @@ from . import _redistribute, _regions
 from ._array import DistArray, wrap
 from ._backend import DeviceSet, get_backend
 from ._backend import backend as default_backend_object
+from ._decided import bound, decides
 from ._layout import Device, IndexMap, Layout, ShapeLike, layout_for_device
 from ._manipulation_functions import broadcast_to, reshape
 from ._modes import REPLICA, Mode, as_mode
@@ -513,3 +514,37 @@ def meshgrid(
             grid = broadcast_to(grid, tuple(shape))
         out.append(grid.copy() if copy else grid)
     return out
+
+
+def _like_decider(impl, fill):
+    """The decider (`mdarray._decided`) of a ``*_like`` function `impl`: without
+    ``device=``, and for `full_like` with a Python scalar fill (the key holds its value),
+    the runner makes its chunks in the decided layout and dtype at once. `fill` is the
+    value (None: `empty_like`; ``"fill_value"``: `full_like`'s argument)."""
+
+    def decide(args, kwargs):
+        given = bound(impl, args, kwargs)
+        if given is None or type(given["x"]) is not DistArray or given["device"] is not None:
+            return None
+        x = given["x"]
+        value = given.get("fill_value") if fill == "fill_value" else fill
+        if fill is not None and type(value) not in (bool, int, float):
+            return None
+        dtype = x.dtype if given["dtype"] is None else np.dtype(given["dtype"])
+        layout = _like_layout(x, given["shape"], None)
+        backend = x.storage.backend
+        if fill is None:
+            return lambda args, kwargs: wrap(Chunks.empty(layout, dtype, backend))
+        value = np.array(value).astype(dtype)[()]
+        return lambda args, kwargs: wrap(Chunks.full(layout, value, dtype, backend))
+
+    return decide
+
+
+for _impl, _func, _fill in (
+    (zeros_like, np.zeros_like, 0),
+    (ones_like, np.ones_like, 1),
+    (empty_like, np.empty_like, None),
+    (full_like, np.full_like, "fill_value"),
+):
+    decides(_impl, _func)(_like_decider(_impl, _fill))

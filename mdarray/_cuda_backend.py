@@ -136,6 +136,8 @@ class CudaBackend:
 
     def full(self, shape, value, dtype, device: int):
         with self.on(device):
+            if _zero_bits(value, dtype):
+                return self._cupy.zeros(shape, dtype)  # one memset
             out = self._cupy.empty(shape, dtype)
             _write(out, value)
             return out
@@ -530,6 +532,18 @@ def _fused(backend: CudaBackend, fn, kernel_name):
         return fused(*args)
 
     return kernel
+
+
+def _zero_bits(value, dtype) -> bool:
+    """Whether `value` in `dtype` (a number type) is all zero bits: a memset writes it
+    (``-0.0`` is not: its sign bit is set)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind not in "biufc":
+        return False
+    try:
+        return not any(np.asarray(value, dtype).tobytes())
+    except (TypeError, ValueError, OverflowError):
+        return False
 
 
 def _plain_fill(dtype, value) -> bool:

@@ -114,7 +114,9 @@ def unpack(layout, slabs, backend) -> tuple:
             continue
         shape = shapes[entries[0][0]]
         with backend.on(device):
-            if len(entries) > 1 and shape and all(shapes[k] == shape for k, _, _ in entries):
+            if len(entries) == 1 and entries[0][2] == slab.size:
+                buffers[entries[0][0]] = slab.reshape(shape)  # the whole slab: one view
+            elif len(entries) > 1 and shape and all(shapes[k] == shape for k, _, _ in entries):
                 stack = slab.reshape(len(entries), *shape)
                 for i, (k, _, _) in enumerate(entries):
                     buffers[k] = stack[i]

@@ -395,10 +395,12 @@ class Chunks:
         if self._family is not None:
             return
         layout = self.layout
-        buffers = self.buffers  # made before the refs: they stay the chunk buffers
         if self._slabs is not None:
+            # Packed chunks are their slabs' parts, tracked or not: no buffers made here
+            # (a view over device blocks never reads them).
             self._attach_slabs(own_memories(self._slabs, layout.devices, self.backend))
             return
+        buffers = self.buffers  # made before the refs: they stay the chunk buffers
         self._attach(
             [(Allocation(b, d, self.backend), ()) for b, d in zip(buffers, layout.chunk_devices)]
         )

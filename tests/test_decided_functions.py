@@ -192,3 +192,18 @@ def test_products_run_runners_for_each_shape_and_layout(x, host):
     partial = mdarray.sum(mdarray.distributed_array(np.stack([host, 0 * host]), halves()), axis=0)
     for _ in range(2):
         check(partial @ w, host @ hw)
+
+
+def test_like_functions_per_dtype_shape_and_fill(x, host):
+    for _ in range(2):
+        check(mdarray.zeros_like(x), np.zeros_like(host))
+        check(np.zeros_like(x, dtype=np.int16), np.zeros_like(host, dtype=np.int16))
+        check(mdarray.ones_like(x, dtype=np.float64), np.ones_like(host, dtype=np.float64))
+        check(np.ones_like(x, shape=(3, 4)), np.ones_like(host, shape=(3, 4)))
+        for fill in (1.5, 2.5, -0.0, 0.0, 7, True):
+            got = mdarray.full_like(x, fill)
+            check(got, np.full_like(host, fill))
+            assert np.array_equal(np.signbit(got.get()), np.signbit(np.full_like(host, fill)))
+        check(mdarray.full_like(x, mdarray.sum(x)), np.full_like(host, host.sum()))
+        assert mdarray.empty_like(x, dtype=np.int8).dtype == np.int8
+        check(mdarray.zeros_like(x, device=x.device), np.zeros_like(host))
