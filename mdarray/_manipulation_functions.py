@@ -68,8 +68,14 @@ def permute_dims(x: DistArray, /, axes: Sequence[int] | None = None) -> DistArra
     if len(axes) != x.ndim:
         raise ValueError("axes don't match array")
     axes = _axes_tuple(axes, x.ndim)
+    known = x.storage.remapped()
+    if known is not None and known[1][0] == "permute":
+        undone = known[1][1]  # x is a permutation of the source's axes by `undone`
+        if all(undone[a] == j for j, a in enumerate(axes)):
+            # The permutation undoes it: the source's own chunks (``x.T.T``), no remap.
+            return wrap(known[0], x.mode)
     layout = permuted_layout(x.layout, axes)
-    return wrap(x.storage.remap(layout, lambda _, b: b.transpose(axes)), x.mode)
+    return wrap(x.storage.remap(layout, lambda _, b: b.transpose(axes), ("permute", axes)), x.mode)
 
 
 @implements(np.matrix_transpose, spmd=True)

@@ -311,11 +311,12 @@ class Chunks:
                 allocation.families.add(self._family)
         return out
 
-    def remap(self, layout: Layout, make: Callable[[int, Any], Any]) -> Chunks:
+    def remap(self, layout: Layout, make: Callable[[int, Any], Any], token=None) -> Chunks:
         """`view` for a `make` that always makes a view of its chunk of the same device
         (a transpose): chunk t is ``make(t, chunk t)``, made when first read (`buffers`,
         from the refs), so a view that an operation reads by its source's blocks costs
-        no array per chunk. Runs of several processes take `view`."""
+        no array per chunk. `token` (hashable) names the remapping for `remapped`. Runs
+        of several processes take `view`."""
         if _processes.current() is not None:
             return self.view(layout, make)
         with _LOCK:
@@ -329,8 +330,20 @@ class Chunks:
                 (allocation, (*recipe, made_by(make, t)))
                 for t, (allocation, recipe) in enumerate(self._refs)
             )
+            if token is not None:
+                out._origin = (weakref.ref(self), token, None)
             self._family.members.add(out)
         return out
+
+    def remapped(self) -> tuple | None:
+        """``(source, token)`` where this is ``source.remap(..., token)`` and the source
+        lives (a family moves as a whole, so this is that remapping of it now as then);
+        else None."""
+        origin = self._origin
+        if origin is None or origin[2] is not None:
+            return None
+        source = origin[0]()
+        return None if source is None else (source, origin[1])
 
     def select(self, layout: Layout, groups: tuple, token, block_keys=None) -> Chunks:
         """The view of this array of `layout` whose chunks are basic-indexing views of

@@ -1,5 +1,7 @@
 """Manipulation functions against NumPy: relabelings keep the mode and move no data."""
 
+import itertools
+
 import numpy as np
 import pytest
 from _layouts import devices, dist_pairs, spread
@@ -188,3 +190,22 @@ def test_broadcast_arrays_is_a_list_in_the_namespace_and_a_tuple_in_numpy():
     assert isinstance(mdarray.broadcast_arrays(a, b), list)
     assert isinstance(np.broadcast_arrays(a, b), tuple)
     assert [x.shape for x in np.broadcast_arrays(a, b)] == [(2, 3), (2, 3)]
+
+
+@pytest.mark.parametrize("first", list(itertools.permutations(range(3))))
+@pytest.mark.parametrize("second", [(0, 1, 2), (2, 0, 1), (1, 2, 0), (1, 0, 2)])
+def test_a_permutation_of_a_permutation_is_numpys_and_a_view(first, second):
+    host = np.arange(24.0).reshape(2, 3, 4)
+    rest = (slice(0, 3), slice(0, 4))
+    x = mdarray.distributed_array(
+        host, spread({0: [(slice(0, 1), *rest)], 1: [(slice(1, 2), *rest)]})
+    )
+    y = np.transpose(np.transpose(x, first), second)
+    want = np.transpose(np.transpose(host, first), second)
+    np.testing.assert_array_equal(y.get(), want)
+    y[(0,) * 3] = -1.0  # a view: the write reaches x, as NumPy's
+    host = host.copy()
+    np.transpose(np.transpose(host, first), second)[(0,) * 3] = -1.0
+    np.testing.assert_array_equal(x.get(), host)
+    x += 1  # and x's writes reach it
+    np.testing.assert_array_equal(y.get(), np.transpose(np.transpose(host + 1, first), second))
