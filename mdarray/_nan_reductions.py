@@ -96,8 +96,14 @@ def _all_nan(x: DistArray, axes: tuple, keepdims: bool, where) -> DistArray | No
     xp = x.storage.backend.xp
     nan = wrap(x.storage.map(xp.isnan, dtype=np.dtype(bool)))
     flags = _reduction.reduce(nan, np.logical_and, axes, keepdims, np.bool_, where=where)
-    # A chunk whose part of the reduced axes is empty holds the identity (True) there.
-    empty = {k for k, box in enumerate(x.layout.boxes) if any(len(box[a]) == 0 for a in axes)}
+    # A chunk whose part of the reduced axes is empty holds the identity (True) there;
+    # where a device's chunks were reduced as one block, its result is such only where
+    # every one of its chunks is.
+    boxes, devices = x.layout.boxes, x.layout.chunk_devices
+    empty = {k for k, box in enumerate(boxes) if any(len(box[a]) == 0 for a in axes)}
+    if len(flags.layout.chunks) != len(boxes):
+        full = {devices[k] for k in range(len(boxes)) if k not in empty}
+        empty = {k for k, d in enumerate(flags.layout.chunk_devices) if d not in full}
     if not _any(flags, empty):
         return None
     flags = in_mode(flags, REPLICA)

@@ -425,10 +425,18 @@ def run_slabs(plan: Plan, inputs, nout: int):
         elif slab is HOST0:
             args.append((x[()],) * len(devices))
         else:
-            buffers = x.storage.buffers
+            storage = x.storage
+            # A 0-d operand packed one chunk per device: each chunk is its slab, of shape
+            # (1,), which broadcasts as the 0-d chunk would (no chunk views made).
+            own = storage.slabs if storage.layout.shape == () else None
+            if own is not None and len(own) != len(storage.layout.chunks):
+                own = None
+            buffers = storage.buffers if own is None else None
+            held = storage.layout.devices
             column = []
             for k, src, dst in slab:
-                column.append(buffers[k] if src == dst else backend.move(buffers[k], src, dst))
+                piece = buffers[k] if own is None else own[held.index(src)]
+                column.append(piece if src == dst else backend.move(piece, src, dst))
             args.append(column)
     kernel, options, dtypes = plan.kernel, plan.options, plan.dtypes
     results = []

@@ -294,3 +294,17 @@ def test_xarray_skipna_reductions_do_not_gather(method):
     want = getattr(xr.DataArray(values, dims=("a", "b")), method)(dim="a").data
     assert isinstance(got, mdarray.DistArray)
     np.testing.assert_allclose(got.get(), want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("func", [np.nanargmax, np.nanargmin])
+@pytest.mark.parametrize("first", [slice(0, 0), slice(1, 1), slice(2, 2)])
+def test_an_all_nan_slice_beside_an_empty_chunk_raises(func, first):
+    # The device's chunks reduce as one block: the empty chunk's identity must not hide
+    # (nor stand for) the block's flag.
+    values = np.array([np.nan, np.nan], np.float32)
+    x = mdarray.distributed_array(values, {DEVICES[0]: [(first,), (slice(0, 2),)]})
+    with pytest.raises(ValueError, match="All-NaN"):
+        func(x)
+    values[1] = 1.0
+    x = mdarray.distributed_array(values, {DEVICES[0]: [(first,), (slice(0, 2),)]})
+    assert int(func(x)) == int(func(values))
