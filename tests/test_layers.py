@@ -75,6 +75,7 @@ LAYERS = (
             "_manipulation_functions",
             "_reduction",
             "_statistical_functions",
+            "_scans",
             "_nan_reductions",
             "_selection",
             "_histograms",
