@@ -7,12 +7,15 @@ array holds the new value whole. NumPy's verdict (does the operation raise?) is 
 the same data.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 from _backend_facts import numpy_dtypes_only
 
 import mdarray
 from mdarray import _decided, _plan_cache
+from mdarray._chunkwise import writes_in_place
 from mdarray.testing import _host
 
 D = mdarray.devices()
@@ -102,11 +105,25 @@ WRITES = {
 }
 
 
+@pytest.fixture(params=["warnings raise", "warnings shown"])
+def warnings_rule(request):
+    """The suite turns warnings into errors, under which NumPy's kernels may raise after
+    writing (a staged write); shown, plain numbers' kernels write in place on every
+    device (`Backend.write_each`)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error" if request.param == "warnings raise" else "default")
+        yield request.param
+
+
 @pytest.mark.parametrize("error", [MemoryError, KeyboardInterrupt])
 @pytest.mark.parametrize("call", [2, 3])
 @pytest.mark.parametrize("write", sorted(WRITES))
 @pytest.mark.parametrize("layout", sorted(LAYOUTS))
-def test_a_kernel_failing_midway_changes_nothing(monkeypatch, layout, write, call, error):
+def test_a_kernel_failing_midway_leaves_old_or_new_whole(
+    monkeypatch, layout, write, call, error, warnings_rule
+):
+    """Staged, the write changes nothing; in place on every device, the calls after the
+    failed one run (and it again) before the error propagates: the new value, whole."""
     host = np.arange(8, dtype=np.int64) * 3
     other = np.arange(8, dtype=np.int64) + 1
     ours, numpys = WRITES[write]
@@ -130,14 +147,18 @@ def test_a_kernel_failing_midway_changes_nothing(monkeypatch, layout, write, cal
     _plan_cache.clear()  # plans and decided calls keep the kernel they were made with
     _decided.clear()
     monkeypatch.setattr(backend, "ufunc_kernel", failing)
+    want = host.copy()
+    numpys(want, other)
+    staged = writes_in_place(backend, np.add, 2, [x.dtype], [x, y], each=True) is False
     try:
         ours(x, y)
     except error:
-        _check_unchanged(x, host)
+        if staged or calls["n"] == call:  # the failed call was the first: nothing written
+            _check_unchanged(x, host)
+        else:
+            _check_unchanged(x, want)
     else:  # one kernel call did it all: the whole write, as NumPy's
         assert calls["n"] < call
-        want = host.copy()
-        numpys(want, other)
         _check_unchanged(x, want)
     monkeypatch.undo()
     _plan_cache.clear()
@@ -175,3 +196,22 @@ def test_an_interrupt_at_any_copy_of_a_setitem_leaves_old_or_new_whole(monkeypat
         _check_unchanged(x, -host if new else host)
         outcomes.add(new)
     assert True in outcomes  # some interrupts came during the commit
+
+
+def test_plain_numbers_write_in_place_on_every_device():
+    """``x += y`` of floats, with NumPy's warnings shown: each device's kernel writes x's
+    slab itself (nothing staged: the memory stays), and every replica holds the sum."""
+    layout = _on(slice(0, 8), slice(0, 8), slice(0, 4), slice(4, 8))
+    host = np.arange(8.0)
+    x = mdarray.distributed_array(host, layout)
+    y = mdarray.distributed_array(host * 10, layout)
+    backend = x.storage.backend
+    slabs = [backend.pointer(s) for s in x.storage.slabs]
+    # CuPy's launches run Python between devices: staged there (`Backend.writes_each`).
+    in_place = backend.writes_each(np.add) or len(slabs) == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")
+        for _ in range(3):  # a staged write's results are new memory each time
+            x += y
+            assert ([backend.pointer(s) for s in x.storage.slabs] == slabs) is in_place
+    _check_unchanged(x, host * 31)

@@ -11,6 +11,7 @@ comparison that raises, a value that does not cast) changes nothing.
 """
 
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -82,12 +83,23 @@ WRITERS = {
         ),
     ),
     "x *= 3": ((8,), lambda x: x.__imul__(3)),
+    "x *= 3, warnings shown": ((8,), lambda x: _shown(x.__imul__, 3)),
+    "x += x[::-1], warnings shown": ((8,), lambda x: _shown(x.__iadd__, x[::-1])),
     "np.multiply(x[1:], 2.0, out=x[1:])": (
         (8,),
         lambda x: np.multiply(x[1:], 2.0, out=x[1:]),
     ),
 }
 _OTHER = np.arange(8.0) - 3
+
+
+def _shown(method, operand):
+    """``method(operand)`` with NumPy's warnings shown, not raised (the suite raises
+    them): plain numbers' kernels then write in place on every device."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")
+        return method(operand)
+
 
 _OLD = {(8,): np.array([5.0, 3.0, 9.0, 1.0, 7.0, 2.0, 8.0, 0.0])}
 _OLD[(8, 8)] = np.arange(64.0).reshape(8, 8)[::-1] % 11
