@@ -164,18 +164,21 @@ class CpuBackend:
         """Each ``kernel(*args, out=outs)`` of `calls` (``(device, args, outs)``), in order,
         each writing its outs in place, in one C-level loop (`itertools.starmap` drained by
         a deque): between two calls of a NumPy ufunc no Python line runs, so an interrupt
-        lands before the first call or after the last. A call that raises (as a NumPy
-        kernel raises, before it writes: a failed allocation) after earlier calls wrote
-        runs again with the rest before the error propagates: every device holds the new
-        value, never part of it."""
+        lands before the first call or after the last, or inside a call from the Python
+        it runs after writing (a floating-point warning shown). A call that fails on its
+        own (a failed allocation, before it writes) after earlier calls wrote runs again
+        with the rest before the error propagates; after an interrupt in a call, the rest
+        run: every device holds the new value, never part of it, and none is written
+        twice."""
         rows = [(*args, *outs) for _, args, outs in calls]
         pending = iter(rows)
         try:
             deque(starmap(kernel, pending), 0)
-        except BaseException:
+        except BaseException as error:
             failed = len(rows) - operator.length_hint(pending) - 1
-            if failed > 0:
-                for row in rows[failed:]:
+            if failed > 0 or isinstance(error, KeyboardInterrupt):
+                again = failed + isinstance(error, KeyboardInterrupt)
+                for row in rows[again:]:
                     kernel(*row)
             raise
 
