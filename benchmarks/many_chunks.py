@@ -18,7 +18,10 @@ Figures (names for --only), each at every ``--chunks`` count n:
   2, the chunks dealt from the next device);
 - ``rows-layout``, ``rows-get``, ``rows-reshard``: an (n, 4) array in one-row chunks, its
   layout, its first ``get()`` and its reshard to 4 column blocks;
-- ``add-splits``: ``x + y`` of two arrays on different n-chunk splittings.
+- ``add-splits``: ``x + y`` of two arrays on different n-chunk splittings;
+- ``cumsum``: ``np.cumsum`` of the 1-D array;
+- ``write-sum``: ``x[3:-3] = -1.0`` into the 1-D array in SUM mode (each chunk's part
+  of the selection covered by the chunks meeting it).
 
 ``--limit S`` stops a figure whose run passes S seconds (it prints "> S s"), so the
 code before the n log n plans can be measured at 10^4 chunks too.
@@ -141,6 +144,25 @@ def _add_splits(n):
     )
 
 
+def _cumsum(n):
+    data = np.arange(n * WIDTH, dtype=np.float64)
+    return (
+        (lambda: _array(split(n))[0]),
+        np.cumsum,
+        (lambda y: _check(y.get(), np.cumsum(data))),
+    )
+
+
+def _write(n):
+    data = np.arange(n * WIDTH, dtype=np.float64)
+    data[3:-3] = -1.0
+    return (
+        (lambda: _array(split(n))[0].change_mode("sum")),
+        (lambda x: x.__setitem__(slice(3, -3), -1.0) or x),
+        (lambda x: _check(x.get(), data)),
+    )
+
+
 FIGURES = {
     "layout": ("Layout of n chunks, 1-D", _layout),
     "get": ("first get(), 1-D", _get),
@@ -150,6 +172,8 @@ FIGURES = {
     "rows-get": ("first get(), one-row chunks", _rows_get),
     "rows-reshard": ("reshard one-row chunks -> 4 column blocks", _rows_reshard),
     "add-splits": ("x + y on two different n-chunk splits", _add_splits),
+    "cumsum": ("np.cumsum, 1-D", _cumsum),
+    "write-sum": ("x[3:-3] = -1.0, 1-D in SUM mode", _write),
 }
 
 

@@ -102,6 +102,7 @@ from ._manipulation_functions import (
 from ._modes import MAX, MIN, PROD, REPLICA, SUM, Mode, as_mode
 from ._numpy_functions import FUNCTIONS as _NUMPY_FUNCTIONS
 from ._rearranging_functions import repeat, roll, tile
+from ._scans import cumulative_prod, cumulative_sum
 from ._searching_functions import (
     argmax,
     argmin,
@@ -115,8 +116,6 @@ from ._sorting_functions import argsort, sort
 from ._statistical_functions import (
     all,
     any,
-    cumulative_prod,
-    cumulative_sum,
     max,
     mean,
     min,

@@ -22,7 +22,7 @@ from numpy.lib.array_utils import normalize_axis_index
 
 from . import _regions
 from ._array import DistArray, wrap
-from ._chunkwise import broadcast_regions, cast
+from ._chunkwise import broadcast_regions, cast, commit
 from ._fallback import fallback
 from ._kernels import exact_array
 from ._layout import Layout
@@ -325,26 +325,30 @@ def _varying_writes(x: DistArray, rows: Layout, masks, counts, offsets, value) -
 
 
 def _write_masked(x: DistArray, mask, writes: list) -> None:
+    """The `writes` (chunk, index into it, mask piece, values) made, in one `commit`: in a
+    partial mode, the copies an element's owner does not hold get the identity, each
+    shadowed region's new content computed first (its unselected elements keep theirs)."""
     layout, backend = x.layout, x.storage.backend
     shadow_masks = None
     if x.mode.is_partial and layout.has_overlaps:
         shadow_masks = _mask_pieces(mask, layout, backend)
-    buffers = x.storage.writable(sorted({k for k, *_ in writes}))
-    for k, index, piece_mask, piece in writes:
-        with backend.on(layout.chunk_devices[k]):
-            view = buffers[k][index]
-            view[piece_mask] = exact_array(backend.xp, piece)  # keeps -0.0 on CuPy
-    if shadow_masks is None:
-        return
-    identity = x.mode.identity(x.dtype)
-    buffers = x.storage.writable()
-    for k, device in enumerate(layout.chunk_devices):
-        with backend.on(device):
-            for index in layout.cover.shadowed[k]:
-                view = _regions.apply_index(buffers[k], index, backend.xp)
-                sub_mask = _regions.apply_index(shadow_masks[k], index[: mask.ndim], backend.xp)
-                view[sub_mask] = exact_array(backend.xp, identity)
-                backend.assign(buffers[k], index, view)
+    buffers = x.storage.writable(
+        None if shadow_masks is not None else sorted({k for k, *_ in writes})
+    )
+    assigns = [
+        (layout.chunk_devices[k], buffers[k][index], (piece_mask,), piece)
+        for k, index, piece_mask, piece in writes
+    ]
+    if shadow_masks is not None:
+        identity = exact_array(backend.xp, x.mode.identity(x.dtype))
+        for k, device in enumerate(layout.chunk_devices):
+            with backend.on(device):
+                for index in layout.cover.shadowed[k]:
+                    shadow = _regions.apply_index(buffers[k], index, backend.xp).copy()
+                    sub_mask = _regions.apply_index(shadow_masks[k], index[: mask.ndim], backend.xp)
+                    shadow[sub_mask] = identity
+                    assigns.append((device, buffers[k], index, shadow))
+    commit(backend, assigns)
 
 
 # Integer arrays along one axis ----------------------------------------------------------

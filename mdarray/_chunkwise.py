@@ -12,10 +12,12 @@ Op modules build on four pieces:
   writer of ``out=``, which writes through ``out``'s buffers as NumPy does, so views of
   ``out`` see the result;
 - `writes_in_place` and `commit`: the rule that makes every write whole or nothing. A
-  kernel writes ``out`` directly only where one call writes it all and cannot raise
-  after writing part of it; every other write computes its results first, whatever
-  may raise there (an element's operation, an error state, a MemoryError, an
-  interrupt), and then `commit`s them.
+  kernel writes ``out`` directly only where its calls cannot raise after writing part
+  of it: one call, or plain numbers' kernels run by `Backend.write_each` (one per
+  device, no Python between them; an error raised by a later call lets the rest
+  finish); every other write computes its results first, whatever may raise there (an
+  element's operation, an error state, a MemoryError, an interrupt), and then
+  `commit`s them.
 
 Operands are recognized as `Stored` (DistArray's base); results are `Chunks` (with their
 mode), which the layers above wrap into DistArrays.
@@ -235,19 +237,29 @@ def cast(storage: Chunks, mode: Mode, dtype) -> tuple[Chunks, Mode]:
     return map_elements(storage, lambda b: b.astype(dtype, copy=True), dtype=dtype), mode
 
 
-def writes_in_place(backend, ufunc, calls: int, dtypes, operands=()) -> bool:
-    """Whether `calls` calls of `ufunc`'s kernel may write ``out``'s buffers themselves:
-    only one call (a later call's failure, of any kind, would leave the earlier ones'
-    writes), of a kernel that cannot raise after writing part of its output
+def writes_in_place(backend, ufunc, calls: int, dtypes, operands=(), each: bool = False) -> bool:
+    """Whether `calls` calls of `ufunc`'s kernel may write ``out``'s buffers themselves.
+
+    One call: a kernel that cannot raise after writing part of its output
     (`Backend.may_fail`), with no object array among the result `dtypes` and the
-    `operands` (their elements' own operations may raise anywhere). Otherwise the
-    kernels compute fresh results and `commit` writes them."""
-    if calls != 1 or backend.may_fail(ufunc):
+    `operands` (their elements' own operations may raise anywhere). Several calls, where
+    they run by `Backend.write_each` (`each`): besides, the backend runs them with no
+    Python between them (`Backend.writes_each`) and every dtype is a plain number's
+    (bool, integer, float, complex: no element operation, no cast that can fail), so a
+    call fails only before it writes (a failed allocation) and `write_each` lets the
+    remaining calls finish. Otherwise the kernels compute fresh results and `commit`
+    writes them."""
+    if backend.may_fail(ufunc):
         return False
     # List comprehensions, not generators: this runs on every in-place call.
     kinds = [np.dtype(d).kind for d in dtypes]
     kinds += [getattr(getattr(x, "dtype", None), "kind", "") for x in operands]
-    return "O" not in kinds
+    if calls == 1:
+        return "O" not in kinds
+    return each and backend.writes_each(ufunc) and _NUMBERS.issuperset(kinds)
+
+
+_NUMBERS = frozenset(["b", "i", "u", "f", "c", ""])  # "": a Python scalar operand
 
 
 def commit(backend, writes) -> None:

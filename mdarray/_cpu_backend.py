@@ -8,7 +8,10 @@ same for both (see `_backend.Backend`).
 from __future__ import annotations
 
 import contextlib
+import operator
 import warnings
+from collections import deque
+from itertools import starmap
 from types import ModuleType
 
 import numpy as np
@@ -156,6 +159,33 @@ class CpuBackend:
         any ufunc while the warnings filter turns NumPy's RuntimeWarnings into errors
         (``warnings.simplefilter("error")``, as test suites run)."""
         return ufunc is np.power or "raise" in np.geterr().values() or _warnings_raise()
+
+    def writes_each(self, ufunc) -> bool:
+        """Whether `write_each` runs several calls of `ufunc`'s kernel with no Python line
+        between them: NumPy's own ufuncs (C code), not the `_special_values` wrappers."""
+        return ufunc not in _STANDARD
+
+    def write_each(self, kernel, calls: list) -> None:
+        """Each ``kernel(*args, out=outs)`` of `calls` (``(device, args, outs)``), in order,
+        each writing its outs in place, in one C-level loop (`itertools.starmap` drained by
+        a deque): between two calls of a NumPy ufunc no Python line runs, so an interrupt
+        lands before the first call or after the last, or inside a call from the Python
+        it runs after writing (a floating-point warning shown). A call that fails on its
+        own (a failed allocation, before it writes) after earlier calls wrote runs again
+        with the rest before the error propagates; after an interrupt in a call, the rest
+        run: every device holds the new value, never part of it, and none is written
+        twice."""
+        rows = [(*args, *outs) for _, args, outs in calls]
+        pending = iter(rows)
+        try:
+            deque(starmap(kernel, pending), 0)
+        except BaseException as error:
+            failed = len(rows) - operator.length_hint(pending) - 1
+            if failed > 0 or isinstance(error, KeyboardInterrupt):
+                again = failed + isinstance(error, KeyboardInterrupt)
+                for row in rows[again:]:
+                    kernel(*row)
+            raise
 
     def call_masked(self, kernel, args, outs: tuple, mask, options) -> tuple:
         """``kernel(*args)`` written into `outs` where `mask` is true."""

@@ -399,6 +399,18 @@ class CudaBackend:
         """CuPy's kernels never raise after writing part of their output."""
         return False
 
+    def writes_each(self, ufunc) -> bool:
+        """Never: each device's call runs Python (its device and stream set), where an
+        interrupt may land after a launch, so writes of several calls are staged."""
+        return False
+
+    def write_each(self, kernel, calls: list) -> None:
+        """Each ``kernel(*args, out=outs)`` of `calls` on its device (one call: see
+        `writes_each`)."""
+        for device, args, outs in calls:
+            with self.on(device):
+                kernel(*args, out=outs)
+
     def call_masked(self, kernel, args, outs: tuple, mask, options) -> tuple:
         """``kernel(*args)`` written into `outs` where `mask` is true. CuPy's ufuncs take
         no public ``where``: compute everywhere, copy under the mask."""

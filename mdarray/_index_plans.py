@@ -14,6 +14,7 @@ from ndindex import Integer, Newaxis, Slice, ndindex
 from . import _regions
 from ._array import DistArray
 from ._layout import Layout
+from ._movement_plans import shadowed_within
 from ._plan_cache import plan_cache
 
 # A normalized basic key: one item per source axis plus Nones for new axes, each item an
@@ -245,7 +246,9 @@ def write_plan(layout: Layout, mode, key: tuple, value_shape: tuple):
     identity = not lead_count and all(r == slice(None) for r in reorder)
     order = (None, None) if identity or not vshape else ((None,) * lead_count, tuple(reorder))
     writes = []
-    for k, (chunk_box, device) in enumerate(zip(layout.boxes, layout.chunk_devices)):
+    boxes, devices = layout.boxes, layout.chunk_devices
+    for k in layout.box_index.meeting(box):
+        chunk_box, device = boxes[k], devices[k]
         common = _regions.intersect(box, chunk_box)
         if common is None:
             continue
@@ -258,7 +261,7 @@ def write_plan(layout: Layout, mode, key: tuple, value_shape: tuple):
             region[target_axis] = range(n - 1 - r[-1], n - r[0], r.step) if reverse else r
         shadowed: tuple = ()
         if mode.is_partial:
-            shadowed = tuple(_regions.cover(common, layout.boxes).shadowed(k))
+            shadowed = shadowed_within(layout, common, k)
         chunk_index = _regions.local_box_index(chunk_box, common)
         writes.append((k, device, chunk_index, tuple(region), shadowed))
     return tuple(writes), order

@@ -44,6 +44,7 @@ from ._index_plans import (
 )
 from ._index_writes import integer_setitem
 from ._modes import REPLICA
+from ._movement_plans import shadowed_within
 from ._processes import Remote, is_local, several
 from ._redistribute import region_value
 from ._registry import implements_method
@@ -256,7 +257,9 @@ def _planned_writes(x: DistArray, key: tuple, value) -> list:
     _check_writable(x)
     backend = x.storage.backend
     writes = []
-    for k, (chunk_box, device) in enumerate(zip(x.layout.boxes, x.layout.chunk_devices)):
+    boxes, devices = x.layout.boxes, x.layout.chunk_devices
+    for k in x.layout.box_index.meeting(box):
+        chunk_box, device = boxes[k], devices[k]
         common = _regions.intersect(box, chunk_box)
         if common is None:
             continue
@@ -266,7 +269,7 @@ def _planned_writes(x: DistArray, key: tuple, value) -> list:
         piece = _operand_piece(operand, within, device, backend)
         shadowed: tuple = ()
         if x.mode.is_partial:
-            shadowed = tuple(_regions.cover(common, x.layout.boxes).shadowed(k))
+            shadowed = shadowed_within(x.layout, common, k)
         writes.append((k, _regions.local_box_index(chunk_box, common), piece, shadowed))
     return writes
 

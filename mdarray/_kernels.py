@@ -26,8 +26,11 @@ def exact_array(xp, a):
 
 def assign(xp, out, index: tuple, value) -> None:
     """``out[index] = value`` where `index` has one slice or int array per axis (int
-    arrays select positions per axis, as a box: ``out[ix_(...)]``)."""
-    if _regions.is_basic(index):
+    arrays select positions per axis, as a box: ``out[ix_(...)]``), or is one boolean
+    mask of out's leading axes (``out[mask] = value``)."""
+    if len(index) == 1 and getattr(index[0], "dtype", None) == np.bool_:
+        out[index[0]] = exact_array(xp, value)  # keeps -0.0 on CuPy
+    elif _regions.is_basic(index):
         key = (*index, ...)
         out[key] = value
     else:

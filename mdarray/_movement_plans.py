@@ -31,6 +31,15 @@ def replica_pieces(layout: Layout, region: tuple, device) -> tuple:
     return tuple((order[p.source], p.region_index, p.source_index) for p in cover.pieces())
 
 
+def shadowed_within(layout: Layout, region: tuple, k: int) -> tuple:
+    """Index tuples into chunk `k` of the elements of `region` (a box inside chunk k's)
+    that an earlier chunk of `layout` holds too and so owns (`Cover.shadowed`), from the
+    chunks meeting the region alone: a write planned per chunk stays near n log n."""
+    found = layout.box_index.meeting(region)
+    cover = _regions.cover(region, tuple(layout.boxes[j] for j in found))
+    return tuple(cover.shadowed(found.index(k)))
+
+
 class ReshardPlan(NamedTuple):
     """How a reshard from `source` to `target` moves data (see `reshard_plan`).
 

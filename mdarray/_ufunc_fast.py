@@ -141,7 +141,7 @@ def _staged(ufunc, backend, layout, dtypes, operands, out) -> bool:
     """Whether ``out`` is written by a commit after all kernels ran (`writes_in_place`:
     decided per call, as the error state is the call's)."""
     return out is not None and not writes_in_place(
-        backend, ufunc, len(layout.devices), dtypes, (*operands, *out)
+        backend, ufunc, len(layout.devices), dtypes, (*operands, *out), each=True
     )
 
 
@@ -195,6 +195,7 @@ def _slab_call(ufunc, kernel, layout, backend, operands, out, dtypes, across: bo
                 return None
             targets.append(slabs)
     results = []
+    writes = []
     for d, device in enumerate(layout.devices):
         # `fast_call` came here only with every Chunks operand packed (slabs not None).
         args = [x.slabs[d] if type(x) is Chunks else x for x in operands]  # type: ignore[index]
@@ -202,16 +203,18 @@ def _slab_call(ufunc, kernel, layout, backend, operands, out, dtypes, across: bo
             if targets is None:
                 results.append(_remote_results(len(dtypes), args, dtypes, device))
             continue
+        if targets is not None:
+            writes.append((device, args, [t[d] for t in targets]))
+            continue
         with backend.on(device):
-            if targets is not None:
-                kernel(*args, out=tuple([t[d] for t in targets]))
-                continue
             got = kernel(*args)
             got = got if isinstance(got, tuple) else (got,)
             if refill:  # an operand handed back as the result is not new memory
                 got = tuple([g.copy() if any(g is a for a in args) else g for g in got])
             # NumPy's dtype is the contract where CuPy promotes differently.
             results.append([g if g.dtype == t else g.astype(t) for g, t in zip(got, dtypes)])
+    if writes:
+        backend.write_each(kernel, writes)  # in place (`writes_in_place`)
     results = [r if isinstance(r, (list, tuple)) else (r,) for r in results]
     if out is not None:
         for i, o in enumerate(out if refill else ()):
@@ -257,12 +260,18 @@ def block_call(kernel, layout, backend, operands, out, dtypes, *, direct: bool):
                     return None
         columns.append(column)
     results = []
+    if direct and out is not None:  # in place (`writes_in_place`)
+        backend.write_each(
+            kernel,
+            [
+                (device, [x if c is None else c[d] for x, c in zip(operands, columns)], t)
+                for d, (device, t) in enumerate(zip(layout.devices, zip(*targets)))
+            ],
+        )
+        return out[0] if len(out) == 1 else out
     for d, device in enumerate(layout.devices):
         args = [x if c is None else c[d] for x, c in zip(operands, columns)]
         with backend.on(device):
-            if direct and out is not None:
-                kernel(*args, out=tuple([t[d] for t in targets]))
-                continue
             got = kernel(*args)
             got = got if isinstance(got, tuple) else (got,)
             wanted = dtypes if out is None else [o.dtype for o in out]

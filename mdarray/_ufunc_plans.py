@@ -431,11 +431,14 @@ def run_slabs(plan: Plan, inputs, nout: int):
             own = storage.slabs if storage.layout.shape == () else None
             if own is not None and len(own) != len(storage.layout.chunks):
                 own = None
-            buffers = storage.buffers if own is None else None
-            held = storage.layout.devices
+            if own is None:
+                buffers = storage.buffers
+                pieces = [buffers[k] for k, _, _ in slab]
+            else:
+                held = storage.layout.devices
+                pieces = [own[held.index(src)] for _, src, _ in slab]
             column = []
-            for k, src, dst in slab:
-                piece = buffers[k] if own is None else own[held.index(src)]
+            for piece, (_, src, dst) in zip(pieces, slab):
                 column.append(piece if src == dst else backend.move(piece, src, dst))
             args.append(column)
     kernel, options, dtypes = plan.kernel, plan.options, plan.dtypes

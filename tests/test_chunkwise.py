@@ -7,6 +7,8 @@ array holds the new value whole. NumPy's verdict (does the operation raise?) is 
 the same data.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 from _backend_facts import numpy_dtypes_only
@@ -102,18 +104,34 @@ WRITES = {
 }
 
 
+@pytest.fixture(params=["warnings raise", "warnings shown"])
+def warnings_rule(request):
+    """The suite turns warnings into errors, under which NumPy's kernels may raise after
+    writing (a staged write); shown, plain numbers' kernels write in place on every
+    device (`Backend.write_each`)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error" if request.param == "warnings raise" else "default")
+        yield request.param
+
+
 @pytest.mark.parametrize("error", [MemoryError, KeyboardInterrupt])
 @pytest.mark.parametrize("call", [2, 3])
 @pytest.mark.parametrize("write", sorted(WRITES))
 @pytest.mark.parametrize("layout", sorted(LAYOUTS))
-def test_a_kernel_failing_midway_changes_nothing(monkeypatch, layout, write, call, error):
+def test_a_kernel_failing_midway_leaves_old_or_new_whole(
+    monkeypatch, layout, write, call, error, warnings_rule
+):
+    """Staged, the write changes nothing; in place on every device, the calls after the
+    failed one run (and, after a failed allocation, it again) before the error
+    propagates: the new value, whole. An interrupt is injected where it reaches Python
+    during a NumPy kernel, after the kernel wrote; a MemoryError before it writes."""
     host = np.arange(8, dtype=np.int64) * 3
     other = np.arange(8, dtype=np.int64) + 1
     ours, numpys = WRITES[write]
     x = mdarray.distributed_array(host, LAYOUTS[layout])
     y = mdarray.distributed_array(other, LAYOUTS["blocks"])
     backend = x.storage.backend
-    calls = {"n": 0}
+    calls = {"n": 0, "in place": False}
     kernel_of = backend.ufunc_kernel
 
     def failing(ufunc):
@@ -121,7 +139,10 @@ def test_a_kernel_failing_midway_changes_nothing(monkeypatch, layout, write, cal
 
         def run(*args, **kwargs):
             calls["n"] += 1
+            calls["in place"] = len(args) > ufunc.nin or "out" in kwargs
             if calls["n"] == call:
+                if error is KeyboardInterrupt:  # it reaches Python after the kernel ran
+                    kernel(*args, **kwargs)
                 raise error("injected")
             return kernel(*args, **kwargs)
 
@@ -130,14 +151,19 @@ def test_a_kernel_failing_midway_changes_nothing(monkeypatch, layout, write, cal
     _plan_cache.clear()  # plans and decided calls keep the kernel they were made with
     _decided.clear()
     monkeypatch.setattr(backend, "ufunc_kernel", failing)
+    want = host.copy()
+    numpys(want, other)
     try:
         ours(x, y)
     except error:
-        _check_unchanged(x, host)
+        # Staged (the kernels computed new memory), or the first in-place call failed
+        # before writing: nothing written.
+        if not calls["in place"] or (calls["n"] == call and error is MemoryError):
+            _check_unchanged(x, host)
+        else:
+            _check_unchanged(x, want)
     else:  # one kernel call did it all: the whole write, as NumPy's
         assert calls["n"] < call
-        want = host.copy()
-        numpys(want, other)
         _check_unchanged(x, want)
     monkeypatch.undo()
     _plan_cache.clear()
@@ -175,3 +201,22 @@ def test_an_interrupt_at_any_copy_of_a_setitem_leaves_old_or_new_whole(monkeypat
         _check_unchanged(x, -host if new else host)
         outcomes.add(new)
     assert True in outcomes  # some interrupts came during the commit
+
+
+def test_plain_numbers_write_in_place_on_every_device():
+    """``x += y`` of floats, with NumPy's warnings shown: each device's kernel writes x's
+    slab itself (nothing staged: the memory stays), and every replica holds the sum."""
+    layout = _on(slice(0, 8), slice(0, 8), slice(0, 4), slice(4, 8))
+    host = np.arange(8.0)
+    x = mdarray.distributed_array(host, layout)
+    y = mdarray.distributed_array(host * 10, layout)
+    backend = x.storage.backend
+    slabs = [backend.pointer(s) for s in x.storage.slabs]
+    # CuPy's launches run Python between devices: staged there (`Backend.writes_each`).
+    in_place = backend.writes_each(np.add) or len(slabs) == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")
+        for _ in range(3):  # a staged write's results are new memory each time
+            x += y
+            assert ([backend.pointer(s) for s in x.storage.slabs] == slabs) is in_place
+    _check_unchanged(x, host * 31)

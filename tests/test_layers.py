@@ -76,6 +76,7 @@ LAYERS = (
             "_reduction",
             "_statistical_functions",
             "_moments",
+            "_scans",
             "_nan_reductions",
             "_selection",
             "_histograms",

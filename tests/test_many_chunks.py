@@ -34,6 +34,15 @@ def split(n: int, width: int, shift: int = 0, turn: int = 0) -> Layout:
     return Layout((n * width,), index_map)
 
 
+def overlapping(n: int, width: int) -> Layout:
+    """n chunks of `width` + 1 elements along a 1-D array of n * width + 1, each sharing
+    its last element with the next chunk's first, chunk i on device ``i % devices``."""
+    index_map: dict = {}
+    for i in range(n):
+        index_map.setdefault(D[i % len(D)], []).append(slice(i * width, (i + 1) * width + 1))
+    return Layout((n * width + 1,), index_map)
+
+
 def rows(n: int) -> Layout:
     """An (n, 4) array in one-row chunks, dealt over the devices."""
     index_map: dict = {}
@@ -98,6 +107,32 @@ CASES = {
         lambda n: _array(split(n, 4))[0].change_mode("sum"),
         lambda x: x.reshard(split(len(x.layout.chunks), 4, shift=2, turn=1)),
     ),
+    "cumsum, 1-D": (lambda n: _array(split(n, 2))[0], np.cumsum),
+    "cumsum, one-row chunks": (lambda n: _array(rows(n))[0], lambda x: np.cumsum(x, axis=0)),
+    "x[a:b] = v, overlapping chunks": (
+        lambda n: _array(overlapping(n, 4))[0],
+        lambda x: x.__setitem__(slice(3, -5), -np.arange(x.shape[0] - 8.0)),
+    ),
+    "x[a:b] = scalar, overlapping SUM chunks": (
+        lambda n: _array(overlapping(n, 4))[0].change_mode("sum"),
+        lambda x: x.__setitem__(slice(3, -5), -1.0),
+    ),
+    "x[a:b] = DistArray, overlapping chunks": (
+        lambda n: (_array(overlapping(n, 4))[0], _array(split(n, 4, shift=1))[0]),
+        lambda xy: xy[0].__setitem__(slice(1, None), xy[1]),
+    ),
+    "x[mask] = v, overlapping chunks": (
+        lambda n: _array(overlapping(n, 4))[0],
+        lambda x: x.__setitem__(x > 7, -1.0),
+    ),
+    "x[mask] = v, overlapping SUM chunks": (
+        lambda n: _array(overlapping(n, 4))[0].change_mode("sum"),
+        lambda x: x.__setitem__(np.arange(x.shape[0]) % 3 == 0, -1.0),
+    ),
+    "x[idx] = v, overlapping SUM chunks": (
+        lambda n: _array(overlapping(n, 4))[0].change_mode("sum"),
+        lambda x: x.__setitem__(np.arange(0, x.shape[0], 5), -1.0),
+    ),
     "x + y on different splits": (
         lambda n: (_array(split(n, 4))[0], _array(split(n, 4, shift=1, turn=1))[0]),
         lambda xy: xy[0] + xy[1],
@@ -128,7 +163,17 @@ def test_many_chunks_match_numpy():
         np.testing.assert_array_equal((x + y).get(), data + data)
         s = x.change_mode("sum").reshard(target)
         np.testing.assert_array_equal(s.get(), data)
+    np.testing.assert_array_equal(np.cumsum(x).get(), np.cumsum(data))
+    o, odata = _array(overlapping(n, 3))
+    for mode in ("replica", "sum"):
+        w, want = o.change_mode(mode), odata.copy()
+        w[2:-4] = -1.0
+        want[2:-4] = -1.0
+        w[np.arange(w.shape[0]) % 5 == 0] = -2.0
+        want[np.arange(w.shape[0]) % 5 == 0] = -2.0
+        np.testing.assert_array_equal(w.get(), want)
     r, rdata = _array(rows(n))
+    np.testing.assert_array_equal(np.cumsum(r, axis=0).get(), np.cumsum(rdata, axis=0))
     np.testing.assert_array_equal(r.get(), rdata)
     columns = r.reshard(Layout.block(r.shape, axis=1, devices=D))
     np.testing.assert_array_equal(columns.get(), rdata)
