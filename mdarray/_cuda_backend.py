@@ -409,7 +409,7 @@ class CudaBackend:
         `writes_each`)."""
         for device, args, outs in calls:
             with self.on(device):
-                kernel(*args, out=outs)
+                kernel(*args, out=tuple(outs))
 
     def call_masked(self, kernel, args, outs: tuple, mask, options) -> tuple:
         """``kernel(*args)`` written into `outs` where `mask` is true. CuPy's ufuncs take
