@@ -92,15 +92,25 @@ REDUCTIONS = [np.sum, np.prod, np.max, np.min, np.all, np.any, np.amax, np.amin]
 def test_reductions_match_numpy(pair, func, data, keepdims):
     x, expected = pair
     axis = data.draw(axes(x.ndim)) if isinstance(data, st.DataObject) else data
-    if func is np.prod and expected.dtype.kind in "fc" and np.isfinite(expected).all():
-        # A product that overflows depends on its grouping where it meets a zero (inf * 0
-        # is NaN in NumPy's order, 0 * finite first is 0 in a chunked one), as NumPy's own
-        # result depends on its loop order: no grouping of the nonzero factors may
-        # overflow (their whole product, in float64, within the dtype's range).
-        factors = np.abs(np.where(expected == 0, 1, expected)).astype(np.float64)
-        largest = np.finfo(expected.dtype).max
-        assume((quiet(np.prod, factors, axis=axis) <= largest).all())
+    if func is np.prod and np.isfinite(expected).all():
+        assume_no_overflowing_grouping(expected, axis)
     check(func, x, expected, axis=axis, keepdims=keepdims)
+
+
+def assume_no_overflowing_grouping(expected, axis, dtype=None, initial=1) -> None:
+    """A float product that overflows depends on its grouping where it meets a zero
+    (inf * 0 is NaN in NumPy's order, 0 * finite first is 0 in a chunked one), as NumPy's
+    own result depends on its loop order: assume no grouping of the nonzero factors
+    overflows (their whole product and `initial`'s, in float64, within the range of the
+    result's dtype). Integer products wrap alike in any order."""
+    result = np.prod(np.ones(1, expected.dtype), dtype=dtype).dtype
+    if result.kind not in "fc":
+        return
+    factors = np.abs(np.where(expected == 0, 1, expected)).astype(
+        np.complex128 if result.kind == "c" else np.float64
+    )
+    largest = np.finfo(result).max / max(abs(initial), 1)
+    assume((np.abs(quiet(np.prod, factors, axis=axis)) <= largest).all())
 
 
 @given(arrays_of(["int8", "uint8", "int32", "float32", "bool"]), st.data())
@@ -120,6 +130,10 @@ def test_sum_prod_dtype_initial_where(pair, data):
             where
             if data.draw(st.booleans())
             else mdarray.distributed_array(where, data.draw(mst.layouts(x.shape)))
+        )
+    if func is np.prod:
+        assume_no_overflowing_grouping(
+            expected, axis, kwargs.get("dtype"), kwargs.get("initial", 1)
         )
     check(func, x, expected, **kwargs)
 
