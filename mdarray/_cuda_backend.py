@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from . import _debug, _kernels, _regions, _special_values
-from ._cuda_kernels import ADAPTERS, pick_kernel
+from ._cuda_kernels import ADAPTERS, pick_kernel, plain_fill, write_scalar, zero_bits
 from ._debug import HOST
 from ._staging import StagingRing, row_copies
 
@@ -136,10 +136,10 @@ class CudaBackend:
 
     def full(self, shape, value, dtype, device: int):
         with self.on(device):
-            if _zero_bits(value, dtype):
+            if zero_bits(value, dtype):
                 return self._cupy.zeros(shape, dtype)  # one memset
             out = self._cupy.empty(shape, dtype)
-            _write(out, value)
+            write_scalar(out, value)
             return out
 
     def from_host(self, host_array: np.ndarray, device: int, out=None):
@@ -513,10 +513,10 @@ class CudaBackend:
         """``out[index] = value`` for an index of slices or int arrays per axis."""
         if _regions.is_basic(index) and np.ndim(value) == 0 and not self.is_native(value):
             key = (*index, ...)
-            if _plain_fill(out.dtype, value):
+            if plain_fill(out.dtype, value):
                 out[key] = value  # one CuPy call, no view made first
             else:
-                _write(out[key], value)
+                write_scalar(out[key], value)
         else:
             _kernels.assign(self._cupy, out, index, value)
 
@@ -544,42 +544,6 @@ def _fused(backend: CudaBackend, fn, kernel_name):
         return fused(*args)
 
     return kernel
-
-
-def _zero_bits(value, dtype) -> bool:
-    """Whether `value` in `dtype` (a number type) is all zero bits: a memset writes it
-    (``-0.0`` is not: its sign bit is set)."""
-    dtype = np.dtype(dtype)
-    if dtype.kind not in "biufc":
-        return False
-    try:
-        return not any(np.asarray(value, dtype).tobytes())
-    except (TypeError, ValueError, OverflowError):
-        return False
-
-
-def _plain_fill(dtype, value) -> bool:
-    """Whether CuPy's fill writes scalar `value` bit for bit (`_write`)."""
-    return (
-        dtype.kind not in "fc" or not isinstance(value, (float, complex, np.inexact)) or value != 0
-    )
-
-
-def _write(target, value) -> None:
-    """``target[...] = value`` (a scalar) bit for bit. CuPy fills with a memset where the
-    scalar equals zero, so ``-0.0`` (SUM's float identity) would land as ``+0.0``: a signed
-    zero is written as its bit pattern through an unsigned view instead."""
-    kind = target.dtype.kind
-    if _plain_fill(target.dtype, value):
-        target[...] = value
-    elif kind == "c":
-        _write(target.real, float(np.real(value)))
-        _write(target.imag, float(np.imag(value)))
-    elif np.iscomplexobj(value) or not np.signbit(value):
-        target[...] = value
-    else:
-        bits = np.dtype(f"u{target.dtype.itemsize}")
-        target.view(bits)[...] = np.asarray(value, target.dtype).view(bits)[()]
 
 
 def _contiguous(array):

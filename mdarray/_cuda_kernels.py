@@ -1,6 +1,7 @@
 """Kernels the cuda backend builds from CuPy's where CuPy's own do not do what NumPy
 does: adapters for ufuncs CuPy lacks or loops it lacks (``spacing``, complex operands of
-the logical ufuncs), and the reduction kernel of argmin/argmax with NumPy's NaN rule.
+the logical ufuncs), the reduction kernel of argmin/argmax with NumPy's NaN rule, and
+scalar fills bit for bit (CuPy's memset writes ``-0.0`` as ``+0.0``).
 CuPy comes in as an argument: this module imports nothing of it.
 """
 
@@ -88,3 +89,39 @@ def pick_kernel(cupy, largest: bool):
             preamble=_PICK_PREAMBLE,
         )
     return kernel
+
+
+def zero_bits(value, dtype) -> bool:
+    """Whether `value` in `dtype` (a number type) is all zero bits: a memset writes it
+    (``-0.0`` is not: its sign bit is set)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind not in "biufc":
+        return False
+    try:
+        return not any(np.asarray(value, dtype).tobytes())
+    except (TypeError, ValueError, OverflowError):
+        return False
+
+
+def plain_fill(dtype, value) -> bool:
+    """Whether CuPy's fill writes scalar `value` bit for bit (`write_scalar`)."""
+    return (
+        dtype.kind not in "fc" or not isinstance(value, (float, complex, np.inexact)) or value != 0
+    )
+
+
+def write_scalar(target, value) -> None:
+    """``target[...] = value`` (a scalar) bit for bit. CuPy fills with a memset where the
+    scalar equals zero, so ``-0.0`` (SUM's float identity) would land as ``+0.0``: a signed
+    zero is written as its bit pattern through an unsigned view instead."""
+    kind = target.dtype.kind
+    if plain_fill(target.dtype, value):
+        target[...] = value
+    elif kind == "c":
+        write_scalar(target.real, float(np.real(value)))
+        write_scalar(target.imag, float(np.imag(value)))
+    elif np.iscomplexobj(value) or not np.signbit(value):
+        target[...] = value
+    else:
+        bits = np.dtype(f"u{target.dtype.itemsize}")
+        target.view(bits)[...] = np.asarray(value, target.dtype).view(bits)[()]

@@ -126,6 +126,41 @@ def unpack(layout, slabs, backend) -> tuple:
     return tuple(buffers)
 
 
+def check_buffers(layout, buffers: tuple, dtype, backend) -> np.dtype:
+    """Check chunk `buffers` against `layout` (count, shapes, devices) and one dtype
+    (`dtype`, or the first buffer's); returns that dtype."""
+    if len(buffers) != len(layout.chunks):
+        raise ValueError(
+            f"layout has {len(layout.chunks)} chunks but {len(buffers)} arrays were given"
+        )
+    dtype = np.dtype(buffers[0].dtype if dtype is None else dtype)
+    check_devices(layout, backend)
+    for k, (array, shape, device) in enumerate(
+        zip(buffers, layout.chunk_shapes, layout.chunk_devices)
+    ):
+        if tuple(array.shape) != shape:
+            raise ValueError(
+                f"chunk {k} on device {device} has shape {array.shape}, its index needs {shape}"
+            )
+        if array.dtype != dtype:
+            raise TypeError(
+                f"chunk {k} on device {device} has dtype {array.dtype}, the array's is {dtype}"
+            )
+        if isinstance(array, Remote) or not is_local(device):
+            if not isinstance(array, Remote):
+                raise ValueError(
+                    f"chunk {k} belongs to device {device} of process "
+                    f"{_processes.owner(device)}, not to this process"
+                )
+            continue
+        where = backend.device_of(array)
+        if where is not None and where != device:
+            raise ValueError(
+                f"chunk {k} is on device {where}, its index map puts it on device {device}"
+            )
+    return dtype
+
+
 def check_slabs(layout, slabs: tuple, dtype, backend) -> None:
     if len(slabs) != len(layout.devices):
         raise ValueError(f"layout has {len(layout.devices)} devices but {len(slabs)} slabs")

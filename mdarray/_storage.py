@@ -46,6 +46,7 @@ from ._limits import MAX_INDEX, allocatable, native
 from ._memory import (
     Allocation,
     Family,
+    check_buffers,
     check_slabs,
     copied_memories,
     fill_remote,
@@ -65,10 +66,9 @@ _LOCK = threading.RLock()
 
 
 def reader(path: str, doc: str) -> property:
-    """A read-only attribute whose read is C code (`operator.attrgetter` of `path`): no
-    Python frame per read. The hot paths read an operand's storage, mode, layout, dtype
-    and slabs many times per call; as Python properties those reads were a fifth of the
-    Python calls of a small operation."""
+    """A read-only attribute read by C code (`operator.attrgetter` of `path`): hot paths
+    read storage, mode, layout, dtype and slabs often; as Python properties those reads
+    were a fifth of a small operation's Python calls."""
     return property(attrgetter(path), doc=doc)
 
 
@@ -131,35 +131,7 @@ class Chunks:
             zero_d(b) if isinstance(b, np.generic) or not hasattr(b, "shape") else b
             for b in buffers
         )
-        if len(buffers) != len(layout.chunks):
-            raise ValueError(
-                f"layout has {len(layout.chunks)} chunks but {len(buffers)} arrays were given"
-            )
-        dtype = np.dtype(buffers[0].dtype if dtype is None else dtype)
-        check_devices(layout, backend)
-        for k, (array, shape, device) in enumerate(
-            zip(buffers, layout.chunk_shapes, layout.chunk_devices)
-        ):
-            if tuple(array.shape) != shape:
-                raise ValueError(
-                    f"chunk {k} on device {device} has shape {array.shape}, its index needs {shape}"
-                )
-            if array.dtype != dtype:
-                raise TypeError(
-                    f"chunk {k} on device {device} has dtype {array.dtype}, the array's is {dtype}"
-                )
-            if isinstance(array, Remote) or not is_local(device):
-                if not isinstance(array, Remote):
-                    raise ValueError(
-                        f"chunk {k} belongs to device {device} of process "
-                        f"{_processes.owner(device)}, not to this process"
-                    )
-                continue
-            where = backend.device_of(array)
-            if where is not None and where != device:
-                raise ValueError(
-                    f"chunk {k} is on device {where}, its index map puts it on device {device}"
-                )
+        dtype = check_buffers(layout, buffers, dtype, backend)
         return cls(layout, backend, dtype, buffers)
 
     @classmethod
@@ -315,8 +287,8 @@ class Chunks:
         """`view` for a `make` that always makes a view of its chunk of the same device
         (a transpose): chunk t is ``make(t, chunk t)``, made when first read (`buffers`,
         from the refs), so a view that an operation reads by its source's blocks costs
-        no array per chunk. `token` (hashable) names the remapping for `remapped`. Runs
-        of several processes take `view`."""
+        no array per chunk; `token` names it for `remapped`. Runs of several processes
+        take `view`."""
         if _processes.current() is not None:
             return self.view(layout, make)
         with _LOCK:
@@ -336,9 +308,8 @@ class Chunks:
         return out
 
     def remapped(self) -> tuple | None:
-        """``(source, token)`` where this is ``source.remap(..., token)`` and the source
-        lives (a family moves as a whole, so this is that remapping of it now as then);
-        else None."""
+        """``(source, token)`` where this is ``source.remap(..., token)`` of a living
+        source (a family moves as a whole: that remapping now as then); else None."""
         origin = self._origin
         if origin is None or origin[2] is not None:
             return None
@@ -409,8 +380,7 @@ class Chunks:
             return
         layout = self.layout
         if self._slabs is not None:
-            # Packed chunks are their slabs' parts, tracked or not: no buffers made here
-            # (a view over device blocks never reads them).
+            # Packed chunks are their slabs' parts, tracked or not: no buffers made.
             self._attach_slabs(own_memories(self._slabs, layout.devices, self.backend))
             return
         buffers = self.buffers  # made before the refs: they stay the chunk buffers
