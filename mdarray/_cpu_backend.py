@@ -96,6 +96,14 @@ class CpuBackend:
         _debug.record_transfer(src_device, dst_device, array.nbytes)
         return np.array(array, copy=True)
 
+    def move_into(self, out, key: tuple, array, src_device: int, dst_device: int) -> None:
+        """``out[key] = array`` for `out` on `dst_device` and `array` on `src_device`, a
+        basic `key` (slices and an Ellipsis): one copy, the move's own (virtual devices
+        share the host's memory)."""
+        if src_device != dst_device:
+            _debug.record_transfer(src_device, dst_device, array.nbytes)
+        out[key] = array
+
     def to_host_into(self, host_out: np.ndarray, array, device: int) -> None:
         _debug.record_transfer(device, HOST, array.nbytes)
         host_out[...] = array

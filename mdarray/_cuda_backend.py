@@ -243,6 +243,11 @@ class CudaBackend:
         _debug.record_transfer(src_device, dst_device, src.nbytes)
         return out
 
+    def move_into(self, out, key: tuple, array, src_device: int, dst_device: int) -> None:
+        """``out[key] = array`` for `out` on `dst_device` (the current device) and `array`
+        on `src_device`, a basic `key`: the array moved (`move`), then copied in."""
+        out[key] = self.move(array, src_device, dst_device)
+
     def host_empty(self, shape, dtype) -> np.ndarray:
         """A host array to copy device data into.
 

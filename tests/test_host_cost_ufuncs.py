@@ -174,7 +174,7 @@ BUDGETS = {
     "s / s": (35, 130),
     "where": (87, 119),
     "x - row": (35, 53),
-    "x @ w": (110, 348),
+    "x @ w": (110, 112),  # 4 devices: 285 before a repeated product replayed its plan
 }
 
 
