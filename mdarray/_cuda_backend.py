@@ -248,6 +248,11 @@ class CudaBackend:
         on `src_device`, a basic `key`: the array moved (`move`), then copied in."""
         out[key] = self.move(array, src_device, dst_device)
 
+    def call_into(self, kernel, args, out, options) -> None:
+        """``out[...] = kernel(*args)`` for a fresh `out` of the call's result dtype: the
+        kernel's result (CuPy's promotion may differ from NumPy's dtype), then a copy."""
+        _kernels.assign(self._cupy, out, (), kernel(*args, **options))
+
     def host_empty(self, shape, dtype) -> np.ndarray:
         """A host array to copy device data into.
 
