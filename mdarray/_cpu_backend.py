@@ -29,6 +29,19 @@ def _warnings_raise() -> bool:
     return False
 
 
+class _Nothing:
+    """A context manager that does nothing, its two methods C functions: ``int()`` on
+    entry, ``"".format(*exc_info)`` (an empty string, so never suppressing an exception)
+    on exit; `contextlib.nullcontext` costs two Python frames per ``with``."""
+
+    __slots__ = ()
+    __enter__ = staticmethod(int)
+    __exit__ = staticmethod("".format)
+
+
+_NOTHING = _Nothing()
+
+
 class CpuBackend:
     """Virtual CPU devices holding NumPy chunks."""
 
@@ -60,7 +73,7 @@ class CpuBackend:
 
     def on(self, device: int):
         """Context in which work for `device` is issued (nothing to set on the CPU: one
-        shared do-nothing context, stateless, so no object per chunk)."""
+        shared do-nothing context, stateless, whose entry and exit are C functions)."""
         return _NOTHING
 
     def is_native(self, obj) -> bool:
@@ -221,8 +234,15 @@ class CpuBackend:
         new first axis: one allocation and one NumPy call per piece after the first."""
         return _kernels.combine_copies(np, ufunc, pieces, copies, dtype)
 
+    def combine_from(self, ufunc, pieces, sources, device: int, copies: int, dtype):
+        """`combine` of `pieces` lying on the devices `sources`, on `device`: each read
+        where it lies (virtual devices share the host's memory: the fold's reads are the
+        moves), those of other devices recorded as moved."""
+        for piece, source in zip(pieces, sources):
+            if source != device:
+                _debug.record_transfer(source, device, piece.nbytes)
+        return self.combine(ufunc, pieces, copies, dtype)
 
-_NOTHING = contextlib.nullcontext()
 
 # glibc's mallopt parameters, and the values `keep_freed_memory` sets: allocations below
 # 32 MiB (glibc's own ceiling for its moving threshold) come from the heap, and up to

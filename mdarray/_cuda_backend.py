@@ -475,6 +475,12 @@ class CudaBackend:
 
         return cupyx.errstate(linalg="raise")
 
+    def combine_from(self, ufunc, pieces, sources, device: int, copies: int, dtype):
+        """`combine` of `pieces` lying on the devices `sources`, on `device` (the current
+        one): those of other devices moved there first (`move`)."""
+        moved = [p if s == device else self.move(p, s, device) for p, s in zip(pieces, sources)]
+        return self.combine(ufunc, moved, copies, dtype)
+
     def combine(self, ufunc, pieces, copies: int, dtype):
         """`ufunc` folded left over `pieces` (arrays of one shape on the current device, at
         least one) as a new array of `dtype` holding `copies` copies of the result stacked
