@@ -92,7 +92,8 @@ class CpuBackend:
     def from_host(self, host_array: np.ndarray, device: int, out=None):
         """A chunk array on `device` holding a copy of `host_array` (written into `out`,
         a contiguous array of its shape on `device`, when given)."""
-        _debug.record_transfer(HOST, device, host_array.nbytes)
+        if _debug.counting():
+            _debug.record_transfer(HOST, device, host_array.nbytes)
         if out is None:
             return np.array(host_array, copy=True, order="C")
         out[...] = host_array
@@ -109,19 +110,21 @@ class CpuBackend:
         """`array` (on `src_device`) as an array on `dst_device`: a view if they are one."""
         if src_device == dst_device:
             return array
-        _debug.record_transfer(src_device, dst_device, array.nbytes)
+        if _debug.counting():
+            _debug.record_transfer(src_device, dst_device, array.nbytes)
         return np.array(array, copy=True)
 
     def move_into(self, out, key: tuple, array, src_device: int, dst_device: int) -> None:
         """``out[key] = array`` for `out` on `dst_device` and `array` on `src_device`, a
         basic `key` (slices and an Ellipsis): one copy, the move's own (virtual devices
         share the host's memory)."""
-        if src_device != dst_device:
+        if src_device != dst_device and _debug.counting():
             _debug.record_transfer(src_device, dst_device, array.nbytes)
         out[key] = array
 
     def to_host_into(self, host_out: np.ndarray, array, device: int) -> None:
-        _debug.record_transfer(device, HOST, array.nbytes)
+        if _debug.counting():
+            _debug.record_transfer(device, HOST, array.nbytes)
         host_out[...] = array
 
     def host_empty(self, shape, dtype) -> np.ndarray:
@@ -238,9 +241,10 @@ class CpuBackend:
         """`combine` of `pieces` lying on the devices `sources`, on `device`: each read
         where it lies (virtual devices share the host's memory: the fold's reads are the
         moves), those of other devices recorded as moved."""
-        for piece, source in zip(pieces, sources):
-            if source != device:
-                _debug.record_transfer(source, device, piece.nbytes)
+        if _debug.counting():
+            for piece, source in zip(pieces, sources):
+                if source != device:
+                    _debug.record_transfer(source, device, piece.nbytes)
         return self.combine(ufunc, pieces, copies, dtype)
 
 
