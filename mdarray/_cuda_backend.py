@@ -245,6 +245,16 @@ class CudaBackend:
         _debug.record_transfer(src_device, dst_device, src.nbytes)
         return out
 
+    def move_into(self, out, key: tuple, array, src_device: int, dst_device: int) -> None:
+        """``out[key] = array`` for `out` on `dst_device` (the current device) and `array`
+        on `src_device`, a basic `key`: the array moved (`move`), then copied in."""
+        out[key] = self.move(array, src_device, dst_device)
+
+    def call_into(self, kernel, args, out, options) -> None:
+        """``out[...] = kernel(*args)`` for a fresh `out` of the call's result dtype: the
+        kernel's result (CuPy's promotion may differ from NumPy's dtype), then a copy."""
+        _kernels.assign(self._cupy, out, (), kernel(*args, **options))
+
     def host_empty(self, shape, dtype) -> np.ndarray:
         """A host array to copy device data into.
 
@@ -485,6 +495,12 @@ class CudaBackend:
         import cupyx  # noqa: PLC0415  (lazy, as CuPy)
 
         return cupyx.errstate(linalg="raise")
+
+    def combine_from(self, ufunc, pieces, sources, device: int, copies: int, dtype):
+        """`combine` of `pieces` lying on the devices `sources`, on `device` (the current
+        one): those of other devices moved there first (`move`)."""
+        moved = [p if s == device else self.move(p, s, device) for p, s in zip(pieces, sources)]
+        return self.combine(ufunc, moved, copies, dtype)
 
     def combine(self, ufunc, pieces, copies: int, dtype):
         """`ufunc` folded left over `pieces` (arrays of one shape on the current device, at

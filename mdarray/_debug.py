@@ -20,6 +20,12 @@ _counters: contextvars.ContextVar[tuple[TransferCount, ...]] = contextvars.Conte
 )
 
 
+#: The counters open in this context (a C function: a backend skips `record_transfer`'s
+#: Python call per copy where it returns an empty tuple, as it does outside
+#: `count_transfers`).
+counting = _counters.get
+
+
 class TransferCount:
     """Bytes moved per ``(source, destination)`` device pair inside `count_transfers`.
 

@@ -44,12 +44,9 @@ def folded(chunks: Chunks, buffers: tuple, combine, device, copies: int):
     chunk order with `combine` on `device`, the others moved there: an array of shape
     ``(copies, *shape)``, the value in each copy."""
     backend = chunks.backend
-    move = backend.move
-    pieces = []
+    sources = chunks.layout.chunk_devices
     with backend.on(device):
-        for buffer, source in zip(buffers, chunks.layout.chunk_devices):
-            pieces.append(buffer if source == device else move(buffer, source, device))
-        return backend.combine(combine, pieces, copies, chunks.dtype)
+        return backend.combine_from(combine, buffers, sources, device, copies, chunks.dtype)
 
 
 def combined(chunks: Chunks, combine) -> Chunks | None:

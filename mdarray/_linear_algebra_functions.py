@@ -33,18 +33,21 @@ import numpy as np
 
 from . import _redistribute, _regions
 from ._array import DistArray, wrap
-from ._chunkwise import as_blocks, backend_of, write_out
+from ._chunkwise import as_blocks, backend_of, block_layout, write_out
 from ._contraction_blocks import contracted_whole
 from ._fallback import fallback
 from ._layout import Layout
 from ._manipulation_functions import permute_dims
 from ._modes import REPLICA, SUM
 from ._plan_cache import plan_cache
-from ._processes import Remote, current, is_local, several
+from ._processes import several
+from ._product_operands import axis_inserted as _axis_inserted
 from ._product_operands import via_transpose, with_axis, without_axis
+from ._product_runs import execute, product_kernel
+from ._product_runs import runner as product_runner
 from ._registry import implements_ufunc_method
 from ._storage import Chunks
-from ._ufunc_fast import decided
+from ._ufunc_fast import decided as remember_runner
 
 __all__ = ["matmul", "tensordot", "vecdot"]
 
@@ -82,12 +85,17 @@ def matmul_call(ufunc, inputs, kwargs):
     if out is not None and not isinstance(out, DistArray):
         return fallback(ufunc, inputs, kwargs, "numpy.matmul")
     a, b = (x if isinstance(x, DistArray) or _is_array(x) else np.asarray(x) for x in inputs)
-    result = _matmul(a, b, kwargs.get("dtype"), kwargs.get("casting", "same_kind"))
+    decided: list | None = [] if not kwargs and type(a) is type(b) is DistArray else None
+    result = _matmul(a, b, kwargs.get("dtype"), kwargs.get("casting", "same_kind"), decided)
+    if decided is not None:
+        # The plan's replay where it applies, else the decisions made once (blocks of
+        # several chunks per device, products through the transpose).
+        runner = decided[0] if decided and decided[0] is not None else None
+        if runner is None and out is None:
+            runner = _plain_product(cast(DistArray, a), cast(DistArray, b), result.dtype)
+        if runner is not None:
+            remember_runner(ufunc, inputs, kwargs, runner)
     if out is None:
-        if not kwargs and type(a) is DistArray and type(b) is DistArray:
-            runner = _plain_product(a, b, result.dtype)
-            if runner is not None:
-                decided(ufunc, inputs, kwargs, runner)
         return result
     return write_out(out, result, casting=kwargs.get("casting", "same_kind"), name="matmul")
 
@@ -208,7 +216,9 @@ def _check_core(ufunc, shape_a, shape_b) -> None:
 # The product ------------------------------------------------------------------------
 
 
-def _matmul(a, b, dtype, casting):
+def _matmul(a, b, dtype, casting, decided: list | None = None):
+    """``a @ b``; where `decided` is a list and the call needs no conversion (modes,
+    reshards, device blocks, empty chunks), a runner that replays it is appended."""
     _check_shapes(a.shape, b.shape)
     if via_transpose(a, b):
         # a @ v == v @ a.T, element for element the same products and sums.
@@ -221,11 +231,14 @@ def _matmul(a, b, dtype, casting):
         kernel_kwargs = {"dtype": out_dtype, "casting": casting}
     backend = backend_of((a, b))
     vector_a, vector_b = a.ndim == 1, b.ndim == 1
+    given = (a, b)
     a = with_axis(a, 0) if vector_a else a
     b = with_axis(b, 1) if vector_b else b
+    planned = (a, b)
     a, b = _operand_modes(a, b, out_dtype)
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) if a.ndim + b.ndim > 4 else ()
     out_shape = (*batch, a.shape[-2], b.shape[-1])
+    plan = None
     if not math.prod(out_shape) or not a.shape[-1]:
         result = _zeros(out_shape, out_dtype, a if isinstance(a, DistArray) else b, backend)
     else:
@@ -234,12 +247,40 @@ def _matmul(a, b, dtype, casting):
             # One product per device block, not per chunk: row chunks of one device make
             # one matrix (`as_blocks`), and the result has a chunk per block.
             a, b = _as_blocks(a), _as_blocks(b)
-        result = _run(a, b, out_dtype, kernel_kwargs, backend)
+        plan = _plan(a.layout, a.mode is SUM, a.itemsize, b.layout, b.mode is SUM, b.itemsize)
+        kernel = product_kernel(backend.xp, vector_a, vector_b)
+        chunks = execute(plan, a.storage, a.mode, b.storage, b.mode, out_dtype, kernel_kwargs,
+                         kernel)  # fmt: skip
+        result = wrap(chunks, plan.mode)
     if vector_b:
         result = without_axis(result, result.ndim - 1)
     if vector_a:
         result = without_axis(result, result.ndim - (1 if vector_b else 2))
+    if (
+        decided is not None
+        and plan is not None
+        and a is planned[0]
+        and b is planned[1]
+        and not several()
+    ):
+        decided.append(_runner(plan, given, (vector_a, vector_b), out_dtype, result, backend))
     return result
+
+
+def _runner(plan, given: tuple, vectors: tuple, dtype, result: DistArray, backend):
+    """The runner of a product that needed no conversion, or None where its decisions
+    depend on more than the operands' layouts (device blocks that `as_blocks` may find
+    or not, empty chunks that `without_axis` squeezes, both operands vectors)."""
+    if all(vectors) or any(0 in shape for shape in result.layout.chunk_shapes):
+        return None
+    if any(block_layout(x.layout) is not None for x in given):
+        return None
+    matrices = tuple(
+        _axis_inserted(x.layout, side) if vector else x.layout
+        for side, (x, vector) in enumerate(zip(given, vectors))
+    )
+    modes = tuple(x.mode for x in given)
+    return product_runner(plan, matrices, vectors, modes, dtype, result.layout, backend.xp)
 
 
 def _plain_product(a: DistArray, b: DistArray, dtype):
@@ -261,7 +302,7 @@ def _plain_product(a: DistArray, b: DistArray, dtype):
         or _blocks(shaped_b.layout, False) is None
     ):
         return None
-    backend = a.storage.backend
+    kernel = product_kernel(a.storage.backend.xp, vector_a, vector_b)
     last = 1 if vector_b else 2
 
     def runner(inputs, out):
@@ -270,7 +311,10 @@ def _plain_product(a: DistArray, b: DistArray, dtype):
             a, b = b, permute_dims(a)
         a = _as_blocks(with_axis(a, 0) if vector_a else a)
         b = _as_blocks(with_axis(b, 1) if vector_b else b)
-        result = _run(a, b, dtype, {}, backend)
+        plan = _plan(a.layout, False, a.itemsize, b.layout, False, b.itemsize)
+        result = wrap(
+            execute(plan, a.storage, REPLICA, b.storage, REPLICA, dtype, {}, kernel), plan.mode
+        )
         if vector_b:
             result = without_axis(result, result.ndim - 1)
         if vector_a:
@@ -534,64 +578,3 @@ def _restrict(batch_box: tuple, shape: tuple, batch: tuple) -> tuple:
         range(1) if n == 1 and batch[s + lead] != 1 else batch_box[s + lead]
         for s, n in enumerate(shape)
     )
-
-
-# Running a plan ---------------------------------------------------------------------
-
-
-def _run(a: DistArray, b: DistArray, dtype, kernel_kwargs, backend) -> DistArray:
-    plan = _plan(a.layout, a.mode is SUM, a.itemsize, b.layout, b.mode is SUM, b.itemsize)
-    xp = backend.xp
-    fetched: dict = {}
-    results = []
-    for t, task in enumerate(plan.tasks):
-        x = _piece(a, task.a_source, task.device, fetched, 0)
-        y = _piece(b, task.b_source, task.device, fetched, 1)
-        if not is_local(task.device):  # another process's task; fetching was collective
-            results.append(Remote(plan.layout.chunk_shapes[t], dtype, task.device))
-            continue
-        with backend.on(task.device):
-            results.append(xp.matmul(x, y, **kernel_kwargs))
-    if len(results) == len(plan.layout.devices) and not several():
-        # One product per device (blocks): each is its device's slab.
-        slabs = [r.reshape(-1) for r in results]
-        return wrap(Chunks.packed(plan.layout, slabs, backend, dtype, check=False), plan.mode)
-    return wrap(Chunks.of(plan.layout, results, backend, dtype), plan.mode)
-
-
-def _piece(x: DistArray, source: tuple, device, fetched: dict, side: int):
-    if source[0] == "chunk":
-        _, k, index = source
-        chunk = x.storage.buffers[k]
-        if isinstance(chunk, Remote):
-            return chunk
-        return chunk if index is None else chunk[index]
-    key = (side, source[1], device)
-    if key not in fetched:
-        one = _one_chunk(x.layout, source[1], device) if x.mode is REPLICA else None
-        if one is None or current() is not None:  # one process: every chunk is here
-            fetched[key] = _redistribute.region_value(x.storage, x.mode, source[1], device)
-        else:
-            k, view, src = one
-            chunk = x.storage.buffers[k]
-            fetched[key] = x.storage.backend.move(
-                chunk if view is None else chunk[view], src, device
-            )
-    return fetched[key]
-
-
-@plan_cache
-def _one_chunk(layout: Layout, box: tuple, device) -> tuple | None:
-    """``(chunk, view key or None for the whole chunk, its device)``: the one chunk of a
-    REPLICA operand laid out as `layout` that holds `box` whole (nearest `device`), or
-    None where the box needs several."""
-    plan = _redistribute.replica_plan(layout, box, device)
-    if len(plan) != 1:
-        return None
-    k, _, chunk_index = plan[0]
-    shape = layout.chunk_shapes[k]
-    if chunk_index is None or _regions.index_shape(chunk_index, shape) == shape:
-        return (k, None, layout.chunk_devices[k])
-    if not _regions.is_basic(chunk_index):
-        return None
-    return (k, (*chunk_index, Ellipsis), layout.chunk_devices[k])

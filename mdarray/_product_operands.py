@@ -13,6 +13,7 @@ from ._layout import Layout
 from ._manipulation_functions import permuted_layout, squeeze
 from ._plan_cache import plan_cache
 from ._processes import several
+from ._product_runs import as_matrix
 from ._storage import Chunks
 
 
@@ -37,10 +38,7 @@ def with_axis(x, axis: int):
     arrays and across processes)."""
     if not isinstance(x, DistArray) or several():
         return np.expand_dims(x, axis)
-    storage = x.storage
-    layout = _axis_inserted(storage.layout, axis)
-    buffers = [b.reshape(shape) for b, shape in zip(storage.buffers, layout.chunk_shapes)]
-    return wrap(Chunks.of(layout, buffers, storage.backend, storage.dtype, check=False), x.mode)
+    return wrap(as_matrix(x.storage, axis_inserted(x.layout, axis)), x.mode)
 
 
 def without_axis(result: DistArray, axis: int) -> DistArray:
@@ -60,7 +58,7 @@ def without_axis(result: DistArray, axis: int) -> DistArray:
 
 
 @plan_cache
-def _axis_inserted(layout: Layout, axis: int) -> Layout:
+def axis_inserted(layout: Layout, axis: int) -> Layout:
     index_map: dict = {}
     for device, index in layout.chunks:
         index_map.setdefault(device, []).append((*index[:axis], slice(0, 1, 1), *index[axis:]))

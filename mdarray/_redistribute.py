@@ -54,6 +54,24 @@ def replica_plan(layout: Layout, region: tuple, device) -> tuple:
 
 
 @plan_cache
+def gather_steps(layout: Layout, region: tuple, device) -> tuple | None:
+    """`replica_plan` as steps ``(chunk, key into the region, key into the chunk or None
+    for the whole chunk, the chunk's device)`` with basic keys (slices and an Ellipsis,
+    made once here, not per piece moved); None where some index is not basic."""
+    steps = []
+    for k, region_index, chunk_index in replica_plan(layout, region, device):
+        if not _regions.is_basic(region_index):
+            return None
+        chunk_key = None
+        if chunk_index is not None:
+            if not _regions.is_basic(chunk_index):
+                return None
+            chunk_key = (*chunk_index, Ellipsis)
+        steps.append((k, (*region_index, Ellipsis), chunk_key, layout.chunk_devices[k]))
+    return tuple(steps)
+
+
+@plan_cache
 def partial_plan(layout: Layout, region: tuple) -> tuple:
     """Pieces ``(chunk, region_index, chunk_index)`` for every chunk that meets `region`."""
     out = []
@@ -97,6 +115,10 @@ def _region_value(chunks: Chunks, mode: Mode, region: tuple, device, root: int |
         combine = mode.ufunc(chunks.backend.xp, chunks.dtype)
         return combine_partials(chunks, combine, mode.identity(chunks.dtype), region, device)
     shape = _regions.box_shape(region)
+    if device != HOST and _processes.current() is None:
+        steps = gather_steps(layout, region, device)
+        if steps is not None:
+            return gathered(chunks, steps, shape, device)
     plan = replica_plan(layout, region, device)
     if device == HOST:
         return gather_host(chunks, plan, shape, root)
@@ -107,6 +129,16 @@ def regions_value(chunks: Chunks, regions, devices) -> list:
     """`region_value` of REPLICA `chunks` for each region on its device, with one
     exchange between processes for all of them (a `Remote` for another process's
     device; None for a region given as None)."""
+    if _processes.current() is None:
+        layout = chunks.layout
+        plans = [
+            None if r is None else gather_steps(layout, r, d) for r, d in zip(regions, devices)
+        ]
+        if all(steps is not None or r is None for steps, r in zip(plans, regions)):
+            return [
+                None if steps is None else gathered(chunks, steps, _regions.box_shape(r), d)
+                for steps, r, d in zip(plans, regions, devices)
+            ]
     fetch = Fetch(chunks)
     out = [
         None
@@ -133,6 +165,20 @@ def to_host(chunks: Chunks, mode: Mode) -> np.ndarray:
 def to_root(chunks: Chunks, mode: Mode, root: int) -> np.ndarray | None:
     """`to_host` on process `root` of an SPMD run only (None on the others)."""
     return _region_value(chunks, mode, _regions.full_box(chunks.layout.shape), HOST, root)
+
+
+def gathered(chunks: Chunks, steps: tuple, shape: tuple, device):
+    """A new array on `device` filled by `gather_steps` (one process: every piece here),
+    each piece by one `Backend.move_into`."""
+    backend = chunks.backend
+    buffers = chunks.buffers
+    move_into = backend.move_into
+    out = backend.empty(shape, chunks.dtype, device)
+    with backend.on(device):
+        for k, key, chunk_key, source in steps:
+            piece = buffers[k] if chunk_key is None else buffers[k][chunk_key]
+            move_into(out, key, piece, source, device)
+    return out
 
 
 def _gather(chunks: Chunks, plan, shape, device, out=None, fetch=None):

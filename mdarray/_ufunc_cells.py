@@ -156,12 +156,13 @@ def run_cells(plan, inputs, dtype):
                         chunk, index, source = arg
                         piece = column[chunk][index]
                         values.append(piece if source == device else move(piece, source, device))
-                got = kernel(*values, **options)
                 if cell is None:
+                    got = kernel(*values, **options)
                     result = got if got.dtype == dtype else got.astype(dtype)
                     break
                 if result is None:
                     result = backend.empty(plan.layout.chunk_shapes[k], dtype, device)
-                backend.assign(result, cell, got)
+                # Straight into the result where the backend can (`Backend.call_into`).
+                backend.call_into(kernel, values, result[cell], options)
         out.append(result)
     return Chunks.of(plan.layout, out, backend, dtype, check=False)

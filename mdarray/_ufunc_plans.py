@@ -219,9 +219,14 @@ def decide_mode(ufunc, inputs, layout, dtypes, where) -> tuple[Mode, tuple]:
     return REPLICA, partial
 
 
-def make_plan(inputs, layout, mode, convert, dtypes, direct, kernel, options, backend, packable):
+def make_plan(
+    inputs, layout, mode, convert, dtypes, direct, kernel, options, backend, packable,
+    unmasked=None,
+):  # fmt: skip
     """The `Plan` of a call whose decisions are made; `packable`: no ``out`` or mask, so
-    the kernel may run over slabs."""
+    the kernel may run over slabs; `unmasked` (default `packable`): no mask, so it may
+    run cell by cell (into fresh chunks that a write to ``out`` then commits)."""
+    unmasked = packable if unmasked is None else unmasked
     sources = []
     slabs: list | None = [] if packable else None
     for x in inputs:
@@ -244,7 +249,7 @@ def make_plan(inputs, layout, mode, convert, dtypes, direct, kernel, options, ba
         slabs = None  # no operand has the result's layout to say how it packs
     cells = None
     specs: tuple = ()
-    if packable and len(dtypes) == 1 and ALIGN in sources:
+    if unmasked and len(dtypes) == 1 and ALIGN in sources:
         # Misaligned DistArray operands run cell by cell on views, not gathered
         # (`_ufunc_cells`); host arrays keep `aligned`.
         specs = tuple(

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _ufunc_cells as _cells
 from ._array import DistArray, in_mode, wrap
 from ._chunkwise import aligned, backend_of, result_layout, write_out, writes_in_place
 from ._fallback import fallback
@@ -149,6 +150,12 @@ def _run_plan(ufunc, plan, inputs, outs, where):
     # Not the plan's to say: writing in place depends on the call's error state too.
     in_place = outs is None or writes_in_place(backend, ufunc, len(layout.chunks), dtypes, inputs)
     direct = tuple(in_place and d for d in plan.direct)
+    if plan.cells is not None and where is None and not any(direct):
+        # Misaligned operands cell by cell on views of their chunks, not gathered; the
+        # fresh results then go to ``out`` as every staged write does.
+        cells = _cells.run_cells(plan, inputs, dtypes[0]).buffers
+        return _deliver(ufunc, outs, direct, [(c,) for c in cells], layout, backend,
+                        plan.mode, dtypes)  # fmt: skip
     pieces = columns(plan, inputs, any(direct))
     targets = _targets(ufunc, outs, direct, where, layout, backend, dtypes)
     masks = None if where is None else aligned(where, layout, backend)
@@ -171,8 +178,9 @@ def _plan(ufunc, inputs, outs, where, kwargs, options):
     )
     packable = outs is None and where is None
     return make_plan(
-        inputs, layout, mode, convert, dtypes, direct, kernel, dict(kwargs), backend, packable
-    )
+        inputs, layout, mode, convert, dtypes, direct, kernel, dict(kwargs), backend, packable,
+        where is None,
+    )  # fmt: skip
 
 
 def _decide(ufunc, inputs, outs, where, options: tuple) -> tuple:

@@ -73,7 +73,7 @@ FOUR_DEVICES = {
     "z[0] = 1.0": 44,  # 346
     "z[1:, :] = t (t is z[1:, :])": 24,
     "z[1:, :] = w (another array)": 230,
-    "z[1:, :] -= y[:-1, :]": 415,  # 1611
+    "z[1:, :] -= y[:-1, :]": 246,  # 1611; 281 before it ran cell by cell, not gathered
 }
 
 

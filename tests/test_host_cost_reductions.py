@@ -49,17 +49,26 @@ PLACES = {"one device": (device(0),), "spread": tuple(mdarray.devices())}
 # they differ (each device folds the partial copies itself: one move per other device).
 OPS = {
     "xp.sum(x)": (lambda x, s, v: mdarray.sum(x), 32, 41),
-    "float(xp.sum(x))": (lambda x, s, v: float(mdarray.sum(x)), 47, 87),
+    "float(xp.sum(x))": (lambda x, s, v: float(mdarray.sum(x)), 47, 86),
     "xp.mean(x)": (lambda x, s, v: mdarray.mean(x), 33, 42),
     "xp.sum(x, axis=0)": (lambda x, s, v: mdarray.sum(x, axis=0), 34, 44),
     "xp.sum(x, axis=1)": (lambda x, s, v: mdarray.sum(x, axis=1), 34, 44),
     "xp.max(x)": (lambda x, s, v: mdarray.max(x), 32, 41),
     "xp.argmin(x, axis=1)": (lambda x, s, v: mdarray.argmin(x, axis=1), 38, 48),
-    "s.change_mode('replica')": (lambda x, s, v: s.change_mode("replica"), 36, 87),
-    "v.change_mode('replica')": (lambda x, s, v: v.change_mode("replica"), 36, 87),
-    "s.get()": (lambda x, s, v: s.get(), 34, 41),
-    "v.get()": (lambda x, s, v: v.get(), 36, 44),
+    "s.change_mode('replica')": (lambda x, s, v: s.change_mode("replica"), 36, 69),
+    "v.change_mode('replica')": (lambda x, s, v: v.change_mode("replica"), 36, 69),
+    "s.get()": (lambda x, s, v: s.get(), 34, 38),
+    "v.get()": (lambda x, s, v: v.get(), 36, 39),
 }
+# Spread over 4 cpu devices the counts were (46, 83, 45, 46, 46, 47, 48, 73, 73, 35, 36)
+# in this order before the cpu backend's device context had no Python frames and the
+# partial copies were folded where they lie (`Backend.combine_from`); on the cuda backend
+# neither holds, and its budgets spread are those from before.
+CUDA_SPREAD = {
+    "xp.sum(x)": 56, "float(xp.sum(x))": 101, "xp.mean(x)": 56, "xp.sum(x, axis=0)": 56,
+    "xp.sum(x, axis=1)": 56, "xp.max(x)": 58, "xp.argmin(x, axis=1)": 70,
+    "s.change_mode('replica')": 87, "v.change_mode('replica')": 87,
+}  # fmt: skip
 
 # The cuda backend's own Python where it differs: the copy to the host (CuPy's ``get`` and
 # its stream handling) and CuPy's argmin (a reduction kernel looked up per call).
@@ -74,6 +83,7 @@ def test_repeated_reduction_stays_within_its_budget(name, place):
     x = mdarray.distributed_array(host, row_map(PLACES[place]))
     s, v = mdarray.sum(x), mdarray.sum(x, axis=0)
     if ON_CUDA:
+        several = CUDA_SPREAD.get(name, several)
         one, several = CUDA_BUDGETS.get(name, (one, several))
     budget = one if len(set(PLACES[place])) == 1 else several
     with mdarray.options(fallback="raise"):

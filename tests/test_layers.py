@@ -93,6 +93,7 @@ LAYERS = (
             "_linear_algebra_functions",
             "_contraction_blocks",
             "_product_operands",
+            "_product_runs",
             "_contractions",
             "_comparisons",
             "_numpy_statistics",

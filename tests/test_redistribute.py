@@ -449,8 +449,9 @@ def test_partials_of_one_box_combine_in_one_call(counting):
 
 @pytest.mark.skipif(len(D) < 2, reason="needs two devices")
 def test_partials_across_devices_combine_once_per_target(counting):
-    # One copy per device: each target chunk moves the other copies (one move each) and
-    # combines them in one call; partial -> blocks the same for each block.
+    # One copy per device: each target chunk brings the other copies (one move each, by
+    # `Backend.combine_from`: on cpu the fold reads them where they lie) and combines them
+    # in one call; partial -> blocks the same for each block.
     n = len(D)
     x = mdarray.distributed_array(
         np.arange(8.0 * n).reshape(n, 8),
@@ -459,9 +460,12 @@ def test_partials_across_devices_combine_once_per_target(counting):
     s = x.sum(axis=0)
     expected = np.arange(8.0 * n).reshape(n, 8).sum(axis=0)
     calls = counting()
-    y = s.change_mode(REPLICA)
+    with mdarray.count_transfers() as moved:
+        y = s.change_mode(REPLICA)
     assert_chunks_hold(y, expected)
-    assert calls.calls == Counter(combine=n, move=n * (n - 1))
+    assert calls.calls["combine"] == n
+    assert moved.copies == n * (n - 1)
+    assert moved.total == n * (n - 1) * 8 * 8
     assert calls.pieces == [(n, 1)] * n
     assert y.storage.slabs is not None
     calls = counting()

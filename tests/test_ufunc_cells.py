@@ -65,3 +65,33 @@ def test_a_cast_result_and_a_scalar_in_cells(no_gather):
         got = np.maximum(x[1:], y[:-1]) + 1.5
         want = np.maximum(host[1:], host[:-1].astype(np.float32)) + 1.5
         np.testing.assert_array_equal(got.get(), want)
+
+
+def test_in_place_updates_by_misaligned_operands_run_in_cells(no_gather):
+    """``y[1:, :] -= u[:-1, :]`` (CG's stencil) and ``z[1:] -= z[:-1]`` (out read shifted
+    by itself): the results come cell by cell from views (no operand gathered), then go
+    into ``out`` after all of them are computed, as NumPy's values."""
+    host = np.arange(40 * 5, dtype=np.float64).reshape(40, 5) ** 1.5
+    layout = Layout.block(host.shape, devices=DEVICES)
+    for _ in range(2):  # the plan is made, then taken
+        u = mdarray.distributed_array(host, layout)
+        y = 4 * u
+        y[1:, :] -= u[:-1, :]
+        y[:, 1:] -= u[:, :-1]
+        want = 4 * host
+        want[1:, :] -= host[:-1, :]
+        want[:, 1:] -= host[:, :-1]
+        np.testing.assert_array_equal(y.get(), want)
+        z = mdarray.distributed_array(host, layout)
+        z[1:] -= z[:-1]
+        np.testing.assert_array_equal(z.get(), _shifted(host))
+        np.multiply(u[1:], u[:-1], out=z[:-1])
+        want_z = _shifted(host)
+        want_z[:-1] = host[1:] * host[:-1]
+        np.testing.assert_array_equal(z.get(), want_z)
+
+
+def _shifted(host):
+    out = host.copy()
+    out[1:] -= host[:-1]
+    return out
