@@ -203,20 +203,22 @@ class CpuBackend:
         with the rest before the error propagates; after an interrupt in a call, the rest
         run: every device holds the new value, never part of it, and none is written
         twice."""
-        if not isinstance(kernel, np.ufunc):  # a wrapper (one call: see `writes_each`)
-            for _, args, outs in calls:
-                kernel(*args, out=tuple(outs))
-            return
+        call = kernel
+        if not isinstance(kernel, np.ufunc) and calls:
+            # A wrapper (NumPy's special values) takes its outs by keyword; it runs one
+            # call at a time only (`writes_each`).
+            nin = len(calls[0][1])
+            call = lambda *row: kernel(*row[:nin], out=row[nin:])  # noqa: E731
         rows = [(*args, *outs) for _, args, outs in calls]
         pending = iter(rows)
         try:
-            deque(starmap(kernel, pending), 0)
+            deque(starmap(call, pending), 0)
         except BaseException as error:
             failed = len(rows) - operator.length_hint(pending) - 1
             if failed > 0 or isinstance(error, KeyboardInterrupt):
                 again = failed + isinstance(error, KeyboardInterrupt)
                 for row in rows[again:]:
-                    kernel(*row)
+                    call(*row)
             raise
 
     def call_masked(self, kernel, args, outs: tuple, mask, options) -> tuple:
