@@ -404,8 +404,11 @@ class Lockstep(RuleBasedStateMachine):
                 operands = self._operands(ufunc, a, b)
                 if operands is None or my.ndim == 0:
                     return self._add(x, mx, ex)
-                # As NumPy converts the list (an empty one is float64 whatever my is).
+                # As NumPy converts the list (an empty one is float64 whatever my is, and
+                # of shape (0,) whatever my's: such a list is another operand).
                 listed = np.asarray(my.tolist())
+                if listed.shape != my.shape:
+                    return self._add(x, mx, ex)
                 want = np.asarray(on_backend(ufunc, mx, listed))
                 with mdarray.options(fallback="raise"):
                     got = ufunc(x, my.tolist())
