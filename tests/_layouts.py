@@ -33,6 +33,16 @@ def distinct(*numbers: int) -> list[int]:
     return list(dict.fromkeys(devices(*numbers)))
 
 
+def row_blocks(shape: tuple, parts: int = 4, on: tuple = (0, 0, 1, 1)) -> dict:
+    """An index map of `parts` even row blocks of a 2-D `shape`, block k on test device
+    number ``on[k]`` (`spread`)."""
+    cuts = np.linspace(0, shape[0], parts + 1).astype(int)
+    index_map: dict = {}
+    for k in range(parts):
+        index_map.setdefault(on[k], []).append((slice(cuts[k], cuts[k + 1]), slice(0, shape[1])))
+    return spread(index_map)
+
+
 def spread(index_map: dict) -> dict:
     """An index map keyed by test device numbers, put on the backend's devices: chunks
     of numbers that land on one device are merged into its list, in order."""

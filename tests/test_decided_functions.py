@@ -8,7 +8,7 @@ wrong value, shape or dtype here, or skip an error."""
 import numpy as np
 import pytest
 from _call_counts import calls
-from _layouts import spread
+from _layouts import row_blocks, spread
 
 import mdarray
 from mdarray import _decided, _processes
@@ -17,11 +17,7 @@ SHAPE = (12, 6)
 
 
 def rows(parts=4, on=(0, 0, 1, 1)) -> dict:
-    cuts = np.linspace(0, SHAPE[0], parts + 1).astype(int)
-    index_map: dict = {}
-    for k in range(parts):
-        index_map.setdefault(on[k], []).append((slice(cuts[k], cuts[k + 1]), slice(0, 6)))
-    return spread(index_map)
+    return row_blocks(SHAPE, parts, on)
 
 
 @pytest.fixture
