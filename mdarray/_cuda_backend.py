@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from . import _debug, _kernels, _regions, _special_values
+from ._cuda_elementwise import launcher
 from ._cuda_kernels import ADAPTERS, pick_kernel, plain_fill, write_scalar, zero_bits
 from ._debug import HOST
 from ._staging import StagingRing, row_copies
@@ -390,7 +391,7 @@ class CudaBackend:
         if kernel is None:
             adapter = ADAPTERS.get(ufunc)
             own = getattr(self._cupy, ufunc.__name__, None)
-            kernel = adapter(self._cupy, own) if adapter is not None else own
+            kernel = adapter(self._cupy, own) if adapter else launcher(self._cupy, ufunc, own)
             kernel = _special_values.standard(self._cupy, ufunc, kernel)
             self._kernels[ufunc] = kernel = kernel or False
         return kernel or None

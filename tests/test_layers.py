@@ -37,6 +37,7 @@ LAYERS = (
             "_staging",
             "_cpu_backend",
             "_cuda_kernels",
+            "_cuda_elementwise",
             "_cuda_backend",
             "_backend",
             "_processes",

@@ -1,0 +1,240 @@
+"""The cuda backend's generated elementwise launches (`mdarray._cuda_elementwise`) give
+CuPy's values bit for bit, take the calls they are for, and leave the rest to CuPy.
+
+Skipped unless CuPy imports and the default backend is cuda (``MDARRAY_BACKEND=cuda`` on
+a GPU machine).
+"""
+
+import numpy as np
+import pytest
+
+import mdarray
+from mdarray import _cuda_elementwise
+from mdarray._cuda_elementwise import Elementwise
+
+cupy = pytest.importorskip("cupy")
+
+pytestmark = [
+    pytest.mark.cuda,
+    pytest.mark.skipif(
+        mdarray.default_backend() != "cuda", reason="needs MDARRAY_BACKEND=cuda and a GPU"
+    ),
+]
+
+
+@pytest.fixture(autouse=True)
+def _every_size(monkeypatch):
+    """The generated kernels for every size here (the backend keeps small calls on
+    CuPy's ufunc: `test_small_calls_stay_cupys`)."""
+    monkeypatch.setattr(_cuda_elementwise, "_MIN_BYTES", 0)
+
+
+DTYPES = [
+    np.bool_,
+    np.int8,
+    np.uint16,
+    np.int32,
+    np.int64,
+    np.float16,
+    np.float32,
+    np.float64,
+    np.complex64,
+    np.complex128,
+]
+
+
+def _ufuncs(nin):
+    out = []
+    for name in sorted(dir(np)):
+        ufunc = getattr(np, name)
+        own = getattr(cupy, name, None)
+        if (
+            isinstance(ufunc, np.ufunc)
+            and isinstance(own, cupy.ufunc)
+            and ufunc.nin == nin
+            and ufunc.nout == 1
+            and ufunc.__name__ == name
+        ):
+            out.append(name)
+    return out
+
+
+def _numpy_has(name, dtype) -> bool:
+    """Whether NumPy's ufunc `name` has a loop for `dtype` operands (mdarray calls CuPy's
+    only on those; CuPy fails to compile some others)."""
+    ufunc = getattr(np, name)
+    try:
+        ufunc.resolve_dtypes((np.dtype(dtype),) * ufunc.nin + (None,))
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _values(shape, dtype, seed):
+    rng = np.random.default_rng(seed)
+    kind = np.dtype(dtype).kind
+    if kind == "b":
+        host = rng.integers(0, 2, shape).astype(dtype)
+    elif kind in "iu":
+        info = np.iinfo(dtype)
+        host = rng.integers(max(info.min, -50), min(info.max, 50), shape, endpoint=True)
+        host = host.astype(dtype)
+    else:
+        host = rng.standard_normal(shape) * 4
+        if kind == "c":
+            host = host + 1j * rng.standard_normal(shape)
+        host = host.astype(dtype)
+        flat = host.reshape(-1)
+        flat[: min(4, flat.size)] = np.array([0, np.inf, -np.inf, np.nan])[: min(4, flat.size)]
+    return cupy.asarray(host)
+
+
+def _same(ours, theirs):
+    assert ours.dtype == theirs.dtype
+    assert ours.shape == theirs.shape
+    a, b = cupy.asnumpy(ours), cupy.asnumpy(theirs)
+    assert a.tobytes() == b.tobytes(), (a, b)
+
+
+def _launched(launcher) -> int:
+    return launcher.launches()
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("name", _ufuncs(2))
+def test_binary_ufuncs_bit_for_bit(name, dtype):
+    own = getattr(cupy, name)
+    launcher = Elementwise(cupy, getattr(np, name))
+    if not _numpy_has(name, dtype):
+        return
+    a, b = _values(1003, dtype, 1), _values(1003, dtype, 2)
+    try:
+        theirs = own(a, b)
+    except Exception:  # CuPy lacks the loop (mdarray adapts it): none generated either
+        assert np.dtype(dtype) not in launcher._loops
+        return
+    _same(launcher(a, b), theirs)
+    rows_a, rows_b = _values((37, 45), dtype, 3)[:, 2:], _values((37, 43), dtype, 4)
+    _same(launcher(rows_a, rows_b), own(rows_a, rows_b))
+    one = _values((1,), dtype, 5)
+    _same(launcher(a, one), own(a, one))
+    _same(launcher(one, rows_b), own(one, rows_b))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("name", _ufuncs(1))
+def test_unary_ufuncs_bit_for_bit(name, dtype):
+    own = getattr(cupy, name)
+    launcher = Elementwise(cupy, getattr(np, name))
+    if not _numpy_has(name, dtype):
+        return
+    a = _values(1003, dtype, 1)
+    try:
+        theirs = own(a)
+    except Exception:
+        assert np.dtype(dtype) not in launcher._loops
+        return
+    _same(launcher(a), theirs)
+    rows = _values((19, 40), dtype, 3)[:, 1:]
+    _same(launcher(rows), own(rows))
+
+
+@pytest.mark.parametrize("scalar", [2, 2.5, True, -3, 1.5 - 2j])
+@pytest.mark.parametrize("dtype", [np.int32, np.float32, np.float64, np.complex64])
+def test_python_scalars_as_cupy_takes_them(dtype, scalar):
+    a = _values(1001, dtype, 7)
+    for name in ("add", "multiply", "true_divide", "subtract", "less", "power"):
+        own = getattr(cupy, name)
+        launcher = Elementwise(cupy, getattr(np, name))
+        for args in ((a, scalar), (scalar, a)):
+            try:
+                theirs = own(*args)
+            except (TypeError, ValueError, OverflowError):
+                continue
+            _same(launcher(*args), theirs)
+
+
+def test_the_common_calls_take_the_generated_kernels():
+    a, b = _values(4096, np.float32, 1), _values(4096, np.float32, 2)
+    views = _values((64, 66), np.float32, 3)
+    for args in ((a, b), (a, 2.0), (3, a), (a, b[:1]), (views[:, 1:-1], views[:, 2:])):
+        launcher = Elementwise(cupy, np.add)
+        _same(launcher(*args), cupy.add(*args))
+        assert _launched(launcher) == 1, args
+
+
+def test_calls_outside_its_cases_are_cupys():
+    a = _values((8, 6), np.float32, 1)
+    cases = [
+        (a, a[:, :1]),  # broadcasting
+        (a, a.astype(np.float64)),  # mixed dtypes
+        (a.T, a.T),  # strided columns
+        (a, np.float32(2)),  # a NumPy scalar (a strong type)
+        (a.astype(np.int32), 2.5),  # a float scalar on integers: float64 result
+    ]
+    for args in cases:
+        launcher = Elementwise(cupy, np.add)
+        _same(launcher(*args), cupy.add(*args))
+        assert _launched(launcher) == 0, args
+    launcher = Elementwise(cupy, np.add)
+    _same(launcher(a, a, dtype=np.float64), cupy.add(a, a, dtype=np.float64))
+    assert _launched(launcher) == 0
+
+
+def test_out_in_place_and_overlapping():
+    own = cupy.subtract
+    launcher = Elementwise(cupy, np.subtract)
+    base = _values((40, 33), np.float32, 1)
+    ours, theirs = base.copy(), base.copy()
+    launcher(ours, ours[::-1].copy(), out=(ours,))  # the same elements read and written
+    own(theirs, theirs[::-1].copy(), out=theirs)
+    _same(ours, theirs)
+    assert _launched(launcher) == 1
+    # A shifted view of itself: the kernel's threads would race; CuPy orders it.
+    launcher = Elementwise(cupy, np.subtract)
+    ours, theirs = base.copy(), base.copy()
+    launcher(ours[1:, :], ours[:-1, :], out=(ours[1:, :],))
+    own(theirs[1:, :], theirs[:-1, :], out=theirs[1:, :])
+    _same(ours, theirs)
+    assert _launched(launcher) == 0
+    # Rows of a view written in place, the rows kernel.
+    launcher = Elementwise(cupy, np.subtract)
+    ours, theirs = base.copy(), base.copy()
+    other = _values((40, 30), np.float32, 2)
+    launcher(ours[:, 1:-2], other, out=(ours[:, 1:-2],))
+    own(theirs[:, 1:-2], other, out=theirs[:, 1:-2])
+    _same(ours, theirs)
+    assert _launched(launcher) == 1
+
+
+@pytest.mark.parametrize("n", [0, 1, 3, 4, 5, 4099])
+def test_lengths_offsets_and_tails(n):
+    base = _values(n + 5, np.float32, 1)
+    launcher = Elementwise(cupy, np.multiply)
+    for offset in (0, 1, 4):  # an offset of one element cannot take vector loads
+        a = base[offset : offset + n]
+        _same(launcher(a, a), cupy.multiply(a, a))
+    _same(launcher(base[:0].reshape(0, 3), 2.0), cupy.multiply(base[:0].reshape(0, 3), 2.0))
+
+
+def test_small_calls_stay_cupys(monkeypatch):
+    monkeypatch.setattr(_cuda_elementwise, "_MIN_BYTES", 16 << 20)
+    launcher = Elementwise(cupy, np.add)
+    small = _values(1024, np.float32, 1)
+    _same(launcher(small, small), cupy.add(small, small))
+    assert _launched(launcher) == 0
+    large = cupy.ones(4 << 20, np.float32)
+    _same(launcher(large, 1.0), cupy.add(large, 1.0))
+    assert _launched(launcher) == 1
+
+
+def test_distarray_ufuncs_run_on_generated_kernels():
+    host = np.arange(4096, dtype=np.float32).reshape(64, 64)
+    x = mdarray.asarray(host)
+    backend = x.storage.backend
+    kernel = backend.ufunc_kernel(np.add)
+    assert isinstance(kernel, Elementwise)
+    before = _launched(kernel)
+    np.testing.assert_array_equal((x + x).get(), host + host)
+    np.testing.assert_array_equal((x + 1.5).get(), host + 1.5)
+    assert _launched(kernel) > before
