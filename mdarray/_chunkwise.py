@@ -200,12 +200,11 @@ def blocks(storage: Chunks) -> tuple | None:
     memory lies so (`Backend.span`); None otherwise. Views of the chunks' memory, for use
     within one operation (asked again after `Chunks.writable`)."""
     layout = storage.layout
-    boxes = layout.device_blocks
-    if boxes is None:
+    keys = layout.slab_block_keys
+    if keys is None:
         return None
-    slabs = storage.slabs
-    if slabs is not None:
-        return tuple([slab.reshape(_regions.box_shape(box)) for slab, box in zip(slabs, boxes)])
+    if storage.slabs is not None:
+        return storage.slab_blocks(keys)
     selected = storage.view_blocks()
     if selected is not None:
         return selected

@@ -83,6 +83,7 @@ class Chunks:
 
     __slots__ = (
         "__weakref__",
+        "_block_views",
         "_buffers",
         "_family",
         "_origin",
@@ -108,6 +109,8 @@ class Chunks:
         self._slab_allocations: tuple | None = None
         # Set by `select`: (a weak reference to the source, the selection's token).
         self._origin: tuple | None = None
+        # (the slabs, {id of block keys: (keys, device blocks)}): see `slab_blocks`.
+        self._block_views: tuple | None = None
 
     # Construction ---------------------------------------------------------------------
 
@@ -325,12 +328,8 @@ class Chunks:
         `block_keys` (see `view_blocks`) says how the view's device blocks lie in this
         array's packed slabs, where they do.
 
-        What `view` does, without its checks: a plan cached on the layout and the key
-        (`_indexing`) guarantees the shapes, and the sources' allocations already list
-        this family. The chunk buffers are made when first read (`buffers`, from the
-        refs): an operation over device blocks never needs them. Runs of several
-        processes take `view` (chunks of other processes).
-        """
+        `view` without its checks (a cached plan guarantees the shapes; the allocations
+        list this family), buffers made when first read. SPMD runs take `view`."""
         if _processes.current() is not None:
             entries = sorted(entry for _, group in groups for entry in group)
             out = self.view(layout, lambda t, b: b[entries[t][2]], [e[1] for e in entries])
@@ -365,8 +364,21 @@ class Chunks:
         source = origin[0]()
         if source is None or source._slabs is None:
             return None
-        slabs = source._slabs
-        return tuple([slabs[i].reshape(shape)[index] for i, shape, index in origin[2]])
+        return source.slab_blocks(origin[2])
+
+    def slab_blocks(self, keys: tuple) -> tuple:
+        """Per device, ``slab.reshape(shape)[index]`` by `keys`' ``(slab, shape, index)``:
+        made once per keys (a cached plan's) while the slabs stay these."""
+        slabs = self._slabs
+        kept = self._block_views
+        if kept is None or kept[0] is not slabs:
+            kept = self._block_views = (slabs, {})
+        got = kept[1].get(id(keys))
+        if got is None or got[0] is not keys:
+            if len(kept[1]) >= 16:
+                kept[1].clear()
+            got = kept[1][id(keys)] = (keys, tuple([slabs[i].reshape(s)[x] for i, s, x in keys]))
+        return got[1]
 
     def is_view_of(self, source: Chunks, token) -> bool:
         """Whether this is the view `source.select(..., token)` made: its chunks are then
@@ -532,6 +544,12 @@ class Chunks:
                 if len(allocation.families) > 1:
                     self._move(allocation)
 
+    def apart_from(self, written: Chunks) -> bool:
+        """Whether this memory cannot meet `written`'s, just made writable: both tracked,
+        in different families (a writable family's memory is its own)."""
+        family = self._family
+        return family is not None and written._family is not None and family is not written._family
+
     def own_slabs(self) -> tuple | None:
         """The slabs of packed chunks, ready to be written in place as a whole (moved to
         copies first where another array value uses them); None when not packed."""
@@ -549,7 +567,7 @@ class Chunks:
         views follow; another array that shared the old memory keeps it."""
         with _LOCK:
             if self._family is None:
-                self._slabs, self._buffers = tuple(slabs), None
+                self._slabs, self._buffers, self._block_views = tuple(slabs), None, None
                 return
             for allocation, slab in zip(self._slab_allocations or (), slabs):
                 self._move(allocation, slab)
@@ -577,3 +595,4 @@ class Chunks:
                     copy if a is allocation else a for a in member._slab_allocations
                 )
                 member._slabs = tuple(a.array for a in member._slab_allocations)
+                member._block_views = None

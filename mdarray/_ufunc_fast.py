@@ -255,8 +255,8 @@ def block_call(kernel, layout, backend, operands, out, dtypes, *, direct: bool):
         if column is None:
             return None
         if direct and id(x) not in written:
-            for target in targets:
-                if any(map(overlaps, column, target)):
+            for o, target in zip(out or (), targets):
+                if not x.apart_from(o.storage) and any(map(overlaps, column, target)):
                     return None
         columns.append(column)
     results = []

@@ -259,6 +259,28 @@ def test_a_views_blocks_follow_its_source_through_copy_on_write(name):
 
 
 @pytest.mark.parametrize("name", list(LAYOUTS))
+def test_kept_block_views_are_dropped_when_the_slabs_move(name):
+    """Device blocks made once per plan (`Chunks.slab_blocks`) stay valid only while the
+    slabs are the same: after a copy on write moves x to new memory, the same views of
+    x read (and write) the new memory, never the one `shared` kept."""
+    edges, on = LAYOUTS[name]
+    host = np.arange(64 * 5, dtype=np.float64).reshape(64, 5)
+    x = mdarray.distributed_array(host, rows(edges, on))
+    z = mdarray.distributed_array(host * 3, rows(edges, on))
+    expected_x, expected_z = host.copy(), host * 3
+    for step in range(3):
+        z[1:, :] -= x[:-1, :]  # keeps x's and z's blocks for these keys
+        expected_z[1:, :] -= expected_x[:-1, :]
+        shared = x.change_mode("replica")  # x's memory, until x is written
+        before = expected_x.copy()
+        x[1:, :] += z[:-1, :]  # x moves to a copy, then is written there
+        expected_x[1:, :] += expected_z[:-1, :]
+        np.testing.assert_array_equal(shared.get(), before, err_msg=f"step {step}")
+        np.testing.assert_array_equal(x.get(), expected_x, err_msg=f"step {step}")
+        np.testing.assert_array_equal(z.get(), expected_z, err_msg=f"step {step}")
+
+
+@pytest.mark.parametrize("name", list(LAYOUTS))
 def test_a_broadcast_operand_spanning_chunks_is_read_from_its_block(name, monkeypatch):
     """``sq[:, None] - t``: the result takes `t`'s layout (one chunk per device), and each
     of its chunks reads `sq`'s rows from the device block they make (a view, nothing
