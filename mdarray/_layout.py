@@ -6,7 +6,7 @@ import itertools
 import math
 import operator
 from collections.abc import Iterable, Sequence
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any, SupportsIndex, TypeAlias
 
 import numpy as np
@@ -410,7 +410,7 @@ def layout_for_device(shape: Sequence[int], device: Device, backend: Any) -> Lay
     (exactly it) or None (blocks over all the backend's devices)."""
     shape = tuple(shape)
     if device is None:
-        return Layout.block(shape, devices=backend.device_ids)
+        return _blocks_over(shape, tuple(backend.device_ids))
     if isinstance(device, Layout):
         if device.shape != shape:
             raise ValueError(f"device layout has shape {device.shape}, the array has shape {shape}")
@@ -418,14 +418,25 @@ def layout_for_device(shape: Sequence[int], device: Device, backend: Any) -> Lay
     if isinstance(device, DeviceSet):
         if device.backend != backend.name:
             raise ValueError(f"{device!r} is of the {device.backend} backend, not {backend.name}")
-        return Layout.block(shape, devices=device.device_ids)
+        return _blocks_over(shape, tuple(device.device_ids))
     try:
         device = operator.index(device)
     except TypeError:
         raise TypeError(
             f"device must be a device id, a DeviceSet, a Layout or None, got {device!r}"
         ) from None
-    return Layout.replicated(shape, devices=[device])
+    return _blocks_over(shape, (device,), whole=True)
+
+
+@lru_cache(maxsize=1024)
+def _blocks_over(shape: tuple, devices: tuple, whole: bool = False) -> Layout:
+    """Blocks along axis 0 over `devices` (`whole`: the array on its one device), one
+    Layout object per shape and devices, so what operations decide and keep by layout
+    (plans, decided calls) serves every array made alike (``ones(n, device=x.device)``
+    in a loop)."""
+    if whole:
+        return Layout.replicated(shape, devices=list(devices))
+    return Layout.block(shape, devices=devices)
 
 
 def check_devices(layout: Layout, backend) -> None:

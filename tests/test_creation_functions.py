@@ -151,3 +151,19 @@ def test_bad_input(index_map, mode, error, words, kind):
     if kind == "distarray":
         assert source.mode is REPLICA
         assert_chunks_hold(source, before)
+
+
+def test_arrays_made_alike_share_one_layout_object():
+    """``device=`` gives one Layout object per shape and devices, so the plans and decided
+    calls kept by layout serve every array made alike (a loop's ``ones(n, device=...)``
+    reuses them instead of planning again)."""
+    x = mdarray.zeros((6, 4))
+    for device in (x.device, None, x.devices[0]):
+        a = mdarray.ones((6, 4), device=device)
+        b = mdarray.full((6, 4), 2.0, device=device)
+        assert a.layout is b.layout
+        np.testing.assert_array_equal((a + b).get(), np.full((6, 4), 3.0))
+    assert mdarray.ones(3, device=x.devices[0]).layout == mdarray.Layout.replicated(
+        (3,), devices=[x.devices[0]]
+    )
+    assert mdarray.ones((6, 4)).layout == mdarray.Layout.block((6, 4), devices=x.devices)
