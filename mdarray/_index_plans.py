@@ -195,7 +195,7 @@ def block_keys(layout: Layout, key: tuple, result: Layout) -> tuple | None:
             axis += 1
         if tuple(sizes) != _regions.box_shape(view_box):
             return None
-        out.append((i, shape, tuple(index)))
+        out.append((i, shape, (*index, Ellipsis)))  # an array also where the block is 0-d
     return tuple(out)
 
 

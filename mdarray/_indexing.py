@@ -96,7 +96,9 @@ def getitem(x: DistArray, key) -> DistArray:
     if basic is None:
         mask = _mask_of(x, key)
         if mask is not None:
-            return mask_getitem(x, mask)
+            return (
+                mask_getitem(x[None], mask.reshape(1)) if not mask.ndim else mask_getitem(x, mask)
+            )
         axis = _integer_axis(x, key)
         if axis is not None:
             items = key if isinstance(key, tuple) else (key,)
@@ -165,7 +167,14 @@ def setitem(x: DistArray, key, value) -> None:
         mask = _mask_of(x, key)
         if mask is not None:
             _check_writable(x)
-            mask_setitem(x, mask, value)
+            if mask.ndim:
+                mask_setitem(x, mask, value)
+                return
+            # x[True] = v writes v (broadcast to (1, *x.shape)) over x; x[False] nothing.
+            chosen = bool(mask)
+            shape = np.broadcast_shapes(np.shape(value), (int(chosen), *x.shape))
+            if chosen:
+                setitem(x, Ellipsis, value[0] if np.ndim(value) == len(shape) else value)
             return
         axis = _integer_axis(x, key)
         if axis is not None:
@@ -344,8 +353,9 @@ def _check_writable(x: DistArray) -> None:
 
 
 def _mask_of(x: DistArray, key):
-    """The boolean mask that `key` is alone (an array or list of bools of at least one
-    axis, indexing an x of at least one axis), else None."""
+    """The boolean mask that `key` is alone (an array or list of bools, of at least one
+    axis where x has one), else None. A 0-d mask stands for a new first axis of length
+    one or zero (NumPy's ``x[True]``, ``x[False]``)."""
     if isinstance(key, tuple) and len(key) == 1:
         key = key[0]
     if isinstance(key, list):
@@ -353,7 +363,7 @@ def _mask_of(x: DistArray, key):
         if key.dtype.kind != "b":
             return None
     dtype = getattr(key, "dtype", None)
-    if dtype is None or dtype.kind != "b" or not key.ndim or not x.ndim:
+    if dtype is None or dtype.kind != "b" or (key.ndim and not x.ndim):
         return None
     return key
 

@@ -146,13 +146,13 @@ class Layout:
 
     @cached_property
     def slab_block_keys(self) -> tuple | None:
-        """Per device, ``(slab number, block shape, ())``: its packed slab reshaped to its
+        """Per device, ``(slab number, block shape, ...)``: its packed slab reshaped to its
         device block (`device_blocks`), as `Chunks.slab_blocks` takes it; None where
         the blocks do not exist."""
         blocks = self.device_blocks
         if blocks is None:
             return None
-        return tuple((i, tuple(len(r) for r in box), ()) for i, box in enumerate(blocks))
+        return tuple((i, tuple(len(r) for r in box), ...) for i, box in enumerate(blocks))
 
     @property
     def index_map(self) -> dict[int, list[tuple[slice, ...]]]:

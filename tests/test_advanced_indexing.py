@@ -292,3 +292,38 @@ def test_compress_errors_match_numpy():
         with mdarray.options(fallback="raise"), pytest.raises(error) as ours:
             np.compress(condition, x)
         assert str(ours.value) == str(numpy_error.value)
+
+
+@given(st.data())
+def test_zero_d_masks_match_numpy(data):
+    """A 0-d boolean mask (the array API's own case, ``x[xp.asarray(True)]``) is a new
+    first axis of length one or zero, for get and set, natively (``fallback="raise"``)."""
+    shape = data.draw(mst.shapes(max_dims=2))
+    x, expected = data.draw(dist_pairs(shape=shape, dtype=np.float64))
+    chosen = data.draw(st.booleans())
+    mask = data.draw(st.sampled_from([mdarray.asarray(chosen), np.asarray(chosen)]))
+    with mdarray.options(fallback="raise"):
+        got = x[mask]
+        assert got.shape == expected[np.asarray(chosen)].shape
+        np.testing.assert_array_equal(got.get(), expected[np.asarray(chosen)])
+        value = data.draw(st.sampled_from([7.0, np.full((1, *shape), 3.0), np.full(shape, 2.0)]))
+        target = x.change_mode("replica")
+        host = expected.copy()
+        host[np.asarray(chosen)] = value
+        target[mask] = value if np.ndim(value) == 0 else mdarray.asarray(value, device=x.device)
+        np.testing.assert_array_equal(target.get(), host)
+
+
+def test_zero_d_mask_value_errors_match_numpy():
+    x = mdarray.asarray(np.zeros((2, 3)))
+    for chosen in (True, False):
+        with pytest.raises(ValueError, match="broadcast"):
+            np.zeros((2, 3))[np.asarray(chosen)] = np.ones((2, 2))
+        with pytest.raises(ValueError, match="broadcast"):
+            x[np.asarray(chosen)] = np.ones((2, 2))
+
+
+def test_a_zero_d_view_writes_into_a_zero_d_array():
+    x = mdarray.asarray(1.5)
+    x[...] = mdarray.asarray(np.full(1, 9.0))[0]
+    assert x.get() == 9.0
