@@ -82,9 +82,9 @@ class DistArray(Stored, NDArrayMethods, Operators):
 
     @property
     def device(self) -> DeviceSet:
-        """The array's device group, the devices it is distributed over (the devices of
-        its layout when it was made, empty chunks included), usable as ``device=`` in
-        creation. What is computed from arrays keeps their group, so ``x[:5].device ==
+        """The array's device group, the devices it is distributed over (the DeviceSet
+        ``device=`` named when it was made, by default every device of the backend; else
+        its layout's devices, empty chunks included), usable as ``device=`` in creation. What is computed from arrays keeps their group, so ``x[:5].device ==
         x.device`` though ``x[:5]`` may live on fewer devices (`devices` names those).
 
         >>> import mdarray, numpy as np
@@ -501,6 +501,19 @@ def in_group(result: Any, operands: Collection[Any]) -> Any:
             and set(layout.devices) <= set(group.device_ids)
         ):
             r._group = group
+    return result
+
+
+def placed_in(result: Any, group: DeviceSet | None) -> Any:
+    """`result` with every new DistArray in it (itself, or a tuple's or list's items) in
+    the device group `group` (None: every device of its backend), where its devices lie
+    in it."""
+    for r in result if isinstance(result, (tuple, list)) else (result,):
+        if type(r) is DistArray and r._group is None:
+            backend = r._storage.backend
+            chosen = group or DeviceSet(backend.device_ids, backend.name)
+            if set(r._storage.layout.devices) <= set(chosen.device_ids):
+                r._group = chosen
     return result
 
 

@@ -6,14 +6,15 @@ implementation take the fallback: the namespaces wrap each of their functions wi
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
 import numpy as np
 
-from ._array import in_group
-from ._backend import default_backend, devices
+from ._array import in_group, placed_in
+from ._backend import DeviceSet, default_backend, devices
 from ._config import options
 from ._debug import count_transfers
 from ._fallback import distarrays_in, fallback, numpy_twin
@@ -40,15 +41,15 @@ def keeping_groups(func: Callable[..., Any], numpy: ModuleType = np) -> Callable
     known = _KEEPING_GROUPS.get(func)
     if known is not None:
         return known
+    try:
+        creates = "device" in inspect.signature(func).parameters
+    except (TypeError, ValueError):  # no signature to read
+        creates = False
 
     @functools.wraps(func)
     def function(*args: Any, **kwargs: Any) -> Any:
         if (done := decided_function(func, args, kwargs)) is not None:
-            return (
-                done
-                if kwargs.get("device") is not None
-                else in_group(done, (*args, *kwargs.values()))
-            )
+            return _grouped(done, args, kwargs, creates)
         group = entry()
         if group is not None and func not in LOCAL:  # an outermost call of an SPMD run
             return group.call(func.__name__, function, args, kwargs)
@@ -61,12 +62,24 @@ def keeping_groups(func: Callable[..., Any], numpy: ModuleType = np) -> Callable
             result = fallback(twin, args, kwargs, f"mdarray.{func.__name__}")
         else:
             result = func(*args, **kwargs)
-        if kwargs.get("device") is not None:
-            return result
-        return in_group(result, (*args, *kwargs.values()))
+        return _grouped(result, args, kwargs, creates)
 
     _KEEPING_GROUPS[func] = function
     return function
+
+
+def _grouped(result: Any, args: tuple, kwargs: dict, creates: bool) -> Any:
+    """`result` in its device group: the DeviceSet that ``device=`` names, else its
+    operands' group (`in_group`); what a function that `creates` arrays (it takes
+    ``device=``) makes of no DistArray operand is in the default group, every device of
+    its backend (DESIGN.md). So a 0-d array
+    made with ``device=x.device``, which lives on one of those devices, has ``.device ==
+    x.device``, the idiom array-API libraries use for a scalar beside x."""
+    device = kwargs.get("device")
+    if device is None:
+        result = in_group(result, (*args, *kwargs.values()))
+        return placed_in(result, None) if creates else result
+    return placed_in(result, device) if isinstance(device, DeviceSet) else result
 
 
 _KEEPING_GROUPS: dict[Callable[..., Any], Callable[..., Any]] = {}

@@ -111,3 +111,34 @@ def test_device_set_refuses_what_is_no_device_id(ids, error):
 def test_device_set_takes_integers_of_any_kind():
     assert mdarray.DeviceSet([np.int64(0), 0 + 1]).device_ids == (0, 1)
     assert mdarray.DeviceSet(range(2)) == mdarray.DeviceSet([0, 1])
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda d: mdarray.asarray(0.5, device=d),
+        lambda d: mdarray.zeros((), device=d),
+        lambda d: mdarray.full((1,), 2.0, device=d),
+        lambda d: mdarray.arange(1, device=d),
+        lambda d: mdarray.eye(1, device=d),
+    ],
+)
+def test_a_small_array_made_on_a_group_is_in_that_group(make):
+    """The idiom of array-API libraries for a scalar beside x, ``xp.asarray(0.5,
+    device=x.device)``: the array lives on one device of the group (``devices``) but its
+    ``device`` is the group, so it meets x's arrays with equal devices."""
+    x = _few()
+    made = make(x.device)
+    assert made.device == x.device
+    assert set(made.devices) <= set(GROUP)
+    assert (made + x[0]).device == x.device
+
+
+def test_arrays_made_without_device_are_in_the_default_group():
+    """No ``device=`` and no operand: every device of the backend (DESIGN.md), so a 0-d
+    array and an element of a larger one have equal devices."""
+    everything = mdarray.DeviceSet(mdarray.devices())
+    assert mdarray.asarray(1.0).device == everything
+    assert mdarray.zeros(1)[0].device == mdarray.asarray(1.0).device
+    assert mdarray.asarray(np.ones(3)).device == everything
+    assert mdarray.asarray(1.0, device=mdarray.devices()[0]).devices == (mdarray.devices()[0],)
