@@ -27,7 +27,15 @@ import operator
 import numpy as np
 
 from . import _regions
-from ._advanced_indexing import host_indices, is_int_vector, mask_getitem, mask_setitem, take_rows
+from ._advanced_indexing import (
+    host_indices,
+    is_int_vector,
+    mask_getitem,
+    mask_setitem,
+    point_arrays,
+    take_points,
+    take_rows,
+)
 from ._array import DistArray, wrap
 from ._chunkwise import blocks, blocks_agree, commit, write_out
 from ._config import check_fallback
@@ -104,6 +112,9 @@ def getitem(x: DistArray, key) -> DistArray:
             items = key if isinstance(key, tuple) else (key,)
             indices = next(item for item in items if is_advanced(item))
             return take_rows(x, host_indices(indices, x.shape[axis], axis), axis)
+        points = point_arrays(x, key)
+        if points is not None and (got := take_points(x, points)) is not None:
+            return got
         return fallback(operator.getitem, (x, key), {}, "DistArray.__getitem__ (advanced index)")
     result = basic_getitem(x, basic)
     if all(isinstance(item, int) for item in basic) and not _has_ellipsis(key):

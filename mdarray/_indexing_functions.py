@@ -22,6 +22,7 @@ from ._chunkwise import write_out
 from ._config import check_fallback
 from ._creation_functions import asarray
 from ._fallback import fallback, gathered
+from ._layout import Layout
 from ._registry import implements
 from ._storage import Chunks
 
@@ -98,25 +99,50 @@ def take(x: DistArray, indices: Any, /, *, axis: int | None = None) -> DistArray
 @implements(np.take_along_axis, spmd=True)
 def _take_along_axis(arr, indices, axis=-1):
     """``numpy.take_along_axis`` per chunk (`take_along_axis_chunkwise`) where `arr` is a
-    DistArray and `indices` an integer DistArray or NumPy array of arr's shape off `axis`;
-    the rest (``axis=None``, broadcasting indices, empty operands) through the fallback
-    policy."""
-    native = (
+    DistArray and `indices` an integer DistArray or NumPy array of arr's number of axes,
+    the axes other than `axis` broadcast against each other (as the array API's
+    ``take_along_axis`` has them); nothing selected gives an empty array. The rest
+    (``axis=None``, indices into an empty axis, shapes that do not broadcast) through the
+    fallback policy, where NumPy's errors come from."""
+    shapes = None
+    if (
         isinstance(arr, DistArray)
         and isinstance(indices, (DistArray, np.ndarray))
         and axis is not None
         and arr.ndim > 0
         and indices.ndim == arr.ndim
         and indices.dtype.kind in "iu"
-        and arr.size > 0
-        and indices.size > 0
-    )
-    if native:
+    ):
         axis = normalize_axis_index(axis, arr.ndim)
-        native = all(n == m for a, (n, m) in enumerate(zip(arr.shape, indices.shape)) if a != axis)
-    if native:
-        return take_along_axis_chunkwise(arr, indices, axis)
+        shapes = _along_shapes(arr.shape, indices.shape, axis)
+    if shapes is not None:
+        arr_shape, out_shape = shapes
+        if not int(np.prod(out_shape)):
+            return wrap(Chunks.empty(_empty_layout(arr, out_shape), arr.dtype, arr.storage.backend))
+        if arr_shape[axis]:
+            if arr.shape != arr_shape:
+                arr = np.broadcast_to(arr, arr_shape)
+            if indices.shape != out_shape:
+                indices = np.broadcast_to(indices, out_shape)
+            return take_along_axis_chunkwise(arr, indices, axis)
     return fallback(np.take_along_axis, (arr, indices), {"axis": axis}, "numpy.take_along_axis")
+
+
+def _along_shapes(shape: tuple, index_shape: tuple, axis: int) -> tuple | None:
+    """The shapes of arr and of the result where `shape` (arr's) and `index_shape`
+    broadcast off `axis`; None where they do not."""
+    off = lambda s: tuple(1 if a == axis else n for a, n in enumerate(s))  # noqa: E731
+    try:
+        common = np.broadcast_shapes(off(shape), off(index_shape))
+    except ValueError:
+        return None
+    with_axis = lambda n: (*common[:axis], n, *common[axis + 1 :])  # noqa: E731
+    return with_axis(shape[axis]), with_axis(index_shape[axis])
+
+
+def _empty_layout(arr: DistArray, shape: tuple):
+    """The default layout of an empty result of `shape` over arr's devices."""
+    return Layout.block(shape, devices=arr.layout.devices)
 
 
 def take_along_axis(x: DistArray, indices: Any, /, *, axis: int = -1) -> DistArray:

@@ -327,3 +327,71 @@ def test_a_zero_d_view_writes_into_a_zero_d_array():
     x = mdarray.asarray(1.5)
     x[...] = mdarray.asarray(np.full(1, 9.0))[0]
     assert x.get() == 9.0
+
+
+@given(st.data())
+def test_integer_arrays_on_leading_axes_match_numpy(data):
+    """``x[rows, cols]`` (and ``x[i, j, ...]``): points by integer arrays on x's first
+    axes, broadcast together, natively (``fallback="raise"``)."""
+    shape = data.draw(mst.shapes(min_dims=2, max_dims=3, min_side=1))
+    x, expected = data.draw(dist_pairs(shape=shape))
+    k = data.draw(st.integers(2, len(shape)))
+    index_shape = data.draw(mst.shapes(max_dims=2, max_side=3))
+    arrays = []
+    for n in shape[:k]:
+        host = data.draw(
+            st.lists(
+                st.integers(-n, n - 1),
+                min_size=int(np.prod(index_shape)),
+                max_size=int(np.prod(index_shape)),
+            )
+        )
+        host = np.asarray(host, dtype=np.int64).reshape(index_shape)
+        arrays.append(mdarray.asarray(host) if data.draw(st.booleans()) else host)
+    tail = data.draw(st.sampled_from([(), (Ellipsis,), (slice(None),) * (len(shape) - k)]))
+    want = expected[tuple(np.asarray(a.get() if hasattr(a, "get") else a) for a in arrays) + tail]
+    with mdarray.options(fallback="raise"):
+        got = x[(*arrays, *tail)]
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(got.get(), want)
+
+
+def test_integer_arrays_on_leading_axes_raise_as_numpy():
+    host = np.zeros((3, 4))
+    x = mdarray.asarray(host)
+    for key in ((np.array([3]), np.array([0])), (np.array([0, 1]), np.array([0, 1, 2]))):
+        with pytest.raises(IndexError) as theirs:
+            host[key]
+        with pytest.raises(IndexError) as ours:
+            x[key]
+        assert str(ours.value).strip() == str(theirs.value).strip()
+
+
+@pytest.mark.parametrize(
+    ("shape", "index_shape"),
+    [
+        ((0, 5), (0, 3)),
+        ((3, 5), (3, 0)),
+        ((1, 5), (4, 2)),
+        ((4, 5), (1, 2)),
+        ((4, 1, 5), (1, 3, 2)),
+    ],
+)
+def test_take_along_axis_broadcasts_and_takes_nothing_natively(shape, index_shape):
+    """The array API's ``take_along_axis`` broadcasts the axes other than `axis`; an empty
+    selection is an empty array (array-api-extra's searchsorted relies on both)."""
+    rng = np.random.default_rng(0)
+    host = rng.standard_normal(shape)
+    indices = rng.integers(0, shape[-1], index_shape)
+    common = np.broadcast_shapes(shape[:-1], index_shape[:-1])
+    want = np.take_along_axis(
+        np.broadcast_to(host, (*common, shape[-1])),
+        np.broadcast_to(indices, (*common, index_shape[-1])),
+        axis=-1,
+    )
+    x = mdarray.asarray(host)
+    with mdarray.options(fallback="raise"):
+        for ind in (indices, mdarray.asarray(indices)):
+            got = mdarray.take_along_axis(x, ind, axis=-1)
+            assert got.shape == want.shape
+            np.testing.assert_array_equal(got.get(), want)
