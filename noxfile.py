@@ -16,7 +16,7 @@ nox.options.sessions = ["tests", "lint", "typecheck", "docs"]
 
 ROOT = Path(__file__).parent
 PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
-LINT_PATHS = ["mdarray", "tests", "benchmarks", "docs", "noxfile.py"]
+LINT_PATHS = ["mdarray", "tests", "benchmarks", "docs", "tools", "noxfile.py"]
 
 
 def _install_checkout(session: nox.Session, group: str, extras: str = "") -> None:
@@ -103,3 +103,13 @@ def conformance(session: nox.Session) -> None:
         env={"AAT_PYTHON": str(python), "AAT_JOBS": session.env.get("AAT_JOBS", "2")},
         external=True,
     )  # fmt: skip
+
+
+@nox.session
+def ecosystem(session: nox.Session) -> None:
+    """Run scikit-learn's, SciPy's and array-api-extra's own array API tests with mdarray
+    beside array_api_strict, and print both sides' counts (``tools/ecosystem/run.py``;
+    posargs go to it, for example ``--suites sklearn``). Long: not a default session."""
+    _install_checkout(session, "test")
+    session.install("scikit-learn", "scipy", "array-api-extra", "array-api-strict", "pytest-xdist")
+    session.run("python", "tools/ecosystem/run.py", *session.posargs)

@@ -537,15 +537,17 @@ def stack(
 
 @implements(np.broadcast_arrays, spmd=True)
 def _broadcast_arrays(*arrays: Any, subok: bool = False) -> tuple[DistArray, ...]:
-    """``numpy.broadcast_arrays``: a tuple of read-only views of the chunks."""
+    """``numpy.broadcast_arrays``: a tuple of read-only views of the chunks where an
+    array is broadcast; an array of the common shape comes back itself (writable), as
+    NumPy returns it (SciPy's solvers write into them)."""
     distributed = _as_distarrays(arrays)
     shape = np.broadcast_shapes(*(a.shape for a in distributed))
-    return tuple(broadcast_to(a, shape) for a in distributed)
+    return tuple(a if a.shape == shape else broadcast_to(a, shape) for a in distributed)
 
 
 def broadcast_arrays(*arrays: Any) -> list[DistArray]:
-    """The arrays broadcast against each other (read-only views of their chunks), as the
-    array API's list.
+    """The arrays broadcast against each other (read-only views of their chunks where
+    broadcast; those of the common shape as they are), as the array API's list.
 
     >>> import mdarray
     >>> [a.shape for a in mdarray.broadcast_arrays(mdarray.ones((2, 1)), mdarray.ones(3))]

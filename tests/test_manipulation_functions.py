@@ -209,3 +209,16 @@ def test_a_permutation_of_a_permutation_is_numpys_and_a_view(first, second):
     np.testing.assert_array_equal(x.get(), host)
     x += 1  # and x's writes reach it
     np.testing.assert_array_equal(y.get(), np.transpose(np.transpose(host + 1, first), second))
+
+
+def test_broadcast_arrays_give_arrays_of_the_common_shape_back_writable():
+    """NumPy returns an operand that needs no broadcasting as a writable array (SciPy's
+    iterative solvers write into ``broadcast_arrays``' results); the broadcast ones are
+    read-only views here."""
+    host = np.arange(6.0).reshape(2, 3)
+    a, b = mdarray.ones(3), mdarray.asarray(host)
+    for results in (np.broadcast_arrays(a, b), mdarray.broadcast_arrays(a, b)):
+        assert results[1] is b
+        np.testing.assert_array_equal(results[0].get(), np.ones((2, 3)))
+        results[1][0, 0] = -1.0
+    assert b[0, 0].get() == -1.0

@@ -1,0 +1,20 @@
+"""A pytest plugin: array-api-extra's test suite enumerates mdarray beside its own
+backends (the ``Backend`` enum of ``array_api_extra._lib._backends``), unedited, and
+knows the suite's own markers (its pyproject registers them)."""
+
+import enum
+
+from array_api_extra._lib import _backends
+
+_members = {member.name: member.value for member in _backends.Backend}
+_members["MDARRAY"] = "mdarray"
+_Backend = enum.Enum("Backend", _members)
+for _name in ("modname", "like", "pytest_param"):
+    setattr(_Backend, _name, getattr(_backends.Backend, _name))
+_Backend.__module__ = _backends.Backend.__module__
+_backends.Backend = _Backend
+
+
+def pytest_configure(config):
+    for name in ("skip_xp_backend", "xfail_xp_backend", "thread_unsafe"):
+        config.addinivalue_line("markers", f"{name}: array-api-extra's marker")

@@ -1,0 +1,26 @@
+"""A pytest plugin: SciPy's ``xp`` fixture (``scipy/conftest.py``, with
+``SCIPY_ARRAY_API=1``) runs each test on mdarray too, beside its own backends, unedited:
+when SciPy's conftest registers, before pytest reads its fixtures, mdarray joins the
+fixture's parameters."""
+
+import dataclasses
+
+import pytest
+
+import mdarray
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_plugin_registered(plugin, manager):
+    fixture = getattr(plugin, "xp", None)
+    marker = getattr(fixture, "_fixture_function_marker", None)
+    if marker is None or not getattr(plugin, "__file__", "").endswith("conftest.py"):
+        return
+    if "scipy" not in plugin.__file__ or any(
+        getattr(p, "id", None) == "mdarray" for p in marker.params or ()
+    ):
+        return
+    params = (*marker.params, pytest.param(mdarray, id="mdarray"))
+    object.__setattr__(
+        fixture, "_fixture_function_marker", dataclasses.replace(marker, params=params)
+    )
