@@ -167,3 +167,44 @@ def diff(
     if append is not None:
         kwargs["append"] = append
     return np.diff(x, **kwargs)
+
+
+@implements(np.may_share_memory)
+def _may_share_memory(a, b, /, max_work=None) -> bool:
+    """``numpy.may_share_memory`` of DistArrays (or a DistArray and an array): whether a
+    chunk buffer of one may share memory with one of the other on the same device, each
+    pair tested by the backend's own function; nothing is gathered."""
+    return _share(a, b, "may_share_memory", max_work)
+
+
+@implements(np.shares_memory)
+def _shares_memory(a, b, /, max_work=None) -> bool:
+    """``numpy.shares_memory`` of DistArrays (or a DistArray and an array), pair by pair
+    of chunk buffers on the same device, exactly (`max_work` as NumPy takes it)."""
+    return _share(a, b, "shares_memory", max_work)
+
+
+def _share(a, b, name: str, max_work) -> bool:
+    backend = next(x.storage.backend for x in (a, b) if isinstance(x, DistArray))
+    test = getattr(backend.xp, name)
+    kwargs = {} if max_work is None else {"max_work": max_work}
+    by_device: dict = {}
+    for device, buffer in _pieces(b, backend):
+        by_device.setdefault(device, []).append(buffer)
+    for device, buffer in _pieces(a, backend):
+        for other in by_device.get(device, []) + by_device.get(None, []):
+            if test(buffer, other, **kwargs):
+                return True
+    return False
+
+
+def _pieces(x, backend) -> list:
+    """``(device, buffer)`` per chunk of a DistArray `x` held here; an array of the
+    backend as one piece on its device (None: any device, a host array on the cpu
+    backend); nothing for anything else (a scalar, another backend's array)."""
+    if isinstance(x, DistArray):
+        devices = x.layout.chunk_devices
+        return [(d, b) for d, b in zip(devices, x.storage.buffers) if backend.is_native(b)]
+    if backend.is_native(x):
+        return [(backend.device_of(x), x)]
+    return []

@@ -72,3 +72,20 @@ def test_diff_errors():
             mdarray.diff(mdarray.asarray(np.float64(1.0)))
         with pytest.raises(np.exceptions.AxisError):
             mdarray.diff(mdarray.asarray(np.zeros(3)), axis=1)
+
+
+@given(dist_pairs(shape=(8, 6)), st.integers(0, 8), st.integers(0, 8))
+def test_shares_memory_answers_as_numpy_without_gathering(pair, start, stop):
+    """``np.may_share_memory`` / ``np.shares_memory`` of an array and its views, copies
+    and other arrays: NumPy's answer for the same relations, chunk buffers tested pair by
+    pair on each device (``fallback="raise"``)."""
+    x, host = pair
+    view = x[start:stop]
+    with mdarray.options(fallback="raise"):
+        for name in ("may_share_memory", "shares_memory"):
+            test = getattr(np, name)
+            assert test(x, view) == test(host, host[start:stop])
+            assert not test(x, x.copy())
+            assert not test(x, mdarray.asarray(host))
+            assert test(x, x.T) == bool(host.size)
+            assert not test(view, x[stop:])
