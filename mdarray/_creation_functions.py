@@ -270,6 +270,50 @@ def _ends(r: range) -> tuple[int, int, int]:
     return r.start, r.stop, r.step
 
 
+def logspace(
+    start: complex,
+    stop: complex,
+    num: int = 50,
+    endpoint: bool = True,
+    base: complex = 10.0,
+    dtype: DTypeLike | None = None,
+    axis: int = 0,
+    *,
+    device: Device = None,
+) -> DistArray:
+    """NumPy's ``logspace`` (its signature, its values: computed by NumPy from the
+    scalars or host arrays given), laid out as `device` says. A NumPy name array-agnostic
+    code looks up on a namespace (SciPy).
+
+    >>> import mdarray
+    >>> mdarray.logspace(0, 2, 3).get()
+    array([  1.,  10., 100.])
+    """
+    values = np.logspace(start, stop, num, endpoint, base, dtype, axis)
+    return asarray(values, device=device)
+
+
+def geomspace(
+    start: complex,
+    stop: complex,
+    num: int = 50,
+    endpoint: bool = True,
+    dtype: DTypeLike | None = None,
+    axis: int = 0,
+    *,
+    device: Device = None,
+) -> DistArray:
+    """NumPy's ``geomspace`` (its signature, its values: computed by NumPy from the
+    scalars or host arrays given), laid out as `device` says.
+
+    >>> import mdarray
+    >>> mdarray.geomspace(1, 8, 4).get()
+    array([1., 2., 4., 8.])
+    """
+    values = np.geomspace(start, stop, num, endpoint, dtype, axis)
+    return asarray(values, device=device)
+
+
 def linspace(
     start: complex,
     stop: complex,

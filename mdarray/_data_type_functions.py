@@ -28,6 +28,7 @@ uint8 = np.uint8
 uint16 = np.uint16
 uint32 = np.uint32
 uint64 = np.uint64
+float16 = np.float16  # not an array API dtype: NumPy code looks it up (SciPy)
 float32 = np.float32
 float64 = np.float64
 complex64 = np.complex64

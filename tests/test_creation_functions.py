@@ -167,3 +167,22 @@ def test_arrays_made_alike_share_one_layout_object():
         (3,), devices=[x.devices[0]]
     )
     assert mdarray.ones((6, 4)).layout == mdarray.Layout.block((6, 4), devices=x.devices)
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "kwargs"),
+    [
+        ("logspace", (0, 3, 7), {}),
+        ("logspace", (1.5, -2, 5), {"base": 2.0, "endpoint": False, "dtype": np.float32}),
+        ("geomspace", (1, 1000, 4), {}),
+        ("geomspace", (-8, -1, 4), {"endpoint": False}),
+    ],
+)
+def test_numpy_spacing_functions_give_numpys_values_where_device_says(name, args, kwargs):
+    """``logspace`` and ``geomspace``, NumPy names that SciPy looks up on a namespace."""
+    want = getattr(np, name)(*args, **kwargs)
+    for device in (None, mdarray.devices()[-1], mdarray.DeviceSet(mdarray.devices())):
+        got = getattr(mdarray, name)(*args, **kwargs, device=device)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got.get(), want)
+    assert mdarray.float16 is np.float16
