@@ -26,6 +26,55 @@ def _atleast(x: DistArray, ndim: int) -> DistArray:
     return reshape(x, (1,) * (ndim - x.ndim) + x.shape)
 
 
+def _atleast_nd(arys: tuple, numpy_function, make) -> Any:
+    """NumPy's ``atleast_*d`` of `arys`: each DistArray by `make` (views), anything else
+    as NumPy's function gives it; one array alone, else a tuple, as NumPy returns them."""
+    out = tuple(make(a) if isinstance(a, DistArray) else numpy_function(a) for a in arys)
+    return out[0] if len(out) == 1 else out
+
+
+@implements(np.atleast_1d, spmd=True)
+def atleast_1d(*arys: Any) -> Any:
+    """``numpy.atleast_1d``: a 0-d DistArray as one of shape (1,), others as they are
+    (views, nothing moves).
+
+    >>> import mdarray
+    >>> mdarray.atleast_1d(mdarray.asarray(5.0)).shape
+    (1,)
+    """
+    return _atleast_nd(arys, np.atleast_1d, lambda x: _atleast(x, 1))
+
+
+@implements(np.atleast_2d, spmd=True)
+def atleast_2d(*arys: Any) -> Any:
+    """``numpy.atleast_2d``: leading axes of length one up to two (views).
+
+    >>> import mdarray
+    >>> mdarray.atleast_2d(mdarray.ones(3)).shape
+    (1, 3)
+    """
+    return _atleast_nd(arys, np.atleast_2d, lambda x: _atleast(x, 2))
+
+
+@implements(np.atleast_3d, spmd=True)
+def atleast_3d(*arys: Any) -> Any:
+    """``numpy.atleast_3d``: NumPy's placement of the new axes (a 1-D array of length n
+    as (1, n, 1), a 2-D one of shape (m, n) as (m, n, 1)), as views.
+
+    >>> import mdarray
+    >>> mdarray.atleast_3d(mdarray.ones((2, 3))).shape
+    (2, 3, 1)
+    """
+
+    def make(x: DistArray) -> DistArray:
+        if x.ndim >= 3:
+            return x
+        shape = {0: (1, 1, 1), 1: (1, *x.shape, 1), 2: (*x.shape, 1)}[x.ndim]
+        return reshape(x, shape)
+
+    return _atleast_nd(arys, np.atleast_3d, make)
+
+
 @implements(np.vstack, spmd=True)
 def vstack(tup: Sequence[Any], *, dtype=None, casting="same_kind") -> DistArray:
     """``numpy.vstack``: the arrays (1-D ones as rows) joined along the first axis, by

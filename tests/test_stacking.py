@@ -67,3 +67,21 @@ def test_stacks_mix_numpy_operands():
         assert_dist_equal(
             mdarray.column_stack([x, x]), np.column_stack([np.arange(3.0), np.arange(3.0)])
         )
+
+
+@given(st.data())
+def test_atleast_nd_match_numpy_natively(data):
+    """``np.atleast_1d/2d/3d`` of DistArrays (any layout and mode) are views with NumPy's
+    shapes and values (``fallback="raise"``); several operands give a tuple."""
+    shape = data.draw(mst.shapes(max_dims=4))
+    x, host = data.draw(dist_pairs(shape=shape))
+    with mdarray.options(fallback="raise"):
+        for name in ("atleast_1d", "atleast_2d", "atleast_3d"):
+            want = getattr(np, name)(host)
+            for function in (getattr(np, name), getattr(mdarray, name)):
+                got = function(x)
+                assert got.shape == want.shape
+                assert_dist_equal(got, want)
+            pair = getattr(np, name)(x, x)
+            assert isinstance(pair, tuple)
+            assert [p.shape for p in pair] == [want.shape, want.shape]
