@@ -357,13 +357,21 @@ def _write_masked(x: DistArray, mask, writes: list) -> None:
 
 def host_indices(indices, n: int, axis: int) -> np.ndarray:
     """`indices` (1-D ints: a list, NumPy array or DistArray) on the host, negative ones
-    counted from the end, checked against an axis of length `n` as NumPy checks them."""
+    counted from the end, checked against an axis of length `n` as NumPy checks them; a
+    1-D boolean mask of the axis as the positions it selects."""
     if isinstance(indices, DistArray):
         host = to_host(indices.storage, indices.mode)
     else:
         host = np.asarray(indices)
         if isinstance(indices, list) and not host.size:
             host = host.astype(np.intp)
+    if host.dtype.kind == "b":  # a mask along the axis: its positions
+        if host.shape != (n,):
+            raise IndexError(
+                f"boolean index did not match indexed array along axis {axis}; size of axis "
+                f"is {n} but size of corresponding boolean axis is {len(host)}"
+            )
+        return np.flatnonzero(host)
     if host.dtype.kind not in "iu":
         raise IndexError("arrays used as indices must be of integer (or boolean) type")
     bad = (host < -n) | (host >= n)

@@ -380,15 +380,15 @@ def _mask_of(x: DistArray, key):
 
 
 def _integer_axis(x: DistArray, key) -> int | None:
-    """The axis that `key` indexes with one 1-D integer array, all its other items full
-    slices or one Ellipsis; else None."""
+    """The axis that `key` indexes with one 1-D integer array (or boolean mask of that
+    axis: ``x[:, mask]``), all its other items full slices or one Ellipsis; else None."""
     items = key if isinstance(key, tuple) else (key,)
     advanced = [p for p, item in enumerate(items) if is_advanced(item)]
     ellipses = [p for p, item in enumerate(items) if item is Ellipsis]
     others = [item for item in items if item is not Ellipsis and not is_advanced(item)]
     if len(advanced) != 1 or len(ellipses) > 1 or len(items) - len(ellipses) > x.ndim:
         return None
-    if not is_int_vector(items[advanced[0]], "iuf"):
+    if not is_int_vector(items[advanced[0]], "iufb"):
         return None
     if any(item != slice(None) for item in others):
         return None

@@ -395,3 +395,40 @@ def test_take_along_axis_broadcasts_and_takes_nothing_natively(shape, index_shap
             got = mdarray.take_along_axis(x, ind, axis=-1)
             assert got.shape == want.shape
             np.testing.assert_array_equal(got.get(), want)
+
+
+@given(st.data())
+def test_a_mask_along_one_axis_among_slices_matches_numpy(data):
+    """``x[mask, :]``, ``x[:, mask]``, ``x[..., mask]`` (a 1-D mask of one axis, the other
+    items full slices or an Ellipsis), get and set, natively (``fallback="raise"``)."""
+    shape = data.draw(mst.shapes(min_dims=2, max_dims=3, min_side=1))
+    x, expected = data.draw(dist_pairs(shape=shape))
+    axis = data.draw(st.integers(0, len(shape) - 1))
+    host = np.asarray(
+        data.draw(st.lists(st.booleans(), min_size=shape[axis], max_size=shape[axis]))
+    )
+    mask = mdarray.asarray(host) if data.draw(st.booleans()) else host
+    if data.draw(st.booleans()) and axis == len(shape) - 1:
+        key, host_key = (Ellipsis, mask), (Ellipsis, host)
+    else:
+        key = (*(slice(None),) * axis, mask, *(slice(None),) * (len(shape) - axis - 1))
+        host_key = (*(slice(None),) * axis, host, *(slice(None),) * (len(shape) - axis - 1))
+    with mdarray.options(fallback="raise"):
+        got = x[key]
+        assert got.shape == expected[host_key].shape
+        np.testing.assert_array_equal(got.get(), expected[host_key])
+        target = x.change_mode("replica")
+        target[key] = 1
+    want = expected.copy()
+    want[host_key] = 1
+    np.testing.assert_array_equal(target.get(), want)
+
+
+def test_a_mask_of_the_wrong_length_raises_as_numpy():
+    host = np.zeros((3, 5))
+    key = (slice(None), np.array([True, False]))
+    with pytest.raises(IndexError) as theirs:
+        host[key]
+    with pytest.raises(IndexError) as ours:
+        mdarray.asarray(host)[key]
+    assert str(ours.value) == str(theirs.value)
