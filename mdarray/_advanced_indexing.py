@@ -24,7 +24,6 @@ from . import _regions
 from ._array import DistArray, wrap
 from ._chunkwise import broadcast_regions, cast, commit
 from ._fallback import fallback
-from ._index_plans import is_advanced
 from ._kernels import exact_array
 from ._layout import Layout
 from ._modes import REPLICA
@@ -378,50 +377,6 @@ def host_indices(indices, n: int, axis: int) -> np.ndarray:
     if bad.any():
         raise IndexError(f"index {host[bad][0]} is out of bounds for axis {axis} with size {n}")
     return np.where(host < 0, host + n, host).astype(np.intp)
-
-
-def point_arrays(x: DistArray, key) -> tuple | None:
-    """The index arrays of `key` where it is two or more of them on x's first axes, then
-    only full slices and at most one Ellipsis (``x[rows, cols]``); else None."""
-    items = key if isinstance(key, tuple) else (key,)
-    k = 0
-    while k < len(items) and is_advanced(items[k]):
-        k += 1
-    rest = [item for item in items[k:] if item is not Ellipsis]
-    if k < 2 or k + len(rest) > x.ndim or len(items) - k - len(rest) > 1:
-        return None
-    if any(item != slice(None) for item in rest):
-        return None
-    return items[:k]
-
-
-def take_points(x: DistArray, arrays: tuple) -> DistArray | None:
-    """``x[i0, i1, ...]`` for integer arrays on x's first axes, broadcast together: their
-    flat positions on the host (checked as NumPy checks them), then `take_rows` of x with
-    those axes as one; None where an array holds booleans."""
-    hosts = []
-    for a in arrays:
-        host = to_host(a.storage, a.mode) if isinstance(a, DistArray) else np.asarray(a)
-        if host.dtype.kind == "b":
-            return None
-        hosts.append(
-            host.astype(np.intp) if host.dtype.kind not in "iu" and not host.size else host
-        )
-    try:
-        shape = np.broadcast_shapes(*(h.shape for h in hosts))
-    except ValueError:
-        shapes = " ".join(str(h.shape) for h in hosts)
-        raise IndexError(
-            f"shape mismatch: indexing arrays could not be broadcast together with shapes {shapes}"
-        ) from None
-    k = len(hosts)
-    positions = tuple(
-        host_indices(np.broadcast_to(h, shape).ravel(), n, axis)
-        for axis, (h, n) in enumerate(zip(hosts, x.shape))
-    )
-    flat = np.ravel_multi_index(positions, x.shape[:k]) if positions[0].size else positions[0]
-    rows = x.reshape((int(np.prod(x.shape[:k])), *x.shape[k:]))
-    return take_rows(rows, flat, 0).reshape((*shape, *x.shape[k:]))
 
 
 def take_rows(x: DistArray, indices: np.ndarray, axis: int) -> DistArray:

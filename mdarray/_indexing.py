@@ -32,8 +32,6 @@ from ._advanced_indexing import (
     is_int_vector,
     mask_getitem,
     mask_setitem,
-    point_arrays,
-    take_points,
     take_rows,
 )
 from ._array import DistArray, wrap
@@ -53,6 +51,7 @@ from ._index_plans import (
 from ._index_writes import integer_setitem
 from ._modes import REPLICA
 from ._movement_plans import shadowed_within
+from ._point_indexing import point_arrays, put_points, take_points
 from ._processes import Remote, is_local, several
 from ._redistribute import region_value
 from ._registry import implements_method
@@ -194,6 +193,11 @@ def setitem(x: DistArray, key, value) -> None:
             _check_writable(x)
             integer_setitem(x, indices, axis, value)
             return
+        points = point_arrays(x, key)
+        if points is not None:
+            _check_writable(x)
+            if put_points(x, points, value):
+                return
         _gathered_setitem(x, key, value)
         return
     _write_all(x, _planned_writes(x, basic, value))

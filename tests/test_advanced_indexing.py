@@ -432,3 +432,32 @@ def test_a_mask_of_the_wrong_length_raises_as_numpy():
     with pytest.raises(IndexError) as ours:
         mdarray.asarray(host)[key]
     assert str(ours.value) == str(theirs.value)
+
+
+@given(st.data())
+def test_integer_arrays_on_leading_axes_write_as_numpy(data):
+    """``x[rows, cols] = value``: every copy of each point written, the last value where
+    a point repeats (NumPy's order), a scalar, a host array or a DistArray value,
+    natively (``fallback="raise"``)."""
+    shape = data.draw(mst.shapes(min_dims=2, max_dims=3, min_side=1))
+    x, expected = data.draw(dist_pairs(shape=shape, dtype=np.float64))
+    count = data.draw(st.integers(0, 5))
+    arrays = [
+        np.asarray(
+            data.draw(st.lists(st.integers(-n, n - 1), min_size=count, max_size=count)),
+            dtype=np.int64,
+        )
+        for n in shape[:2]
+    ]
+    keys = [mdarray.asarray(a) if data.draw(st.booleans()) else a for a in arrays]
+    kind = data.draw(st.sampled_from(["scalar", "host", "distributed"]))
+    values = np.arange(count * int(np.prod(shape[2:])), dtype=np.float64).reshape(
+        (count, *shape[2:])
+    )
+    value = {"scalar": 9.0, "host": values, "distributed": mdarray.asarray(values)}[kind]
+    want = expected.copy()
+    want[tuple(arrays)] = 9.0 if kind == "scalar" else values
+    with mdarray.options(fallback="raise"):
+        x = x.change_mode("replica")
+        x[tuple(keys)] = value
+    np.testing.assert_array_equal(x.get(), want)

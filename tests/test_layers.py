@@ -71,6 +71,7 @@ LAYERS = (
             "_index_plans",
             "_indexing",
             "_advanced_indexing",
+            "_point_indexing",
             "_index_writes",
             "_along_axis",
             "_manipulation_functions",
