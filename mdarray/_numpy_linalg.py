@@ -191,22 +191,22 @@ def _square(name: str, compute, a):
     return _linalg._one(name, compute, a)
 
 
-@implements(np.linalg.cholesky, spmd=True)
+@implements(np.linalg.cholesky, spmd=True, one_device=True)
 def _cholesky(a, /, *, upper=False):
     return _square("cholesky", lambda xp, x: _one_device.cholesky(xp, x, upper), a)
 
 
-@implements(np.linalg.eigh, spmd=True)
+@implements(np.linalg.eigh, spmd=True, one_device=True)
 def _eigh(a, UPLO="L"):
     return _EIGH(*_square("eigh", lambda xp, x: tuple(xp.linalg.eigh(x, UPLO=UPLO)), a))
 
 
-@implements(np.linalg.eigvalsh, spmd=True)
+@implements(np.linalg.eigvalsh, spmd=True, one_device=True)
 def _eigvalsh(a, UPLO="L"):
     return _square("eigvalsh", lambda xp, x: xp.linalg.eigvalsh(x, UPLO=UPLO), a)
 
 
-@implements(np.linalg.eig, spmd=True)
+@implements(np.linalg.eig, spmd=True, one_device=True)
 def _eig(a):
     """``np.linalg.eig``: on one device where the backend's linalg has ``eig`` (NumPy's
     does; CuPy's from version 14), else gathered to the host."""
@@ -216,7 +216,7 @@ def _eig(a):
     return _EIG(*_square("eig", lambda xp, x: tuple(xp.linalg.eig(x)), a))
 
 
-@implements(np.linalg.eigvals, spmd=True)
+@implements(np.linalg.eigvals, spmd=True, one_device=True)
 def _eigvals(a):
     a = _dist(a)
     if not hasattr(a.storage.backend.xp.linalg, "eigvals"):
@@ -224,26 +224,26 @@ def _eigvals(a):
     return _square("eigvals", lambda xp, x: xp.linalg.eigvals(x), a)
 
 
-@implements(np.linalg.solve, spmd=True)
+@implements(np.linalg.solve, spmd=True, one_device=True)
 def _solve(a, b):
     return _linalg.solve(a, b)
 
 
-@implements(np.linalg.inv, spmd=True)
+@implements(np.linalg.inv, spmd=True, one_device=True)
 def _inv(a):
     return _linalg.inv(a)
 
 
-@implements(np.linalg.det, spmd=True)
+@implements(np.linalg.det, spmd=True, one_device=True)
 def _det(a):
     return _linalg.det(a)
 
 
-@implements(np.linalg.slogdet, spmd=True)
+@implements(np.linalg.slogdet, spmd=True, one_device=True)
 def _slogdet(a):
     return _SLOGDET(*_linalg.slogdet(a))
 
 
-@implements(np.linalg.matrix_power, spmd=True)
+@implements(np.linalg.matrix_power, spmd=True, one_device=True)
 def _matrix_power(a, n):
     return _linalg.matrix_power(a, n)

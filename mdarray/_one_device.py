@@ -5,10 +5,12 @@ an inverse, eigenvalues, determinants, factorizations of wide matrices or of sta
 DistArray operand, not the host: every chunk not already there moves once (a DistArray
 in a partial mode is combined on the way, `_redistribute.region_value`). There the
 backend's own ``linalg`` runs (NumPy on the cpu backend's virtual devices, CuPy on a
-GPU), and the results stay there as DistArrays held by that one device. It is a fallback
-under the policy of `mdarray.options`, as gathering to the host is: ``"raise"`` raises
-TypeError, ``"warn"`` warns with `PerformanceWarning` naming the function, and operands
-above ``fallback_limit`` bytes are not gathered. In an SPMD run the device's process
+GPU), and the results stay there as DistArrays held by that one device. Where data has
+to move there it is a fallback under the policy of `mdarray.options`, as gathering to the
+host is: ``"raise"`` raises TypeError, ``"warn"`` warns with `PerformanceWarning` naming
+the function, and operands above ``fallback_limit`` bytes are not gathered; operands
+already held by that device alone run as they are. The docs' table marks these functions
+"one device" (`_registry.ONE_DEVICE`). In an SPMD run the device's process
 computes (a failure there raises on every process) and sends the others the results'
 shapes and dtypes: they hold them as another process's chunks.
 
@@ -48,11 +50,12 @@ def on_one_device(name: str, compute: Callable[..., Any], *operands: Any) -> Any
     first = arrays[0]
     backend = first.storage.backend
     device = first.layout.devices[0]
-    check_fallback(
-        name,
-        sum(x.nbytes for x in arrays),
-        f"gathered onto device {device} and computed there (the result stays there)",
-    )
+    if any(x.layout.devices != (device,) for x in arrays):  # data moves onto the device
+        check_fallback(
+            name,
+            sum(x.nbytes for x in arrays),
+            f"gathered onto device {device} and computed there (the result stays there)",
+        )
     values = [_onto(x, device, backend) for x in operands]
     here = is_local(device)
     result = None

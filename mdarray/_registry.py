@@ -34,6 +34,9 @@ METHODS: dict[str, Callable[..., Any]] = {}
 SPMD: set[Callable[..., Any]] = set()
 # Public functions and implementations answered from metadata alone (`local`).
 LOCAL: set[Callable[..., Any]] = set()
+# Implementations that gather their operands onto one device (`_one_device`): a fallback
+# under the policy where data moves there.
+ONE_DEVICE: set[Callable[..., Any]] = set()
 
 
 def runs_here(impl) -> bool:
@@ -57,9 +60,9 @@ def spmd(impl: F) -> F:
     return impl
 
 
-def implements(*funcs, spmd: bool = False):
+def implements(*funcs, spmd: bool = False, one_device: bool = False):
     """Register the decorated function as the DistArray implementation of `funcs` (and as
-    running across processes with `spmd`)."""
+    running across processes with `spmd`; as computing on one device with `one_device`)."""
 
     def register(impl):
         for func in funcs:
@@ -68,6 +71,8 @@ def implements(*funcs, spmd: bool = False):
             FUNCTIONS[func] = impl
         if spmd:
             SPMD.add(impl)
+        if one_device:
+            ONE_DEVICE.add(impl)
         return impl
 
     return register

@@ -44,7 +44,7 @@ def _registry_table():
 
 def _table_rows(markdown: str) -> dict[str, tuple[str, str]]:
     """The table's rows as the page shows them: name -> (one process, several)."""
-    rows = re.findall(r"^\| `([^`]+)` \| (\w+) \| (\w+) \|$", markdown, re.MULTILINE)
+    rows = re.findall(r"^\| `([^`]+)` \| (\w[\w ]*) \| (\w[\w ]*) \|$", markdown, re.MULTILINE)
     names = [name for name, _, _ in rows]
     assert len(names) == len(set(names)), "a row is listed twice"
     return {name: (one, several) for name, one, several in rows}
@@ -55,7 +55,8 @@ def _name(func) -> str:
 
 
 def _expected(impl) -> tuple[str, str]:
-    return ("native", "native" if impl in _registry.SPMD else "fallback")
+    own = "one device" if impl in _registry.ONE_DEVICE else "native"
+    return (own, own if impl in _registry.SPMD else "fallback")
 
 
 def test_native_table_matches_the_registry():
@@ -66,7 +67,7 @@ def test_native_table_matches_the_registry():
         assert rows.get(f"ufunc.{method}") == _expected(impl), method
     for (ufunc, method), impl in _registry.UFUNC_OVERRIDES.items():
         assert rows.get(f"numpy.{ufunc.__name__}.{method}") == _expected(impl), ufunc
-    native = {name for name, (one, _) in rows.items() if one == "native"}
+    native = {name for name, (one, _) in rows.items() if one in ("native", "one device")}
     registered = len(_registry.FUNCTIONS) + len(_registry.UFUNC_METHODS)
     assert len(native) == registered + len(_registry.UFUNC_OVERRIDES)
     fallback = {name for name, (one, _) in rows.items() if one == "fallback"}
@@ -77,26 +78,48 @@ def test_native_table_matches_the_registry():
 
 def test_native_table_counts_what_it_lists():
     markdown = _registry_table().markdown()
-    counts = re.search(r"Of (\d+) NumPy functions .*?, (\d+) run natively .*?\((\d+) of", markdown)
+    counts = re.search(
+        r"Of (\d+) NumPy functions .*?, (\d+) run natively .*?\((\d+) of.*?, (\d+) run on one",
+        markdown,
+        re.DOTALL,
+    )
     assert counts is not None
     functions = _table_rows(markdown.split("\nFunctions:\n")[1]).values()
     assert len(functions) == int(counts.group(1))
     native = [several for one, several in functions if one == "native"]
-    assert len(native) == int(counts.group(2)) == len(_registry.FUNCTIONS)
+    one_device = [one for one, _ in functions if one == "one device"]
+    assert len(native) == int(counts.group(2))
+    assert len(native) + len(one_device) == len(_registry.FUNCTIONS)
+    assert len(one_device) == int(counts.group(4)) == len(_registry.ONE_DEVICE)
     assert native.count("native") == int(counts.group(3))
 
 
 @pytest.mark.parametrize(
     ("func", "status"),
-    [(np.fliplr, "fallback"), (np.sum, "native"), (np.linalg.qr, "native")],
-    ids=["fliplr", "sum", "linalg.qr"],
+    [
+        (np.fliplr, "fallback"),
+        (np.sum, "native"),
+        (np.linalg.qr, "native"),
+        (np.linalg.inv, "one device"),
+    ],
+    ids=["fliplr", "sum", "linalg.qr", "linalg.inv"],
 )
 def test_native_table_says_what_a_call_does(func, status):
     """A row says whether the call runs without the fallback: under
-    ``fallback="raise"`` a fallback row's function raises and a native one's runs."""
+    ``fallback="raise"`` a fallback row's function raises and a native one's runs; a
+    one-device row's raises where data must move onto the device, and runs on an array
+    that device holds alone."""
     rows = _table_rows(_registry_table().markdown())
     assert rows[_name(func)][0] == status
-    x = mdarray.distributed_array(np.arange(12.0).reshape(6, 2), mdarray.Layout.block((6, 2)))
+    shape = (2, 2) if status == "one device" else (6, 2)
+    host = np.arange(4.0).reshape(2, 2) + 3 * np.eye(2) if status == "one device" else None
+    host = np.arange(12.0).reshape(6, 2) if host is None else host
+    x = mdarray.distributed_array(host, mdarray.Layout.block(shape))
+    if status == "one device":
+        alone = mdarray.distributed_array(host, mdarray.Layout.block(shape, devices=[0]))
+        with mdarray.options(fallback="raise"):
+            np.testing.assert_allclose(func(alone).get(), func(host))
+        status = "fallback" if len(x.layout.devices) > 1 else "native"
     with mdarray.options(fallback="raise"):
         if status == "fallback":
             with pytest.raises(TypeError, match=func.__name__):

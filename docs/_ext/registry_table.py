@@ -19,6 +19,7 @@ import mdarray  # noqa: F401  (every op module registers its implementations)
 from mdarray import _registry
 
 NATIVE = "native"
+ONE_DEVICE = "one device"
 FALLBACK = "fallback"
 # The NumPy namespaces whose functions dispatch to DistArray (__array_function__).
 NAMESPACES = (np, np.linalg, np.fft)
@@ -48,7 +49,8 @@ def _dispatching_functions() -> list:
 def _status(impl) -> tuple[str, str]:
     if impl is None:
         return FALLBACK, FALLBACK
-    return NATIVE, NATIVE if impl in _registry.SPMD else FALLBACK
+    own = ONE_DEVICE if impl in _registry.ONE_DEVICE else NATIVE
+    return own, own if impl in _registry.SPMD else FALLBACK
 
 
 def function_rows() -> list[tuple[str, str, str]]:
@@ -84,13 +86,15 @@ def markdown() -> str:
     functions = function_rows()
     native = [row for row in functions if row[1] == NATIVE]
     everywhere = [row for row in native if row[2] == NATIVE]
+    one = [row for row in functions if row[1] == ONE_DEVICE]
     lines = [
         "Generated from mdarray's registry when these pages were built.",
         "",
         (
             f"Of {len(functions)} NumPy functions that dispatch to a DistArray, {len(native)} "
-            f"run natively in one process ({len(everywhere)} of them across processes too) "
-            f"and {len(functions) - len(native)} take the fallback."
+            f"run natively in one process ({len(everywhere)} of them across processes too), "
+            f"{len(one)} run on one device and {len(functions) - len(native) - len(one)} "
+            "take the fallback."
         ),
         "",
         "Ufunc methods (every ufunc of NumPy takes these paths):",
