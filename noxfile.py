@@ -111,5 +111,12 @@ def ecosystem(session: nox.Session) -> None:
     beside array_api_strict, and print both sides' counts (``tools/ecosystem/run.py``;
     posargs go to it, for example ``--suites sklearn``). Long: not a default session."""
     _install_checkout(session, "test")
-    session.install("scikit-learn", "scipy", "array-api-extra", "array-api-strict", "pytest-xdist")
+    session.install(
+        "scikit-learn",
+        "scipy",
+        "array-api-extra",
+        "array-api-strict",
+        "pytest-xdist",
+        "pytest-timeout",
+    )
     session.run("python", "tools/ecosystem/run.py", *session.posargs)

@@ -62,6 +62,7 @@ def run(suite: str, namespace: str, args: argparse.Namespace) -> tuple[dict, lis
         f"{selection}{namespace}",
         "-n",
         str(args.jobs),
+        f"--timeout={args.timeout}",
         *extra,
     ]
     done = subprocess.run(
@@ -83,6 +84,7 @@ def main() -> None:
     parser.add_argument("--suites", nargs="*", default=list(SUITES))
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--devices", type=int, default=4)
+    parser.add_argument("--timeout", type=int, default=300, help="seconds per test")
     parser.add_argument(
         "--scipy-modules",
         nargs="*",
