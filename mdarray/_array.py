@@ -435,19 +435,36 @@ class DistArray(Stored, NDArrayMethods, Operators):
         dl_device: tuple[int, int] | None = None,
         copy: bool | None = None,
     ) -> Any:
-        chunk = self._single_chunk("__dlpack__", BufferError)
+        """The DLPack export of the value: the chunk itself where one chunk holds it all
+        (no copy); else, unless ``copy=False`` forbids a copy, the value gathered onto
+        the first chunk's device as one new array, and that exported (the standard's
+        copying export, which ``np.from_dlpack`` / ``cupy.from_dlpack`` take)."""
         kwargs: dict[str, Any] = {"stream": stream} if stream is not None else {}
         if max_version is not None:
             kwargs["max_version"] = max_version
         if dl_device is not None:
             kwargs["dl_device"] = dl_device
-        if copy is not None:
-            kwargs["copy"] = copy
-        self._storage.backend.export_to_current(self.layout.chunk_devices[0])
+        device = self.layout.chunk_devices[0]
+        if self._whole_in_one_chunk():
+            chunk = self._storage.buffers[0]
+            if copy is not None:
+                kwargs["copy"] = copy
+        elif copy is False:
+            self._single_chunk("__dlpack__ (copy=False)", BufferError)
+        else:  # gathered (a chunk may come along unchanged: copy=True still copies)
+            chunk = self.to_device(device)._storage.buffers[0]
+            if copy:
+                kwargs["copy"] = True
+        self._storage.backend.export_to_current(device)
         return chunk.__dlpack__(**kwargs)
 
     def __dlpack_device__(self) -> tuple[int, int]:
-        return self._single_chunk("__dlpack_device__", BufferError).__dlpack_device__()
+        """The device a DLPack export is on: the first chunk's (see `__dlpack__`)."""
+        return self._storage.buffers[0].__dlpack_device__()
+
+    def _whole_in_one_chunk(self) -> bool:
+        buffers = self._storage.buffers
+        return len(buffers) == 1 and buffers[0].shape == self.shape
 
     def __cupy_get_ndarray__(self) -> Any:
         """CuPy's ``cupy.asarray(x)``: the value gathered onto CuPy's current device
