@@ -1,7 +1,8 @@
 """A pytest plugin: SciPy's ``xp`` fixture (``scipy/conftest.py``, with
 ``SCIPY_ARRAY_API=1``) runs each test on mdarray too, beside its own backends, unedited:
 when SciPy's conftest registers, before pytest reads its fixtures, mdarray joins the
-fixture's parameters."""
+fixture's parameters and SciPy's known backends, so its markers treat mdarray as they
+treat array_api_strict (``np_only`` tests skip both)."""
 
 import dataclasses
 
@@ -20,7 +21,9 @@ def pytest_plugin_registered(plugin, manager):
         getattr(p, "id", None) == "mdarray" for p in marker.params or ()
     ):
         return
-    params = (*marker.params, pytest.param(mdarray, id="mdarray"))
+    plugin.xp_known_backends.add("mdarray")
+    param = pytest.param(mdarray, id="mdarray", marks=pytest.mark.array_api_backends)
+    params = (*marker.params, param)
     object.__setattr__(
         fixture, "_fixture_function_marker", dataclasses.replace(marker, params=params)
     )
