@@ -118,7 +118,8 @@ def _take_along_axis(arr, indices, axis=-1):
     if shapes is not None:
         arr_shape, out_shape = shapes
         if not int(np.prod(out_shape)):
-            return wrap(Chunks.empty(_empty_layout(arr, out_shape), arr.dtype, arr.storage.backend))
+            layout = Layout.block(out_shape, devices=arr.layout.devices)
+            return wrap(Chunks.empty(layout, arr.dtype, arr.storage.backend))
         if arr_shape[axis]:
             if arr.shape != arr_shape:
                 arr = np.broadcast_to(arr, arr_shape)
@@ -138,11 +139,6 @@ def _along_shapes(shape: tuple, index_shape: tuple, axis: int) -> tuple | None:
         return None
     with_axis = lambda n: (*common[:axis], n, *common[axis + 1 :])  # noqa: E731
     return with_axis(shape[axis]), with_axis(index_shape[axis])
-
-
-def _empty_layout(arr: DistArray, shape: tuple):
-    """The default layout of an empty result of `shape` over arr's devices."""
-    return Layout.block(shape, devices=arr.layout.devices)
 
 
 def take_along_axis(x: DistArray, indices: Any, /, *, axis: int = -1) -> DistArray:

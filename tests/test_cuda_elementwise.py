@@ -100,20 +100,31 @@ def _launched(launcher) -> int:
     return launcher.launches()
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
-@pytest.mark.parametrize("name", _ufuncs(2))
-def test_binary_ufuncs_bit_for_bit(name, dtype):
+def _compared(name, dtype, args):
+    """CuPy's ufunc `name` and its launcher, once their results on `args` are compared;
+    None where NumPy has no loop for `dtype`, or CuPy lacks it (mdarray adapts it) and
+    none is generated either."""
     own = getattr(cupy, name)
     launcher = Elementwise(cupy, getattr(np, name))
     if not _numpy_has(name, dtype):
-        return
-    a, b = _values(1003, dtype, 1), _values(1003, dtype, 2)
+        return None
     try:
-        theirs = own(a, b)
-    except Exception:  # CuPy lacks the loop (mdarray adapts it): none generated either
+        theirs = own(*args)
+    except Exception:
         assert np.dtype(dtype) not in launcher._loops
+        return None
+    _same(launcher(*args), theirs)
+    return own, launcher
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("name", _ufuncs(2))
+def test_binary_ufuncs_bit_for_bit(name, dtype):
+    a, b = _values(1003, dtype, 1), _values(1003, dtype, 2)
+    compared = _compared(name, dtype, (a, b))
+    if compared is None:
         return
-    _same(launcher(a, b), theirs)
+    own, launcher = compared
     rows_a, rows_b = _values((37, 45), dtype, 3)[:, 2:], _values((37, 43), dtype, 4)
     _same(launcher(rows_a, rows_b), own(rows_a, rows_b))
     one = _values((1,), dtype, 5)
@@ -124,17 +135,10 @@ def test_binary_ufuncs_bit_for_bit(name, dtype):
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("name", _ufuncs(1))
 def test_unary_ufuncs_bit_for_bit(name, dtype):
-    own = getattr(cupy, name)
-    launcher = Elementwise(cupy, getattr(np, name))
-    if not _numpy_has(name, dtype):
+    compared = _compared(name, dtype, (_values(1003, dtype, 1),))
+    if compared is None:
         return
-    a = _values(1003, dtype, 1)
-    try:
-        theirs = own(a)
-    except Exception:
-        assert np.dtype(dtype) not in launcher._loops
-        return
-    _same(launcher(a), theirs)
+    own, launcher = compared
     rows = _values((19, 40), dtype, 3)[:, 1:]
     _same(launcher(rows), own(rows))
 
