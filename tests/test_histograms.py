@@ -72,6 +72,15 @@ def test_histogram_matches_numpy(data):
     both(np.histogram, x, expected, **kwargs)
 
 
+@pytest.mark.parametrize("density", [False, True])
+def test_one_edge_gives_no_bins(density):
+    value = np.arange(12.0)
+    x = mdarray.distributed_array(value, Layout.block(value.shape, devices=DEVICES))
+    weights = mdarray.distributed_array(value + 1, Layout.block(value.shape, devices=DEVICES))
+    both(np.histogram, x, value, bins=np.array([3]), density=density, weights=weights)
+    both(np.histogram, x, value, bins=np.array([3]), density=density)
+
+
 def test_counts_stay_partial_and_only_extremes_move():
     value = np.random.default_rng(0).integers(0, 50, 10**4)
     x = mdarray.distributed_array(value, Layout.block(value.shape, devices=DEVICES))
