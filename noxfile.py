@@ -42,6 +42,38 @@ def tests(session: nox.Session) -> None:
     _pytest(session, "cpu")
 
 
+def _oldest_numpy() -> str:
+    """``numpy==X.Y.0`` for the package's ``numpy>=X.Y`` requirement."""
+    (requirement,) = (d for d in PYPROJECT["project"]["dependencies"] if d.startswith("numpy"))
+    return f"numpy=={requirement.split('>=')[1]}.0"
+
+
+@nox.session(python="3.11")
+def tests_oldest(session: nox.Session) -> None:
+    """The test suite on the oldest declared Python and NumPy (the lower bounds in
+    pyproject.toml); posargs go to pytest."""
+    _install_checkout(session, "test")
+    session.install(_oldest_numpy())
+    _pytest(session, "cpu")
+
+
+@nox.session(python="3.13")
+def tests_newest(session: nox.Session) -> None:
+    """The test suite on the newest Python the package declares, with the newest NumPy."""
+    _install_checkout(session, "test")
+    session.install("--upgrade", "numpy")
+    _pytest(session, "cpu")
+
+
+@nox.session
+def tests_full(session: nox.Session) -> None:
+    """The full suite: every SPMD configuration (``MDARRAY_SPMD_RUNS=all``) and hypothesis's
+    thorough profile (500 examples a test). Long: not a default session."""
+    _install_checkout(session, "test")
+    session.env.update({"MDARRAY_SPMD_RUNS": "all", "HYPOTHESIS_PROFILE": "thorough"})
+    _pytest(session, "cpu")
+
+
 @nox.session
 def lint(session: nox.Session) -> None:
     """Check lint rules and formatting with ruff (the ``lint`` group)."""

@@ -4,7 +4,6 @@
 (``sphinx-build -W -n``), offline: nothing is fetched from the web.
 """
 
-import re
 import sys
 from pathlib import Path
 
@@ -14,20 +13,11 @@ ROOT = DOCS.parent
 # an mdarray installed elsewhere (a worktree's build must not show another branch's API).
 sys.path[:0] = [str(ROOT), str(DOCS / "_ext")]
 
-
-def _checkout_version() -> str:
-    """The version in this checkout's pyproject.toml (installed metadata may be another
-    checkout's, or absent)."""
-    text = (ROOT / "pyproject.toml").read_text()
-    found = re.search(r'^version = "([^"]+)"', text, re.MULTILINE)
-    if found is None:
-        raise RuntimeError("pyproject.toml names no version")
-    return found.group(1)
-
+import mdarray  # noqa: E402 (the checkout's, after the path above)
 
 project = "mdarray"
-author = "mdarray developers"
-release = _checkout_version()
+author = "The mdarray developers"
+release = mdarray.__version__  # this checkout's (the source tree is first on sys.path)
 version = ".".join(release.split(".")[:2])
 
 extensions = [

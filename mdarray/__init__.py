@@ -130,6 +130,7 @@ from ._statistical_functions import (
 from ._utility_functions import diff
 from ._ways_in import from_callback, from_local_chunks
 
+__version__ = "0.1.0"  # the package version (pyproject.toml reads it from here)
 __array_api_version__ = "2024.12"
 
 __all__ = [

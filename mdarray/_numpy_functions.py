@@ -10,6 +10,7 @@ NumPy gives them.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 
@@ -74,7 +75,8 @@ def _numpy_function(name: str):
     function.__module__ = "mdarray"
     # NumPy's signature without `__wrapped__`: some of NumPy's functions are builtins in
     # newer releases (``np.dot``), and doctest's finder unwraps to read ``__code__``.
-    function.__signature__ = inspect.signature(func)  # type: ignore[attr-defined]
+    with contextlib.suppress(ValueError):  # NumPy < 2.4: some C functions carry none
+        function.__signature__ = inspect.signature(func)  # type: ignore[attr-defined]
     del function.__wrapped__
     check = {"allclose": "r", "array_equal": "r"}.get(
         name, "isinstance(r[0] if type(r) is list else r, mdarray.DistArray)"

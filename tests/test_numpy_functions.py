@@ -104,7 +104,10 @@ def test_numpy_names_have_numpys_signature_and_a_running_example(name):
     import inspect  # noqa: PLC0415
 
     func = FUNCTIONS[name]
-    assert inspect.signature(func) == inspect.signature(getattr(np, name))
+    try:
+        assert inspect.signature(func) == inspect.signature(getattr(np, name))
+    except ValueError:  # NumPy < 2.4: some C functions (np.dot) carry no signature to copy
+        assert np.lib.NumpyVersion(np.__version__) < "2.4.0"
     finder = doctest.DocTestFinder()
     runner = doctest.DocTestRunner()
     with mdarray.options(fallback="allow"):

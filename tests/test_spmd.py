@@ -25,8 +25,14 @@ SPMD = Path(__file__).parent / "spmd"
 TIMEOUT = float(os.environ.get("MDARRAY_SPMD_TIMEOUT", "180"))
 # (processes, devices per process). One process with four devices runs the same tests
 # without any data crossing processes: a test failing only in the others is the library's
-# multi-process code at fault, not the test.
-RUNS = [(1, 4), (2, 1), (2, 2), (4, 1)]
+# multi-process code at fault, not the test. The fast suite (the README's command) runs
+# each module in one configuration, processes that each hold several devices;
+# MDARRAY_SPMD_RUNS=all (CI, `nox -s tests_full`) runs all four.
+ALL_RUNS = [(1, 4), (2, 1), (2, 2), (4, 1)]
+_RUNS_SETTING = os.environ.get("MDARRAY_SPMD_RUNS", "few")
+if _RUNS_SETTING not in ("few", "all"):
+    raise ValueError(f"MDARRAY_SPMD_RUNS={_RUNS_SETTING!r}: expected 'few' or 'all'")
+RUNS = ALL_RUNS if _RUNS_SETTING == "all" else [(2, 2)]
 CHECK_MODULE = "test_spmd_collective_check.py"
 # One mpiexec run per module: a hang in one leaves the others' results.
 MODULES = sorted(p.name for p in SPMD.glob("test_*.py") if p.name != CHECK_MODULE)
