@@ -230,8 +230,14 @@ class DistArray(Stored, NDArrayMethods, Operators):
         return _visualize.picture(self)
 
     def _repr_html_(self) -> str:
-        """The notebook picture: an inline SVG of the chunks coloured by device."""
+        """The notebook picture: a table of sizes beside an inline SVG of the chunks
+        coloured by device."""
         return _svg.html(self)
+
+    def to_svg(self) -> str:
+        """The notebook picture's SVG alone (one ``<svg>`` element: the chunks coloured by
+        device, the legend, the caption), to save as a ``.svg`` file or embed."""
+        return _svg.svg(self)
 
     # NumPy methods: each goes through the NumPy function, so one registered
     # implementation serves ``x.sum()``, ``np.sum(x)`` and ``mdarray.sum(x)`` (the

@@ -2,10 +2,13 @@
 
 Cells of the first two axes (a strip for 1-D; for 3-D and up, small multiples: one panel
 per slab of the further axes) are coloured by the devices holding some element in them,
-striped where several devices do, and hatched with a count where some element in them
-has several copies; dark lines are chunk edges. A legend maps colours to devices with
-their chunks and bytes, and the caption says what is drawn and what the copies mean in
-the array's mode.
+striped where several devices do (stripes run along the split: row bands where chunks
+are whole rows), and hatched with a count where some element in them has several copies;
+dark lines are chunk edges. Devices take the colours of a colour-blind-safe palette; past
+its nine colours a device's colour carries a pattern (dots, then a grid, then lines), so
+up to 36 devices look different, and the legend and tooltips name every device. A legend
+maps colours to devices with their chunks and bytes, the caption says what is drawn and
+what the copies mean in the array's mode, and a table beside the picture gives the sizes.
 
 Everything is bounded: cells per axis, panels, legend rows and stripes, and pixel sizes,
 so a picture of a huge array or of 10,000 chunks stays small. Counts come from index
@@ -15,8 +18,6 @@ from the data. No scripts, no external resources; all text is escaped.
 
 from __future__ import annotations
 
-import colorsys
-import html as _html
 import itertools
 import math
 import textwrap
@@ -24,6 +25,14 @@ import textwrap
 import numpy as np
 
 from . import _visualize
+from ._svg_canvas import (
+    CHAR,
+    FONT,
+    FONTS,
+    MARGIN,
+    Canvas,
+    esc,
+)
 
 #: Cells per axis at most: a 1-D strip, a 2-D grid, each panel of a 3-D+ picture.
 STRIP_CELLS = 64
@@ -33,20 +42,10 @@ PANEL_CELLS = 12
 MAX_PANELS = 8
 #: Legend rows (devices) at most; the others are summed in one row.
 MAX_LEGEND = 16
-#: Devices striped in one cell at most.
-MAX_STRIPES = 4
 #: Per-cell tooltips only up to this many cells in all (they cost bytes).
 MAX_TOOLTIPS = 512
 
-FONT = 12
 WIDE = 760.0  # panels wrap to the next row past this many pixels
-TIMES = "\u00d7"
-CHAR = 7.0  # an upper estimate of one character's width at FONT px, for the layout
-MARGIN = 10
-HATCH_ID = "mdarray-overlap-hatch"  # the same pattern in every picture, so ids may repeat
-HATCH = f"url(#{HATCH_ID})"
-SVG_NAMESPACE = "http://www.w3.org/2000/svg"
-FONTS = "DejaVu Sans, Helvetica, Arial, sans-serif"
 
 MODE_WORDS = {
     "replica": "REPLICA: every copy of an element holds its value",
@@ -58,9 +57,50 @@ MODE_WORDS = {
 
 
 def html(x) -> str:
-    """``x``'s layout as an SVG picture inside a ``<div>`` (well-formed XML)."""
+    """``x``'s layout as an SVG picture beside a table of its sizes, inside a ``<div>``
+    (well-formed XML)."""
+    style = "display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start"
+    return f'<div class="mdarray-layout" style="{style}">{_size_table(x)}{svg(x)}</div>'
+
+
+def _size_table(x) -> str:
+    """The sizes, as dask and xarray show them: the array's and its largest chunk's."""
     layout = x.layout
-    svg = _Canvas()
+    shapes = layout.chunk_shapes
+    largest = max(shapes, key=lambda s: int(np.prod(s, dtype=np.int64)), default=x.shape)
+    chunk_bytes = int(np.prod(largest, dtype=np.int64)) * x.itemsize
+    n, devices = len(layout.chunks), len(layout.devices)
+    rows = [
+        ("", "Array", "Largest chunk"),
+        (
+            "Bytes",
+            _visualize.format_bytes(x.size * x.itemsize),
+            _visualize.format_bytes(chunk_bytes),
+        ),
+        ("Shape", str(tuple(x.shape)), str(tuple(largest))),
+        ("Chunks", f"{n} on {devices} device{'s' if devices != 1 else ''}", ""),
+        ("Type", str(x.dtype), f"mode {x.mode.name}"),
+    ]
+    cell = "padding:2px 8px;text-align:right;border-bottom:1px solid #dddddd"
+    head = f"{cell};font-weight:bold"
+    body = "".join(
+        "<tr>"
+        + "".join(
+            f'<{"th" if r == 0 or c == 0 else "td"} style="{head if r == 0 or c == 0 else cell}">'
+            f"{esc(text)}</{'th' if r == 0 or c == 0 else 'td'}>"
+            for c, text in enumerate(row)
+        )
+        + "</tr>"
+        for r, row in enumerate(rows)
+    )
+    font = f"font-family:{FONTS};font-size:{FONT}px;border-collapse:collapse"
+    return f'<table style="{font}">{body}</table>'
+
+
+def svg(x) -> str:
+    """``x``'s layout as one ``<svg>`` element (``DistArray.to_svg``)."""
+    layout = x.layout
+    svg = Canvas()
     svg.text(f"DistArray shape={x.shape} dtype={x.dtype}", bold=True)
     svg.text(f"mode {MODE_WORDS[x.mode.name]}")
     shared, most = _visualize.copies(layout) if x.size else (0, 0)
@@ -89,7 +129,7 @@ def html(x) -> str:
     else:
         svg.text(f"empty: no element to draw (shape {x.shape})", small=True)
     _legend(svg, layout, x.itemsize, shared > 0, x.size > 0)
-    return f'<div class="mdarray-layout">{svg.finish()}</div>'
+    return svg.finish()
 
 
 # Cells and panels ---------------------------------------------------------------------
@@ -99,8 +139,8 @@ def axis_edges(n: int, spans: list, cap: int, prefer_chunks: bool) -> list[int]:
     """Cell edges along one axis of length `n` (at most `cap` cells).
 
     Every position when that fits (exact for strided chunks too); else the chunks' own
-    edges when few enough (each cell then lies in the same chunks throughout); else
-    equal blocks. `prefer_chunks` tries the chunk edges first where no chunk is strided.
+    edges when few enough and no chunk is strided (each cell then lies in the same chunks
+    throughout); else equal blocks. `prefer_chunks` tries the chunk edges first where no chunk is strided.
     """
     cuts = sorted({0, n} | {r.start for r in spans} | {r[-1] + 1 for r in spans})
     strided = any(len(r) > 1 and r.step > 1 for r in spans)
@@ -108,7 +148,7 @@ def axis_edges(n: int, spans: list, cap: int, prefer_chunks: bool) -> list[int]:
         return cuts
     if n <= cap:
         return list(range(n + 1))
-    if len(cuts) - 1 <= cap:
+    if not strided and len(cuts) - 1 <= cap:
         return cuts
     return _visualize.block_edges(n, cap)
 
@@ -140,6 +180,8 @@ class _Picture:
         # some of it exactly when every axis does).
         self.hits = [_visualize.hits(spans[a], self.edges[a]).astype(np.int64) for a in range(ndim)]
         self.chunk_devices = np.array([d for d, _ in boxes], dtype=np.int64)
+        # Row bands where no chunk splits axis 1 (chunks of whole rows), else column bands.
+        self.across = ndim < 2 or any(len(box[1]) < layout.shape[1] for _, box in boxes)
         self.devices = sorted(layout.devices)
         self.copies = self._copies()
         panel_axes = [len(e) - 1 for e in self.edges[2:]]
@@ -176,7 +218,7 @@ class _Picture:
             return ones, self.hits[0]
         return self.hits[0], self.hits[1]
 
-    def draw(self, svg: _Canvas) -> None:
+    def draw(self, svg: Canvas) -> None:
         """Draw the panels (one for 0-d to 2-D), wrapping them into rows."""
         ndim = self.layout.ndim
         if ndim == 1:
@@ -227,6 +269,7 @@ class _Picture:
                 [d for d in self.devices if held[d][i, j]],
                 int(copies[i, j]),
                 _cell_name(i, j, edges, ndim, panel, self.edges) if tooltips else None,
+                self.across,
             )
         svg.path(_cell_sides(x0, y0, xs, ys), "#ffffff", 0.6)
         svg.path(_chunk_edges(x0, y0, xs, ys, rows, cols), "#222222", 1.6)
@@ -286,8 +329,10 @@ class _Picture:
             if len(self.panels) > MAX_PANELS:
                 lines.append(f"Showing {MAX_PANELS} of {len(self.panels)} slabs.")
             lines += [note.strip() for note in _visualize.axis_notes(self.layout)[1:]]
+        bands = "column" if self.across else "row"
         lines.append(
-            "Colour: the device holding a cell; stripes: several devices; dark lines: chunk edges."
+            f"Colour: the device holding a cell; {bands} stripes: several devices "
+            "(the tooltip names them all); dark lines: chunk edges."
         )
         return lines
 
@@ -380,17 +425,10 @@ def _chunk_edges(
     return "".join(steps)
 
 
-# Drawing ------------------------------------------------------------------------------
+# The legend ---------------------------------------------------------------------------
 
 
-def color(device: int) -> str:
-    """Device `device`'s colour: hues a golden angle apart, so neighbours differ."""
-    hue = (device * 0.618033988749895) % 1.0
-    r, g, b = colorsys.hsv_to_rgb(hue, 0.42, 0.96)
-    return f"#{round(r * 255):02x}{round(g * 255):02x}{round(b * 255):02x}"
-
-
-def _legend(svg: _Canvas, layout, itemsize: int, overlaps: bool, drawn: bool) -> None:
+def _legend(svg: Canvas, layout, itemsize: int, overlaps: bool, drawn: bool) -> None:
     stats = _visualize.device_stats(layout, itemsize)
     svg.y += 4
     for k, (device, (chunks, nbytes)) in enumerate(sorted(stats.items())):
@@ -402,117 +440,6 @@ def _legend(svg: _Canvas, layout, itemsize: int, overlaps: bool, drawn: bool) ->
             break
         plural = "s" if chunks != 1 else ""
         nbytes_text = _visualize.format_bytes(nbytes)
-        svg.swatch(color(device), f"device {device}: {chunks} chunk{plural}, {nbytes_text}")
+        svg.swatch(device, f"device {device}: {chunks} chunk{plural}, {nbytes_text}")
     if overlaps and drawn:
         svg.swatch(None, "hatched, \u00d7k: an element there has k copies (chunks overlap)")
-
-
-class _Canvas:
-    """SVG elements stacked top to bottom; `y` is where the next line of text goes."""
-
-    def __init__(self) -> None:
-        self.parts: list[str] = []
-        self.y = float(MARGIN)
-        self.w = 0.0
-
-    def width(self, w: float) -> None:
-        self.w = max(self.w, w)
-
-    def text(self, text: str, bold: bool = False, small: bool = False) -> None:
-        size = FONT - 1 if small else FONT
-        self.y += size + 4
-        self.label(MARGIN, self.y, text, bold=bold, small=small)
-        self.width(2 * MARGIN + len(text) * CHAR * size / FONT)
-
-    def label(
-        self,
-        x: float,
-        y: float,
-        text: str,
-        bold: bool = False,
-        small: bool = False,
-        anchor: str = "start",
-    ) -> None:
-        style: dict = {"font_weight": "bold"} if bold else {}
-        style |= {"font_size": FONT - 2} if small else {}
-        style |= {"text_anchor": anchor} if anchor != "start" else {}
-        self.parts.append(_element("text", text, x=x, y=y, **style))
-
-    def cell(self, box: tuple, devices: list[int], copies: int, name: str | None) -> None:
-        """One cell at ``box = (x, y, w, h)``: a stripe per device, hatched if `copies` > 1,
-        grouped with a tooltip when `name` is given."""
-        x, y, w, h = box
-        out = (
-            [_element("title", f"{name}: devices {devices}, up to {copies} copies")] if name else []
-        )
-        stripes = devices[:MAX_STRIPES]  # every element has a chunk: never empty
-        for k, device in enumerate(stripes):
-            sx = x + w * k / len(stripes)
-            out.append(
-                _element("rect", x=sx, y=y, width=w / len(stripes), height=h, fill=color(device))
-            )
-        if copies > 1:
-            out.append(_element("rect", x=x, y=y, width=w, height=h, fill=HATCH))
-            if w >= 22 and h >= 13:
-                count = {"font_size": FONT - 2, "text_anchor": "middle", "font_weight": "bold"}
-                out.append(
-                    _element("text", f"{TIMES}{copies}", x=x + w / 2, y=y + h / 2 + 4, **count)
-                )
-        self.parts.append(f"<g>{''.join(out)}</g>" if name else "".join(out))
-
-    def path(self, d: str, stroke: str, width: float) -> None:
-        if d:
-            self.parts.append(_element("path", d=d, fill="none", stroke=stroke, stroke_width=width))
-
-    def rect_outline(self, x: float, y: float, w: float, h: float) -> None:
-        line = {"fill": "none", "stroke": "#222222", "stroke_width": 1.6}
-        self.parts.append(_element("rect", x=x, y=y, width=w, height=h, **line))
-
-    def swatch(self, fill: str | None, text: str) -> None:
-        """A legend row: a square of `fill` (None: the overlap hatching), then `text`."""
-        self.y += FONT + 6
-        square = {"x": MARGIN, "y": self.y - FONT + 1, "width": FONT, "height": FONT}
-        line = {"stroke": "#555555", "stroke_width": 0.6}
-        self.parts.append(_element("rect", fill=fill or "#dddddd", **square, **line))
-        if fill is None:
-            self.parts.append(_element("rect", fill=HATCH, **square))
-        self.label(MARGIN + FONT + 6, self.y, text)
-        self.width(2 * MARGIN + FONT + 6 + len(text) * CHAR)
-
-    def finish(self) -> str:
-        w = math.ceil(self.w + MARGIN)
-        h = math.ceil(self.y + MARGIN)
-        shade = _element("rect", width=6, height=6, fill="#000000", fill_opacity="0.12")
-        stroke = {"stroke": "#000000", "stroke_opacity": "0.5", "stroke_width": 2}
-        line = _element("line", x1=0, y1=0, x2=0, y2=6, **stroke)
-        tile = {"width": 6, "height": 6, "patternUnits": "userSpaceOnUse"}
-        pattern = _open("pattern", id=HATCH_ID, **tile, patternTransform="rotate(45)")
-        page = {"width": w, "height": h, "viewBox": f"0 0 {w} {h}", "font_size": FONT}
-        svg = _open("svg", xmlns=SVG_NAMESPACE, **page, font_family=FONTS, role="img")
-        background = _element("rect", width=w, height=h, fill="#ffffff")
-        defs = f"<defs>{pattern}{shade}{line}</pattern></defs>"
-        return f"{svg}{background}{defs}{''.join(self.parts)}</svg>"
-
-
-def _attributes(attributes: dict) -> str:
-    """`` name="value"`` pairs, escaped; ``_`` in a name is ``-``, floats to 0.1 px."""
-    out = []
-    for name, value in attributes.items():
-        text = f"{value:.1f}" if isinstance(value, float) else str(value)
-        out.append(f' {name.replace("_", "-")}="{_esc(text)}"')
-    return "".join(out)
-
-
-def _open(tag: str, /, **attributes: object) -> str:
-    return f"<{tag}{_attributes(attributes)}>"
-
-
-def _element(tag: str, text: str | None = None, /, **attributes: object) -> str:
-    """``<tag .../>``, or ``<tag ...>text</tag>`` with `text` escaped."""
-    if text is None:
-        return f"<{tag}{_attributes(attributes)}/>"
-    return f"<{tag}{_attributes(attributes)}>{_esc(text)}</{tag}>"
-
-
-def _esc(text: str) -> str:
-    return _html.escape(text, quote=True)

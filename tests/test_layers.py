@@ -47,6 +47,7 @@ LAYERS = (
             "_limits",
             "_visualize",
             "_svg",
+            "_svg_canvas",
         },
     ),
     ("storage", {"_memory", "_storage", "_stored"}),

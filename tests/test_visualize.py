@@ -11,7 +11,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import mdarray
-from mdarray import Layout, _svg, _visualize
+from mdarray import Layout, _svg, _svg_canvas, _visualize
 from mdarray.testing import strategies as mst
 
 D = mdarray.devices()
@@ -188,8 +188,10 @@ def _parse(x):
     page = x._repr_html_()
     root = ET.fromstring(page)
     assert root.tag == "div"
-    (svg,) = list(root)
+    table, svg = list(root)
+    assert table.tag == "table"
     assert svg.tag == f"{SVG}svg"
+    assert ET.tostring(svg) == ET.tostring(ET.fromstring(x.to_svg()))
     assert "<script" not in page
     assert "href" not in page
     assert "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
@@ -201,15 +203,23 @@ def _texts(svg):
 
 
 def _legend(svg):
-    """``{device: (fill, chunks, bytes text)}`` from the legend rows (swatch, then text)."""
+    """``{device: ((fill, pattern), chunks, bytes text)}`` from the legend rows (a swatch:
+    the colour and, past the palette's first round, a pattern over it; then the text)."""
     out = {}
     children = list(svg)
-    for before, child in itertools.pairwise(children):
+    for k, child in enumerate(children):
         match = re.fullmatch(r"device (\d+): (\d+) chunks?, (.+)", child.text or "")
         if child.tag == f"{SVG}text" and match:
-            assert before.tag == f"{SVG}rect"
-            out[int(match[1])] = (before.get("fill"), int(match[2]), match[3])
+            fills = [c.get("fill") for c in children[k - 2 : k] if c.tag == f"{SVG}rect"]
+            look = (fills[-1], None)
+            if fills[-1].startswith("url(#mdarray-device-"):
+                look = (fills[-2], fills[-1][5:-1])
+            out[int(match[1])] = (look, int(match[2]), match[3])
     return out
+
+
+def _look(device):
+    return (_svg_canvas.color(device), _svg_canvas.pattern(device))
 
 
 def _oracle(layout):
@@ -250,8 +260,18 @@ def _check_cells(svg, x):
         assert int(match[3]) == copies[index].max()
         rects = group.findall(f"{SVG}rect")
         fills = [r.get("fill") for r in rects if not r.get("fill").startswith("url(")]
-        assert fills == [_svg.color(d) for d in devices[: _svg.MAX_STRIPES]]
-        hatched = any(r.get("fill").startswith("url(") for r in rects)
+        shown = devices[: len(fills)]
+        assert fills == [_svg_canvas.color(d) for d in shown]
+        overlays = [r.get("fill") for r in rects if r.get("fill").startswith("url(")]
+        patterns = [f[5:-1] for f in overlays if f != _svg_canvas.HATCH]
+        assert patterns == [_svg_canvas.pattern(d) for d in shown if _svg_canvas.pattern(d)]
+        if len(shown) < len(devices):  # as many stripes as fit, each at least 1.5 px
+            sides = [
+                float(rects[-1 if copies[index].max() > 1 else 0].get(a))
+                for a in ("width", "height")
+            ]
+            assert len(shown) == _svg_canvas.MAX_STRIPES or min(sides) / (len(shown) + 1) < 1.5
+        hatched = any(r.get("fill") == _svg_canvas.HATCH for r in rects)
         assert hatched == (copies[index].max() > 1)
         cells += 1
     return cells
@@ -278,8 +298,8 @@ def test_svg_shows_the_layout_it_draws(case):
     assert sorted(legend) == sorted(x.devices)
     assert len({fill for fill, _, _ in legend.values()}) == len(legend)
     for device, chunks in x.all_chunks().items():
-        fill, count, nbytes = legend[device]
-        assert fill == _svg.color(device)
+        look, count, nbytes = legend[device]
+        assert look == _look(device)
         assert count == len(chunks)
         assert nbytes == _visualize.format_bytes(sum(int(c.nbytes) for c in chunks))
     hatches = [r for r in svg.iter(f"{SVG}rect") if (r.get("fill") or "").startswith("url(")]
@@ -351,7 +371,7 @@ def test_svg_stays_bounded_for_huge_shapes_and_chunk_counts():
 
 
 def test_svg_escapes_the_text_it_embeds():
-    canvas = _svg._Canvas()
+    canvas = _svg_canvas.Canvas()
     nasty = "<script>alert('x')</script> & \"quotes\""
     canvas.text(nasty)
     svg = ET.fromstring(canvas.finish())
@@ -368,7 +388,7 @@ def test_several_chunks_per_device_and_many_devices_in_the_legend():
         assert legend[D[-1]][1:] == (1, "40 B")
     else:
         assert legend[D[0]][1:] == (4, "88 B")
-    assert len({_svg.color(d) for d in range(12)}) == 12
+    assert len({_look(d) for d in range(36)}) == 36
 
 
 def test_many_devices_cap_the_legend_and_the_stripes():
@@ -379,12 +399,16 @@ def test_many_devices_cap_the_legend_and_the_stripes():
         layout=layout, shape=(3, 4), ndim=2, size=12, itemsize=8, dtype=np.dtype(np.float64)
     )
     x.mode = mdarray.REPLICA
-    svg = ET.fromstring(_svg.html(x))[0]
+    svg = ET.fromstring(_svg.svg(x))
     legend = _legend(svg)
     assert sorted(legend) == list(range(_svg.MAX_LEGEND))
     assert "... 4 more devices: 4 chunks, 384 B" in _texts(svg)
     assert _check_cells(svg, x) == 12
-    assert all(len(g.findall(f"{SVG}rect")) == _svg.MAX_STRIPES + 1 for g in svg.iter(f"{SVG}g"))
+    for group in svg.iter(f"{SVG}g"):
+        fills = [r.get("fill") for r in group.findall(f"{SVG}rect")]
+        assert [f for f in fills if f.startswith("#")] == [
+            _svg_canvas.color(d) for d in range(_svg_canvas.MAX_STRIPES)
+        ]
 
 
 @settings(max_examples=20, deadline=None)
@@ -427,3 +451,55 @@ def test_text_cells_name_the_devices_holding_them(layout):
         want = [device for device in sorted(held) if held[device][block].any()]
         symbol = rows[i][j]
         assert legend.get(symbol, [int(symbol)] if symbol.isdigit() else None) == want
+
+
+def _stand_in(layout, dtype=np.float64, mode=mdarray.REPLICA):
+    """An object with a DistArray's attributes for a layout over more devices than this
+    machine has: the picture needs only the layout."""
+    size = int(np.prod(layout.shape))
+    x = types.SimpleNamespace(layout=layout, shape=layout.shape, ndim=len(layout.shape))
+    x.size, x.dtype, x.itemsize, x.mode = size, np.dtype(dtype), np.dtype(dtype).itemsize, mode
+    return x
+
+
+def test_rows_dealt_over_many_devices_show_as_row_bands():
+    rows = 600
+    layout = Layout((rows, 50), {d: [(slice(d, rows, 12),)] for d in range(12)})
+    svg = ET.fromstring(_svg.svg(_stand_in(layout)))
+    shared = 0
+    for group in svg.iter(f"{SVG}g"):
+        stripes = [r for r in group.findall(f"{SVG}rect") if r.get("fill").startswith("#")]
+        assert len({r.get("x") for r in stripes}) == 1  # stacked: row bands
+        assert len({r.get("y") for r in stripes}) == len(stripes)
+        shared += len(stripes) > 4  # more than the four the picture used to stop at
+    assert shared
+    assert any("row stripes" in t for t in _texts(svg))
+    columns = Layout((50, rows), {d: [(slice(None), slice(d, rows, 12))] for d in range(12)})
+    svg = ET.fromstring(_svg.svg(_stand_in(columns)))
+    group = next(svg.iter(f"{SVG}g"))
+    stripes = [r for r in group.findall(f"{SVG}rect") if r.get("fill").startswith("#")]
+    assert len({r.get("y") for r in stripes}) == 1  # side by side: column bands
+
+
+def test_sixteen_devices_look_different_and_the_patterns_are_defined():
+    layout = Layout.block((64, 8), devices=range(16))
+    svg = ET.fromstring(_svg.svg(_stand_in(layout)))
+    legend = _legend(svg)
+    assert sorted(legend) == list(range(16))
+    assert len({look for look, _, _ in legend.values()}) == 16
+    defined = {p.get("id") for p in svg.iter(f"{SVG}pattern")}
+    assert set(_svg_canvas.PATTERNS) <= defined
+    assert _check_cells(svg, _stand_in(layout)) == 16 * 8  # a row of cells per chunk
+
+
+def test_the_size_table_says_the_array_and_its_largest_chunk():
+    index_map = two_chunks([slice(0, 6)], slice(6, 10))
+    x = mdarray.distributed_array(np.zeros((10, 3), np.float32), index_map, "sum")
+    table = ET.fromstring(x._repr_html_())[0]
+    cells = [[c.text or "" for c in row] for row in table]
+    assert cells[0] == ["", "Array", "Largest chunk"]
+    assert cells[1] == ["Bytes", "120 B", "72 B"]
+    assert cells[2] == ["Shape", "(10, 3)", "(6, 3)"]
+    devices = len(x.layout.devices)
+    assert cells[3] == ["Chunks", f"2 on {devices} device{'s' if devices != 1 else ''}", ""]
+    assert cells[4] == ["Type", "float32", "mode sum"]
