@@ -17,6 +17,7 @@ from . import (  # noqa: F401
     _indexing,
     _moments,
     _nan_reductions,
+    _numpy_compositions,
     _numpy_linalg,
     _numpy_statistics,
     _padding,

@@ -89,6 +89,7 @@ LAYERS = (
             "_indexing_functions",
             "_rearranging_functions",
             "_stacking",
+            "_numpy_compositions",
             "_diagonals",
             "_padding",
             "_utility_functions",
