@@ -114,6 +114,28 @@ CASES = {
     "pad wrap": lambda x: np.pad(x, ((2, 4), (1, 0)), mode="wrap"),
     "tril": lambda x: np.tril(x, 1),
     "triu": lambda x: np.triu(x, -1),
+    # NumPy functions made of distributed operations (mdarray._numpy_compositions)
+    "fliplr": np.fliplr,
+    "flipud": np.flipud,
+    "rot90": lambda x: np.rot90(x, 3),
+    "rollaxis": lambda x: np.rollaxis(np.expand_dims(x, 0), 2),
+    "hsplit": lambda x: np.hsplit(x, [1, 3]),
+    "vsplit": lambda x: np.vsplit(x, [2]),
+    "dstack": lambda x: np.dstack([x, x]),
+    "append": lambda x: np.append(x, x[:2], axis=0),
+    "diagflat": lambda x: np.diagflat(x[:, 1], 1),
+    "flatnonzero": lambda x: np.flatnonzero(x > 0),
+    "ediff1d": lambda x: np.ediff1d(x, to_begin=[0.5]),
+    "angle fix sinc": lambda x: np.angle(x) + np.fix(x) + np.sinc(x),
+    "isposinf isneginf": lambda x: np.isposinf(np.where(x > 0, np.inf, x)) & ~np.isneginf(x),
+    "iscomplex isreal": lambda x: np.iscomplex(x) | np.isreal(x),
+    "nan_to_num": lambda x: np.nan_to_num(np.where(x > 0, np.nan, np.where(x < -1, -np.inf, x))),
+    "union1d": lambda x: np.union1d(x[0], x[1]),
+    "setxor1d": lambda x: np.setxor1d(np.round(x[0]), np.round(x[1])),
+    "intersect1d": lambda x: np.intersect1d(np.round(x), np.round(x[2])),
+    "setdiff1d": lambda x: np.setdiff1d(np.round(x), np.round(x[1])),
+    "sort_complex": lambda x: np.sort_complex(x[:, 0]),
+    "triu_indices_from": lambda x: np.triu_indices_from(x[:, :4], 1),
 }
 
 
