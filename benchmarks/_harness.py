@@ -48,7 +48,8 @@ class Env:
             self.versions = f"NumPy {np.__version__}"
 
     def sync(self) -> None:
-        if self.cuda:
+        mdarray.synchronize()  # mdarray's queued work, its staged host copies included
+        if self.cuda:  # the reference library's work, on CuPy's own streams
             self.xp.cuda.runtime.deviceSynchronize()
 
     def asref(self, host: np.ndarray):

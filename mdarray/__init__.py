@@ -34,7 +34,7 @@ from . import fft as fft
 from . import lib as lib
 from . import linalg as linalg
 from ._array import DistArray
-from ._backend import DeviceSet, default_backend, devices
+from ._backend import DeviceSet, default_backend, devices, synchronize
 from ._config import PerformanceWarning, options
 from ._constants import e, inf, nan, newaxis, pi
 from ._creation_functions import (
@@ -103,8 +103,10 @@ from ._manipulation_functions import (
     swapaxes,
     unstack,
 )
+from ._memory_report import MemoryReport, memory_report
 from ._modes import MAX, MIN, PROD, REPLICA, SUM, Mode, as_mode
 from ._numpy_functions import FUNCTIONS as _NUMPY_FUNCTIONS
+from ._profile import Profile, profile
 from ._rearranging_functions import repeat, roll, tile
 from ._scans import cumulative_prod, cumulative_sum
 from ._searching_functions import (
@@ -143,8 +145,10 @@ __all__ = [
     "DeviceSet",
     "DistArray",
     "Layout",
+    "MemoryReport",
     "Mode",
     "PerformanceWarning",
+    "Profile",
     "TransferCount",
     "__array_namespace_info__",
     "all",
@@ -202,6 +206,7 @@ __all__ = [
     "matrix_transpose",
     "max",
     "mean",
+    "memory_report",
     "meshgrid",
     "min",
     "moveaxis",
@@ -214,6 +219,7 @@ __all__ = [
     "permute_dims",
     "pi",
     "prod",
+    "profile",
     "repeat",
     "reshape",
     "result_type",
@@ -225,6 +231,7 @@ __all__ = [
     "std",
     "sum",
     "swapaxes",
+    "synchronize",
     "take",
     "take_along_axis",
     "tensordot",

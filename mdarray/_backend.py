@@ -89,6 +89,12 @@ class Backend(Protocol):
     def combine(self, ufunc, pieces, copies: int, dtype) -> Any: ...
     def combine_from(self, ufunc, pieces, sources, device: int, copies: int, dtype) -> Any: ...
 
+    # Seeing time and memory (`_profile`, `_memory_report`)
+    def time_mark(self) -> Any: ...
+    def time_elapsed(self, start, end) -> dict[int, float]: ...
+    def pool_bytes(self, device: int) -> tuple[int, int] | None: ...
+    def allocation_of(self, array) -> tuple[int, int]: ...
+
 
 @cache
 def get_backend(name: str) -> Backend:
@@ -150,6 +156,48 @@ def devices() -> tuple[int, ...]:
     True
     """
     return backend().device_ids
+
+
+def synchronize(devices: Any = None) -> None:
+    """Wait until the work queued on `devices` is done: a device id, an iterable of them,
+    a DeviceSet (``x.device``), or None for every device of the default backend.
+
+    mdarray queues work on each device in order and returns before it is done (on CUDA
+    devices); a timing or a hand-over to code outside mdarray waits here first. Host
+    copies that mdarray staged complete too. ``x.block_until_ready()`` waits for one
+    array's devices.
+
+    >>> import mdarray
+    >>> mdarray.synchronize()
+    >>> mdarray.synchronize(mdarray.devices()[0])
+    """
+    chosen = backend()
+    if devices is None:
+        chosen.synchronize()
+        return
+    if isinstance(devices, DeviceSet):
+        if devices.backend != chosen.name:
+            raise ValueError(
+                f"synchronize: {devices!r} is of the {devices.backend} backend, not the "
+                f"default {chosen.name} backend"
+            )
+        ids: tuple[int, ...] = devices.device_ids
+    elif isinstance(devices, (int, np.integer)) and not isinstance(devices, (bool, np.bool_)):
+        ids = (_device_id(devices),)
+    elif isinstance(devices, (str, bytes)) or not isinstance(devices, Iterable):
+        raise TypeError(
+            "synchronize: devices must be a device id, an iterable of them, a DeviceSet or "
+            f"None, got {devices!r} ({type(devices).__name__})"
+        )
+    else:
+        ids = tuple(map(_device_id, devices))
+    unknown = [d for d in ids if d not in chosen.device_ids]
+    if unknown:
+        raise ValueError(
+            f"synchronize: device {unknown[0]} is not a device of the {chosen.name} backend "
+            f"(its devices are {list(chosen.device_ids)})"
+        )
+    chosen.synchronize(ids)
 
 
 _INT = frozenset({int})

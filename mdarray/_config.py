@@ -10,6 +10,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ._profile import took_fallback
+
 
 class PerformanceWarning(UserWarning):
     """An operation ran on gathered data instead of on the distributed chunks."""
@@ -87,6 +89,7 @@ def check_fallback(
             f"{name} has no distributed implementation and its DistArray operands ({nbytes} bytes) "
             f"exceed fallback_limit={opts.fallback_limit} bytes: they are not gathered implicitly"
         )
+    took_fallback()
     if opts.fallback == "warn":
         warnings.warn(
             f"{name} has no distributed implementation: the DistArray operands were {done}",

@@ -17,6 +17,7 @@ from itertools import starmap
 from types import ModuleType
 
 import numpy as np
+from numpy.lib.array_utils import byte_bounds
 
 from . import _debug, _kernels, _special_values
 from ._debug import HOST
@@ -141,6 +142,26 @@ class CpuBackend:
 
     def synchronize(self, devices=None) -> None:
         pass
+
+    # Seeing time and memory: work is done when its call returns, so no device clock
+    # (host time is device time) and no pool (NumPy allocates from the heap).
+    def time_mark(self) -> None:
+        return None
+
+    def time_elapsed(self, start, end) -> dict[int, float]:
+        return {}
+
+    def pool_bytes(self, device: int) -> None:
+        return None
+
+    def allocation_of(self, array) -> tuple[int, int]:
+        """``(address, bytes)`` of the memory block holding `array`: the array at the
+        root of its views (whose bounds are the block NumPy allocated)."""
+        root = array
+        while isinstance(root.base, np.ndarray):
+            root = root.base
+        low, high = byte_bounds(root)
+        return low, high - low
 
     def span(self, buffers):
         """The block `buffers` tile in one allocation (`_kernels.span`), else None."""

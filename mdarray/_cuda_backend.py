@@ -20,13 +20,14 @@ from typing import Any
 import numpy as np
 
 from . import _debug, _kernels, _regions, _special_values
+from ._cuda_clock import CudaClock
 from ._cuda_elementwise import launcher
 from ._cuda_kernels import ADAPTERS, pick_kernel, plain_fill, write_scalar, zero_bits
 from ._debug import HOST
 from ._staging import StagingRing, row_copies
 
 
-class CudaBackend:
+class CudaBackend(CudaClock):
     """CUDA GPUs holding CuPy chunks, one stream per device."""
 
     name = "cuda"

@@ -13,16 +13,19 @@ from typing import Any
 
 import numpy as np
 
+from . import _profile
 from ._array import in_group, placed_in
-from ._backend import DeviceSet, default_backend, devices
+from ._backend import DeviceSet, default_backend, devices, synchronize
 from ._config import options
 from ._debug import count_transfers
 from ._fallback import distarrays_in, fallback, numpy_twin
 from ._fusion import fuse
 from ._info import __array_namespace_info__
 from ._layout import make_2d_index_map
+from ._memory_report import memory_report
 from ._modes import as_mode
 from ._processes import entry
+from ._profile import profile
 from ._registry import FUNCTIONS, LOCAL, local, runs_here
 from ._stored import decided_function
 
@@ -48,6 +51,8 @@ def keeping_groups(func: Callable[..., Any], numpy: ModuleType = np) -> Callable
 
     @functools.wraps(func)
     def function(*args: Any, **kwargs: Any) -> Any:
+        if _profile.recording and _profile.open_here() and func not in LOCAL:  # profiled
+            return _profile.recorded(func.__name__, function, args, kwargs)
         if (done := decided_function(func, args, kwargs)) is not None:
             return _grouped(done, args, kwargs, creates)
         group = entry()
@@ -92,7 +97,10 @@ for _function in (
     default_backend,
     as_mode,
     count_transfers,
+    memory_report,
     options,
+    profile,
+    synchronize,
     make_2d_index_map,
     fuse,
     __array_namespace_info__,

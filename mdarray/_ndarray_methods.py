@@ -28,6 +28,22 @@ class NDArrayMethods:
 
         def __setitem__(self, key: Any, value: Any) -> None: ...  # DistArray's
 
+        storage: Any  # Stored's
+        layout: Any
+
+    def block_until_ready(self) -> Any:
+        """Wait until the work queued on this array's devices is done; return the array
+        (as JAX's ``block_until_ready``), so ``t0 = time(); y = f(x).block_until_ready()``
+        times the work, not its queueing. `mdarray.synchronize` waits for any devices.
+
+        >>> import mdarray
+        >>> x = mdarray.ones(4)
+        >>> x.block_until_ready() is x
+        True
+        """
+        self.storage.backend.synchronize(self.layout.devices)
+        return self
+
     def sum(
         self,
         axis: Any = None,

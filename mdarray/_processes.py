@@ -35,6 +35,7 @@ from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 
+from . import _profile
 from ._call_check import CallCheck, is_agreed, mark_agreed
 
 __all__ = ["Group", "Remote", "collective", "current", "entry", "is_local", "owner"]
@@ -215,6 +216,9 @@ def collective(
     def decorate(method: Callable[P, R]) -> Callable[P, R]:
         @functools.wraps(method)
         def public(*args: P.args, **kwargs: P.kwargs) -> R:
+            if _profile.recording and _profile.open_here() and not (local and local(*args)):
+                called = name if isinstance(name, str) else name(*args)
+                return _profile.recorded(called, public, args, kwargs)
             group = _GROUP
             if group is None or group.alone or group.depth or (local and local(*args)):
                 return method(*args, **kwargs)
