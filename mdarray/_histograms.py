@@ -148,11 +148,7 @@ def _np_histogram(a, bins=10, range=None, density=None, weights=None):
     if weights is not None and np.shape(weights) != a.shape:
         raise ValueError("weights should have the same shape as a.")
     x = in_mode(a, REPLICA)
-    proxy = np.empty(0, x.dtype)
-    if x.size and range is None and np.ndim(bins) == 0:
-        proxy = np.array([np.min(x).get(), np.max(x).get()], x.dtype)
-    # NumPy picks the edges (and raises its errors) from the extremes alone.
-    edges = np.histogram_bin_edges(proxy, bins=bins, range=range)
+    edges = _edges(x, bins, range)
     host_weights = None if weights is None else np.ones(1, _dtype_of(weights))
     dtype = np.histogram(np.zeros(1, x.dtype), bins=edges, weights=host_weights)[0].dtype
     values, weighed = owned_elements(x, weights)
@@ -180,6 +176,28 @@ def _np_histogram(a, bins=10, range=None, density=None, weights=None):
             value = counts / np.diff(edges) / counts.sum()
         hist = _host_edges(x, value)
     return hist, _host_edges(x, edges)
+
+
+def _edges(x: DistArray, bins, range) -> np.ndarray:
+    """The bin edges on the host: NumPy picks them (and raises its errors) from the
+    extremes alone (one scalar per device each), read only where `bins` is a count and no
+    `range` is given."""
+    proxy = np.empty(0, x.dtype)
+    if x.size and range is None and np.ndim(bins) == 0:
+        proxy = np.array([np.min(x).get(), np.max(x).get()], x.dtype)
+    return np.histogram_bin_edges(proxy, bins=bins, range=range)
+
+
+@implements(np.histogram_bin_edges, spmd=True)
+def _np_histogram_bin_edges(a, bins=10, range=None, weights=None):
+    """``numpy.histogram_bin_edges`` from the extremes (string estimators gather: they
+    read all the data)."""
+    if not isinstance(a, DistArray) or isinstance(bins, str):
+        kwargs = {"bins": bins, "range": range, "weights": weights}
+        return fallback(np.histogram_bin_edges, (a,), kwargs, "numpy.histogram_bin_edges")
+    if isinstance(bins, DistArray):
+        bins = bins.get()
+    return _host_edges(a, _edges(in_mode(a, REPLICA), bins, range))
 
 
 def _dtype_of(weights) -> np.dtype:

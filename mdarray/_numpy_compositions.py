@@ -354,3 +354,125 @@ def _sort_complex(a):
     return values.astype(
         kind.get(values.dtype.char, np.clongdouble if values.dtype.char == "g" else np.complex128)
     )
+
+
+# Polynomials, integration, selection, reshaping --------------------------------------------
+
+
+@implements(np.vander, spmd=True)
+def _vander(x, N=None, increasing=False):
+    """``numpy.vander``: columns of powers of `x`, by running products (NumPy's own order
+    of multiplications, so the same roundings)."""
+    if x.ndim != 1:
+        raise ValueError("x must be a one-dimensional array or sequence.")
+    n = x.shape[0] if N is None else operator.index(N)
+    dtype = np.promote_types(x.dtype, int)
+    column = x.astype(dtype)[:, None]
+    if n <= 1:
+        ones = np.ones_like(column, dtype=dtype)
+        return ones[:, :n]
+    powers = np.cumprod(np.repeat(column, n - 1, axis=1), axis=1)
+    table = np.concatenate((np.ones_like(column, dtype=dtype), powers), axis=1)
+    return table if increasing else table[:, ::-1]
+
+
+@implements(np.polyval, spmd=True)
+def _polyval(p, x):
+    """``numpy.polyval``: Horner's rule, one multiply-add per coefficient."""
+    coefficients = p if isinstance(p, DistArray) else np.asarray(p)
+    y = np.zeros_like(x)
+    for k in range(len(coefficients)):
+        y = y * x + coefficients[k]
+    return y if isinstance(y, DistArray) else _beside(p, np.asarray(y))
+
+
+@implements(np.trapezoid, spmd=True)
+def _trapezoid(y, x=None, dx=1.0, axis=-1):
+    """``numpy.trapezoid``: the trapezoidal rule along `axis`."""
+    axis = np.lib.array_utils.normalize_axis_index(axis, y.ndim)
+    before = (slice(None),) * axis
+    if x is None:
+        step = dx
+    else:
+        step = np.diff(x, axis=-1 if np.ndim(x) == 1 else axis)
+        if np.ndim(x) == 1:
+            step = np.reshape(step, (-1,) + (1,) * (y.ndim - 1 - axis))
+    return np.sum(
+        step * (y[(*before, slice(1, None))] + y[(*before, slice(None, -1))]) / 2.0, axis=axis
+    )
+
+
+@implements(np.select, spmd=True)
+def _select(condlist, choicelist, default=0):
+    """``numpy.select``: from the last condition to the first, `where` it holds its choice;
+    `default` elsewhere."""
+    if len(condlist) != len(choicelist):
+        raise ValueError("list of cases must be same length as list of conditions")
+    if len(condlist) == 0:
+        raise ValueError("select with an empty condition list is not possible")
+    choices = [_operand(c) for c in choicelist]
+    conditions = [c if isinstance(c, DistArray) else np.asarray(c) for c in condlist]
+    fill = _operand(default)
+    try:  # Python scalars count as weak, as in NumPy's own
+        dtype = np.result_type(*(getattr(c, "dtype", c) for c in (*choices, fill)))
+    except TypeError as error:
+        raise TypeError("Choicelist elements do not have a common dtype") from error
+    for k, condition in enumerate(conditions):
+        if condition.dtype != np.bool_:
+            raise TypeError(f"invalid entry {k} in condlist: should be boolean ndarray")
+    result = fill
+    for condition, choice in zip(conditions[::-1], choices[::-1]):
+        result = np.where(condition, choice, result)
+    if not isinstance(result, DistArray):  # every operand on the host: no DistArray to follow
+        return fallback(np.select, (condlist, choicelist), {"default": default}, "numpy.select")
+    return result.astype(dtype, copy=False)
+
+
+def _operand(value):
+    """A DistArray or a Python scalar as it is; anything else as NumPy makes it."""
+    if isinstance(value, (DistArray, bool, int, float, complex)):
+        return value
+    return np.asarray(value)
+
+
+@implements(np.einsum_path, spmd=True)
+def _einsum_path(subscripts, *operands, optimize="greedy", einsum_call=False):
+    """``numpy.einsum_path``: it reads only shapes and dtypes, so zero-strided stand-ins
+    of the operands' shapes (no memory, no data moved)."""
+    stand_ins = [
+        np.broadcast_to(np.zeros((), o.dtype), o.shape) if isinstance(o, DistArray) else o
+        for o in operands
+    ]
+    return np.einsum_path(subscripts, *stand_ins, optimize=optimize, einsum_call=einsum_call)
+
+
+@implements(np.resize, spmd=True)
+def _resize(a, new_shape):
+    """``numpy.resize``: the flattened array repeated to fill `new_shape`."""
+    shape = (operator.index(new_shape),) if np.ndim(new_shape) == 0 else tuple(new_shape)
+    if any(n < 0 for n in shape):
+        raise ValueError("all elements of `new_shape` must be non-negative")
+    flat = np.ravel(a)
+    size = int(np.prod(shape, dtype=np.int64))
+    if flat.size == 0 or size == 0:
+        return np.zeros_like(flat, shape=shape)
+    repeats = -(-size // flat.size)
+    return np.reshape(np.tile(flat, repeats)[:size], shape)
+
+
+@implements(np.ix_, spmd=True)
+def _ix(*args):
+    """``numpy.ix_``: each 1-D sequence as an open mesh axis (booleans by their positions)."""
+    out = []
+    for k, arg in enumerate(args):
+        values = arg if isinstance(arg, DistArray) else np.asarray(arg)
+        if values.ndim != 1:
+            raise ValueError("Cross index must be 1 dimensional")
+        if values.size == 0 and not isinstance(values, DistArray):
+            values = values.astype(np.intp)
+        if np.issubdtype(values.dtype, np.bool_):
+            values = np.nonzero(values)[0]
+        shape = [1] * len(args)
+        shape[k] = values.shape[0]
+        out.append(np.reshape(values, shape))
+    return tuple(out)
