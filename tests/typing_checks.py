@@ -7,19 +7,19 @@ from typing_extensions import assert_type
 import mdarray
 from mdarray import DistArray
 
-x = mdarray.asarray(np.arange(6.0))
+x = mdarray.asarray(np.arange(6.0).reshape(2, 3))
 
 assert_type(x + 1, DistArray)
 assert_type(1 + x, DistArray)
 assert_type(-x, DistArray)
 assert_type(x < 2, DistArray)
-assert_type(x @ x, DistArray)
+assert_type(x @ x.T, DistArray)
 assert_type(x[0], DistArray)
 assert_type(x.T, DistArray)
 assert_type(x.mT, DistArray)
 assert_type(x.sum(), DistArray)
 assert_type(x.mean(axis=0), DistArray)
-assert_type(x.reshape(2, 3), DistArray)
+assert_type(x.reshape(3, 2), DistArray)
 assert_type(x.astype(np.float32), DistArray)
 assert_type(x.change_mode("sum"), DistArray)
 assert_type(x.reshard(x.layout), DistArray)
