@@ -9,11 +9,11 @@ there by name. So the op modules import this one and never the other way round.
 
 from __future__ import annotations
 
-import operator
+import inspect
 import sys
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection
 from types import ModuleType
-from typing import Any, cast
+from typing import Any, overload
 
 import numpy as np
 from numpy.typing import DTypeLike
@@ -26,6 +26,7 @@ from ._layout import Device, IndexMap, Layout, check_devices, layout_for_device
 from ._modes import REPLICA, Mode, as_mode
 from ._ndarray_methods import NDArrayMethods
 from ._operands import OURS, TAKEN, Operators, foreign
+from ._python_protocols import PythonProtocols
 from ._registry import FUNCTIONS, LOCAL, UFUNC_METHODS, UFUNC_OVERRIDES, method, runs_here
 from ._storage import Chunks
 from ._stored import Stored, decided_call, decided_function
@@ -34,14 +35,20 @@ from ._stored import Stored, decided_call, decided_function
 Axes = int | tuple[int, ...] | None
 
 
-class DistArray(Stored, NDArrayMethods, Operators):
+class DistArray(Stored, NDArrayMethods, PythonProtocols, Operators):
     """An N-D array whose chunks live on several devices.
 
     A DistArray has a `layout` (which device holds which part), a `mode` (how overlapping
     copies combine into the value) and one contiguous array per chunk: CuPy arrays on
     CUDA devices or NumPy arrays on virtual CPU devices. It is a NumPy duck array: NumPy
-    and CuPy functions and the Python operators accept it and return DistArrays. Make one
-    with `distributed_array` or an array-API creation function.
+    and CuPy functions and the Python operators accept it and return DistArrays, and
+    the `mdarray` module is its array API namespace.
+
+    DistArray is not called directly (``DistArray(...)`` raises TypeError). Make arrays
+    with `mdarray.distributed_array` (from data and an index map or Layout),
+    `mdarray.asarray` and the creation functions (``mdarray.zeros((n,), device=...)``),
+    `mdarray.from_local_chunks` or `mdarray.from_callback`; every operation on arrays
+    returns new ones.
 
     >>> import mdarray, numpy as np
     >>> x = mdarray.distributed_array(np.arange(6.0), mdarray.Layout.block((6,), devices=[0, 1]))
@@ -54,7 +61,12 @@ class DistArray(Stored, NDArrayMethods, Operators):
     _group: DeviceSet | None  # the device group, made on first use (see `device`)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """Refuses: arrays are made by `mdarray.distributed_array` and the rest (above)."""
         raise TypeError("make a DistArray with mdarray.distributed_array or a creation function")
+
+    # Not called directly, so no parameters to show: help() and the docs would otherwise
+    # show the refusing __init__'s (*args, **kwargs). `_new` is the constructor.
+    __signature__ = inspect.Signature()
 
     @classmethod
     def _new(cls, storage: Chunks, mode: Mode) -> DistArray:
@@ -73,6 +85,8 @@ class DistArray(Stored, NDArrayMethods, Operators):
 
     @property
     def index_map(self) -> dict[int, list[tuple[slice, ...]]]:
+        """``{device: [index, ...]}``, the layout's normalized index map: each chunk's
+        index is a tuple of one slice per axis (start, stop and step set)."""
         return self.layout.index_map
 
     @property
@@ -98,6 +112,7 @@ class DistArray(Stored, NDArrayMethods, Operators):
 
     @property
     def backend(self) -> str:
+        """The name of the backend that holds the chunks, ``"cpu"`` or ``"cuda"``."""
         return self._storage.backend.name
 
     def all_chunks(self) -> dict[int, list[Any]]:
@@ -109,8 +124,12 @@ class DistArray(Stored, NDArrayMethods, Operators):
 
     # Moving data --------------------------------------------------------------------
 
+    @overload
+    def get(self, root: None = None) -> np.ndarray: ...
+    @overload
+    def get(self, root: int) -> np.ndarray | None: ...
     @_processes.collective("get")
-    def get(self, root: int | None = None) -> Any:
+    def get(self, root: int | None = None) -> np.ndarray | None:
         """The value as a NumPy array on the host (partial results are combined).
 
         In an SPMD run (`mdarray.distributed`) it is collective and returns the value on
@@ -127,6 +146,8 @@ class DistArray(Stored, NDArrayMethods, Operators):
         return _redistribute.to_root(self._storage, self._mode, root)
 
     def __array__(self, dtype: DTypeLike | None = None, copy: bool | None = None) -> np.ndarray:
+        """``numpy.asarray(x)``: the value gathered to the host (`get`), a new writable
+        array; ``copy=False`` raises ValueError, as no view of the chunks exists."""
         if copy is False:
             raise ValueError("a DistArray cannot be viewed as a NumPy array without a copy")
         out = self.get()
@@ -239,132 +260,39 @@ class DistArray(Stored, NDArrayMethods, Operators):
         device, the legend, the caption), to save as a ``.svg`` file or embed."""
         return _svg.svg(self)
 
-    # NumPy methods: each goes through the NumPy function, so one registered
-    # implementation serves ``x.sum()``, ``np.sum(x)`` and ``mdarray.sum(x)`` (the
-    # reductions are `NDArrayMethods`').
-
-    def astype(self, dtype: DTypeLike, copy: bool = True) -> DistArray:
-        # NumPy's stubs take only an ndarray here.
-        return np.astype(self, dtype, copy=copy)  # type: ignore[call-overload]
-
-    def copy(self) -> DistArray:
-        return cast(DistArray, np.copy(self))
-
-    def reshape(self, *shape: Any, **kwargs: Any) -> DistArray:
-        new_shape = (
-            shape[0] if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)) else shape
-        )
-        return cast(DistArray, np.reshape(self, new_shape, **kwargs))
-
-    def transpose(self, *axes: Any) -> DistArray:
-        if len(axes) == 1 and (axes[0] is None or not isinstance(axes[0], (int, np.integer))):
-            order = axes[0]
-        else:
-            order = axes or None
-        return cast(DistArray, np.transpose(self, order))
-
-    @property
-    def T(self) -> DistArray:
-        return cast(DistArray, np.transpose(self))
-
-    @property
-    def mT(self) -> DistArray:
-        if self.ndim < 2:
-            raise ValueError("matrix transpose with ndim < 2 is undefined")
-        return cast(DistArray, np.matrix_transpose(self))
-
     def __eq__(self, other: object) -> Any:
+        """``x == other``: ``numpy.equal`` elementwise, a bool DistArray (per chunk where
+        the layouts agree)."""
         return method("compare")(np.equal, self, other)
 
     def __ne__(self, other: object) -> Any:
+        """``x != other``: ``numpy.not_equal`` elementwise, a bool DistArray."""
         return method("compare")(np.not_equal, self, other)
 
     __hash__ = None  # type: ignore[assignment]  # mutable, as ndarray
 
     @_processes.collective("getitem")
     def __getitem__(self, key: Any) -> DistArray:
+        """``x[key]``, with NumPy's indexing (basic, boolean and integer arrays).
+
+        A basic index (ints, slices, ``...``, ``None``) keeps the chunks it touches where
+        they lie, in the array's mode: no data moves, and the result lives on the devices
+        holding that part (its `device` group stays this array's). Integer and boolean
+        array indices move the selected elements; their result is REPLICA.
+
+        >>> import mdarray, numpy as np
+        >>> x = mdarray.distributed_array(np.arange(6), mdarray.Layout.block((6,), devices=[0, 1]))
+        >>> x[4:].devices, x[4:].get()
+        ((1,), array([4, 5]))
+        """
         return in_group(method("getitem")(self, key), (self,))
 
     @_processes.collective("setitem")
     def __setitem__(self, key: Any, value: Any) -> None:
+        """``x[key] = value``: writes every copy of the selected elements (in the array's
+        mode: a partial array's other copies take the identity), through the buffers, so
+        views see it. On failure no copy changes."""
         method("setitem")(self, key, value)
-
-    # Python scalar protocols --------------------------------------------------------
-
-    def __len__(self) -> int:
-        if not self.ndim:
-            raise TypeError("len() of unsized object")
-        return self.shape[0]
-
-    def __iter__(self) -> Iterator[DistArray]:
-        # Not a generator: iter() of a 0-d array raises at once, so np.iterable(x[0]) is
-        # False as for NumPy (matplotlib tells one dataset from many that way).
-        if not self.ndim:
-            raise TypeError("iteration over a 0-d array")
-        return (self[i] for i in range(self.shape[0]))
-
-    def __contains__(self, value: object) -> bool:
-        return bool(np.any(self == value))
-
-    def __format__(self, format_spec: str) -> str:
-        """A 0-d array formats as its element (``f"{np.mean(x):.3f}"``); others take only
-        the empty format, as NumPy arrays do."""
-        if not self.ndim:
-            return format(self.get()[()], format_spec)
-        if format_spec:
-            raise TypeError("unsupported format string passed to DistArray.__format__")
-        return str(self)
-
-    def __round__(self, ndigits: int | None = None) -> Any:
-        """``round()`` of a 0-d array, as of a NumPy scalar: an int without `ndigits`, else
-        a 0-d array rounded to `ndigits` decimals. NumPy arrays of more dimensions refuse."""
-        if self.ndim:
-            raise TypeError(f"type DistArray of {self.ndim} dimensions doesn't define __round__")
-        if ndigits is None:
-            return round(self.item())
-        return np.round(self, ndigits)
-
-    def item(self, *args: Any) -> Any:
-        return self.get().item(*args)
-
-    def tolist(self) -> Any:
-        return self.get().tolist()
-
-    def _scalar(self, kind: Callable[[Any], Any]) -> Any:
-        if self.size != 1:
-            raise TypeError("only arrays with one element can be converted to Python scalars")
-        return kind(self._element())
-
-    def _element(self) -> Any:
-        # The one element, as a 0-d NumPy array. One chunk holds it in any mode: its copy
-        # is read alone, without the general gather (a single process only: `get` is a
-        # step all processes of an SPMD run take).
-        storage = self._storage
-        if _processes.current() is None and len(storage.layout.boxes) == 1:
-            chunk = storage.buffers[0]
-            return storage.backend.to_host(chunk, storage.layout.chunk_devices[0]).reshape(())
-        return self.get().reshape(())
-
-    def __bool__(self) -> bool:
-        if self.size != 1:
-            raise ValueError(
-                "The truth value of an array with more than one element is ambiguous. Use a.any() or a.all()"
-            )
-        return bool(self._element())
-
-    def __int__(self) -> int:
-        return self._scalar(int)
-
-    def __float__(self) -> float:
-        return self._scalar(float)
-
-    def __complex__(self) -> complex:
-        return self._scalar(complex)
-
-    def __index__(self) -> int:
-        if self.dtype.kind not in "iu":
-            raise TypeError("only integer arrays can be converted to an index")
-        return operator.index(self._scalar(int))
 
     # Protocols ----------------------------------------------------------------------
 
@@ -372,6 +300,11 @@ class DistArray(Stored, NDArrayMethods, Operators):
     def __array_ufunc__(
         self, ufunc: np.ufunc, method_name: str, *inputs: Any, **kwargs: Any
     ) -> Any:
+        """NumPy's ufunc protocol (NEP 13): ``np.sin(x)``, ``np.add(x, y, out=x)`` and the
+        operators run chunk by chunk where the operands' layouts allow (else they are
+        aligned to the first DistArray's layout), with the mode rules deciding whether a
+        partial result stays partial. Methods without a distributed implementation take
+        the fallback policy (`mdarray.options`)."""
         if method_name == "__call__" and (done := decided_call(ufunc, inputs, kwargs)) is not None:
             return done if "out" in kwargs else in_group(done, inputs)  # out keeps its group
         operands = (*inputs, *kwargs["out"]) if "out" in kwargs else inputs
@@ -395,6 +328,9 @@ class DistArray(Stored, NDArrayMethods, Operators):
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
     ) -> Any:
+        """NumPy's function protocol (NEP 18): ``np.sum(x)``, ``np.concatenate`` and the
+        rest run their distributed implementation where the registry has one, else the
+        fallback policy (`mdarray.options`); another library's array defers."""
         if (done := decided_function(func, args, kwargs)) is not None:
             return in_group(done, (*args, *kwargs.values()))
         if not TAKEN.issuperset(types):  # NEP 18: `_operands.foreign`
@@ -407,6 +343,7 @@ class DistArray(Stored, NDArrayMethods, Operators):
         return in_group(method("fallback_function")(func, types, args, kwargs), args)
 
     def __array_namespace__(self, /, *, api_version: str | None = None) -> ModuleType:
+        """The array API namespace, the `mdarray` module (versions 2022.12 to 2024.12)."""
         if api_version not in (None, "2022.12", "2023.12", "2024.12"):
             raise ValueError(f"unsupported array API version {api_version!r}")
         return sys.modules[__package__]
@@ -424,6 +361,8 @@ class DistArray(Stored, NDArrayMethods, Operators):
 
     @property
     def __cuda_array_interface__(self) -> dict[str, Any]:
+        """CUDA's array interface, a zero-copy export: only for an array whose whole value
+        is one chunk on one CUDA device; AttributeError otherwise (``hasattr`` is False)."""
         backend = self._storage.backend
         if backend.name != "cuda":
             raise AttributeError("__cuda_array_interface__ exists only for arrays on CUDA devices")

@@ -22,9 +22,9 @@ class Mode:
     ('sum', True)
     """
 
-    __slots__ = ("_holds", "idempotent", "name", "ufunc_name")
+    __slots__ = ("_doc", "_holds", "idempotent", "name", "ufunc_name")
 
-    def __init__(self, name: str, ufunc_name: str | None, *, idempotent: bool) -> None:
+    def __init__(self, name: str, ufunc_name: str | None, *, idempotent: bool, doc: str) -> None:
         #: The name accepted wherever a mode is taken (``"sum"``).
         self.name = name
         #: The binary ufunc (by name) that combines two copies; None for REPLICA.
@@ -34,6 +34,8 @@ class Mode:
         self.idempotent = idempotent
         # The dtypes `check_dtype` passed (every array made checks its mode once per dtype).
         self._holds: set = set()
+        # This mode's own docstring, its ``__doc__`` (`_OwnDoc`).
+        self._doc = doc
 
     def __repr__(self) -> str:
         return f"mdarray.{self.name.upper()}"
@@ -116,11 +118,90 @@ class Mode:
             self._holds.add(np.dtype(dtype))
 
 
-REPLICA = Mode("replica", None, idempotent=True)
-SUM = Mode("sum", "add", idempotent=False)
-PROD = Mode("prod", "multiply", idempotent=False)
-MAX = Mode("max", "maximum", idempotent=True)
-MIN = Mode("min", "minimum", idempotent=True)
+class _OwnDoc:
+    """``Mode.__doc__``, the class's docstring on the class, each mode's own on a mode, so
+    ``help(mdarray.SUM)`` and the API reference say what SUM means (a mode is an instance:
+    without this it would show the class's text)."""
+
+    def __init__(self, class_doc: str | None) -> None:
+        self.class_doc = class_doc
+
+    def __get__(self, mode: Mode | None, owner: type | None = None) -> str | None:
+        return self.class_doc if mode is None else mode._doc
+
+
+# A heap type's __doc__ may be a descriptor: `type.__doc__` calls its __get__(None, cls).
+setattr(Mode, "__doc__", _OwnDoc(Mode.__doc__))  # noqa: B010  (typed str | None)
+
+REPLICA = Mode(
+    "replica",
+    None,
+    idempotent=True,
+    doc="""Every copy of an element holds its value (overlapping chunks are replicas).
+
+    The mode of arrays made from data (`distributed_array`, the creation functions) and
+    of most operation results. Reading an element takes any one copy; a write reaches
+    every copy.
+
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.distributed_array(np.arange(3), mdarray.Layout.replicated((3,), devices=[0, 1]))
+    >>> x.mode, [c.tolist() for c in x.all_chunks()[1]]
+    (mdarray.REPLICA, [[0, 1, 2]])
+    """,
+)
+SUM = Mode(
+    "sum",
+    "add",
+    idempotent=False,
+    doc="""A partial sum, an element's value being the sum of all its copies.
+
+    A sum or mean along an axis that chunks split gives this mode without moving data:
+    each device keeps the sum of its own part. A copy that does not contribute holds 0
+    (-0.0 for floats, so that a value of -0.0 survives). The copies are added up when
+    the value is observed (`DistArray.get`, ``repr``, ``item``) or an operation needs
+    REPLICA (``x.change_mode(mdarray.REPLICA)``).
+
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.distributed_array(np.arange(4.0), mdarray.Layout.block((4,), devices=[0, 1]))
+    >>> s = x.sum()
+    >>> s.mode, [c.tolist() for c in s.all_chunks()[0] + s.all_chunks()[1]], float(s)
+    (mdarray.SUM, [1.0, 5.0], 6.0)
+    """,
+)
+PROD = Mode(
+    "prod",
+    "multiply",
+    idempotent=False,
+    doc="""A partial product, an element's value being the product of all its copies.
+
+    A product along an axis that chunks split gives this mode without moving data. A
+    copy that does not contribute holds 1. Complex copies that hold the identity are
+    skipped when combining (``(1+0j) * (inf+0j)`` is not ``inf+0j`` in IEEE arithmetic).
+    """,
+)
+MAX = Mode(
+    "max",
+    "maximum",
+    idempotent=True,
+    doc="""A partial maximum, an element's value being the largest of its copies.
+
+    A max along an axis that chunks split gives this mode without moving data (``any``
+    of booleans too). A copy that does not contribute holds the dtype's lowest value
+    (-inf, the integer minimum, False); complex dtypes cannot hold it (TypeError). Equal
+    copies may all contribute, so a REPLICA array is already a valid MAX array.
+    """,
+)
+MIN = Mode(
+    "min",
+    "minimum",
+    idempotent=True,
+    doc="""A partial minimum, an element's value being the smallest of its copies.
+
+    A min along an axis that chunks split gives this mode without moving data (``all``
+    of booleans too). A copy that does not contribute holds the dtype's highest value
+    (inf, the integer maximum, True); complex dtypes cannot hold it (TypeError).
+    """,
+)
 
 MODES = {mode.name: mode for mode in (REPLICA, SUM, PROD, MAX, MIN)}
 
@@ -132,3 +213,7 @@ def as_mode(mode: object) -> Mode:
     if isinstance(mode, str) and mode.lower() in MODES:
         return MODES[mode.lower()]
     raise ValueError(f"unknown mode {mode!r}; expected one of {sorted(MODES)} or a mdarray.Mode")
+
+
+# The modes are instances, which doctest's finder skips: their examples run from here.
+__test__ = {name: mode.__doc__ for name, mode in MODES.items()}

@@ -42,10 +42,13 @@ class Stored:
         return (_unpickled, (type(self), self._storage, self._mode, group))
 
     def __copy__(self: _S) -> _S:
+        """``copy.copy(x)``: an independent copy (as `__deepcopy__`), as NumPy's."""
         # A copy, as NumPy's and CuPy's: writes through either never reach the other.
         return self.__deepcopy__(None)
 
     def __deepcopy__(self: _S, memo: dict[int, Any] | None) -> _S:
+        """``copy.deepcopy(x)``: the same values, layout, mode and device group, sharing
+        no memory with `x`."""
         out = self._new(self._storage.copied(memo), self._mode)
         out._group = self._group
         return out
@@ -82,18 +85,22 @@ class Stored:
 
     @property
     def ndim(self) -> int:
+        """The number of axes, ``len(shape)``."""
         return len(self._storage.layout.shape)
 
     @property
     def size(self) -> int:
+        """The number of elements (the value's, not the sum of the chunks')."""
         return math.prod(self._storage.layout.shape)
 
     @property
     def itemsize(self) -> int:
+        """The bytes of one element."""
         return self._storage.dtype.itemsize
 
     @property
     def nbytes(self) -> int:
+        """The bytes of the value, ``size * itemsize`` (chunks that overlap hold more)."""
         return self.size * self.itemsize
 
 

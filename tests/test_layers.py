@@ -55,7 +55,7 @@ LAYERS = (
     ("storage", {"_memory", "_memory_report", "_storage", "_stored"}),
     ("movement", {"_fetch", "_dense_partials", "_movement_plans", "_redistribute"}),
     ("chunkwise execution", {"_chunkwise", "_operands"}),
-    ("DistArray", {"_array", "_ndarray_methods"}),
+    ("DistArray", {"_array", "_ndarray_methods", "_python_protocols"}),
     (
         "op modules",
         {
