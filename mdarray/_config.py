@@ -25,10 +25,12 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import CodeType, FrameType
-from typing import Any
+from typing import Any, TypeVar
 
 from . import _debug
 from ._debug import HOST, Place
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class PerformanceWarning(UserWarning):
@@ -200,6 +202,21 @@ def from_environment(environ: Mapping[str, str]) -> dict[str, Any]:
     return _checked(changes, ENVIRONMENT)
 
 
+# Optional dependencies ---------------------------------------------------------------
+
+
+#: What installs MPI for `mdarray.distributed` (the ``mpi`` extra: mpi4py and an MPI).
+MPI_INSTALL = "pip install 'mdarray[mpi]'"
+
+
+def missing(module: str, install: str, needed_by: str) -> ModuleNotFoundError:
+    """The error for an optional dependency that is not installed, saying what installs
+    it (raise it ``from`` the ImportError)."""
+    return ModuleNotFoundError(
+        f"{needed_by} needs {module}, which is not installed: {install}", name=module
+    )
+
+
 # Warnings and the user's frame ------------------------------------------------------
 
 PACKAGE = f"{Path(__file__).parent}{os.sep}"
@@ -249,8 +266,8 @@ logger = logging.getLogger("mdarray")
 
 # The code of the public calls that move data because the user asked for it.
 _EXPLICIT: set[CodeType] = set()
-# The decorator that makes a method a collective call: its frame is not the call's.
-_WRAPPERS = f"{PACKAGE}_processes.py"
+# The code of decorators' wrappers (`transparent`): their frames are not the call's.
+_TRANSPARENT: set[CodeType] = set()
 
 
 def mark_explicit(*functions: Callable[..., Any]) -> None:
@@ -261,12 +278,19 @@ def mark_explicit(*functions: Callable[..., Any]) -> None:
         _EXPLICIT.add(inspect.unwrap(function).__code__)
 
 
+def transparent(wrapper: F) -> F:
+    """Mark `wrapper`, the function a decorator returns, as no call of its own: the
+    transfer guard looks through its frames to the public call it wraps."""
+    _TRANSPARENT.add(wrapper.__code__)
+    return wrapper
+
+
 def _calls(frame: FrameType | None) -> list[FrameType]:
     """mdarray's frames from `frame` up to the first frame outside the package, innermost
     first, collective wrappers aside: the last is the public call the user made."""
     frames = []
     while frame is not None and frame.f_code.co_filename.startswith(PACKAGE):
-        if frame.f_code.co_filename != _WRAPPERS:
+        if frame.f_code not in _TRANSPARENT:
             frames.append(frame)
         frame = frame.f_back
     return frames

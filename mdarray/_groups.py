@@ -15,7 +15,7 @@ import numpy as np
 
 from ._array import in_group, placed_in
 from ._backend import DeviceSet, default_backend, devices
-from ._config import options
+from ._config import options, transparent
 from ._debug import count_transfers
 from ._fallback import distarrays_in, fallback, numpy_twin
 from ._fusion import fuse
@@ -47,6 +47,7 @@ def keeping_groups(func: Callable[..., Any], numpy: ModuleType = np) -> Callable
         creates = False
 
     @functools.wraps(func)
+    @transparent
     def function(*args: Any, **kwargs: Any) -> Any:
         if (done := decided_function(func, args, kwargs)) is not None:
             return _grouped(done, args, kwargs, creates)

@@ -36,6 +36,7 @@ from typing import Any, ParamSpec, TypeVar
 import numpy as np
 
 from ._call_check import CallCheck, is_agreed, mark_agreed
+from ._config import MPI_INSTALL, missing, transparent
 
 __all__ = ["Group", "Remote", "collective", "current", "entry", "is_local", "owner"]
 
@@ -214,6 +215,7 @@ def collective(
 
     def decorate(method: Callable[P, R]) -> Callable[P, R]:
         @functools.wraps(method)
+        @transparent
         def public(*args: P.args, **kwargs: P.kwargs) -> R:
             group = _GROUP
             if group is None or group.alone or group.depth or (local and local(*args)):
@@ -270,7 +272,10 @@ def check_root(root: Any) -> None:
 def join(comm, backend) -> Group:
     """Join the SPMD run of `comm`'s processes with `backend`'s devices: gather the device
     table and give the backend its global ids."""
-    from mpi4py import MPI  # noqa: PLC0415  (lazy: MPI only in an SPMD run)
+    try:
+        from mpi4py import MPI  # noqa: PLC0415  (lazy: MPI only in an SPMD run)
+    except ImportError as error:
+        raise missing("mpi4py", MPI_INSTALL, "mdarray.distributed") from error
 
     global _GROUP, _LOCAL
     if _GROUP is not None:
