@@ -39,7 +39,10 @@ class PerformanceWarning(UserWarning):
 
 class TransferError(RuntimeError):
     """An operation would have moved data between devices implicitly, under
-    ``mdarray.options(transfer_guard="raise")``; nothing was moved."""
+    ``mdarray.options(transfer_guard="raise")``: raised before that copy, so the
+    operation changed none of its operands."""
+
+    __module__ = "mdarray"  # its public home, as tracebacks and docs name it
 
 
 FALLBACK_POLICIES = ("warn", "raise", "allow")

@@ -225,6 +225,8 @@ class CudaBackend:
                 return array
             with self.on(dst_device):
                 return cupy.array(array, copy=True, order="C")
+        # Reported before the copy: a transfer guard that refuses it stops it here.
+        _debug.record_transfer(src_device, dst_device, array.nbytes)
         with self.on(src_device):
             src = _contiguous(array)
             ready = self.stream(src_device).record()
@@ -243,7 +245,6 @@ class CudaBackend:
                 )
             done = dst_stream.record()
         self.stream(src_device).wait_event(done)
-        _debug.record_transfer(src_device, dst_device, src.nbytes)
         return out
 
     def move_into(self, out, key: tuple, array, src_device: int, dst_device: int) -> None:
