@@ -118,6 +118,11 @@ def _guarded(opts: Options, observers: tuple) -> tuple:
 def options(**changes: Any) -> Iterator[Options]:
     """Set options for the ``with`` block, for this thread (or asyncio task) only.
 
+    Options not named keep their values; the block's values are those in force when it
+    starts with `changes` applied, restored when it ends, and the block yields them.
+    `set_options` sets the process-wide values, which every thread sees outside its
+    blocks.
+
     Parameters
     ----------
     fallback : {"warn", "raise", "allow"}
@@ -130,19 +135,12 @@ def options(**changes: Any) -> Iterator[Options]:
         What a move of data between devices that an operation makes implicitly does
         (aligning operands, combining partial results, fetching remote parts of an
         index): nothing (``"allow"``), a message on the ``mdarray`` logger (``"log"``),
-        or `TransferError` before anything moves (``"raise"``). Moves the user asks for
+        or `TransferError` before the copy (``"raise"``). Moves the user asks for
         (``reshard``, ``to_device``, ``change_mode``, ``get``, ``np.asarray``, printing,
-        creating an array) are always allowed.
+        creating an array) are always allowed, and so are copies to and from the host.
 
-    Options not named keep their values; the block's values are those in force when it
-    starts, with `changes` applied, and are restored when it ends. `set_options` sets
-    the process-wide values, which every thread sees outside its blocks.
-
-    Yields
-    ------
-    Options
-        The options in force inside the block.
-
+    Examples
+    --------
     >>> import mdarray
     >>> with mdarray.options(fallback="raise", transfer_guard="raise") as opts:
     ...     opts.fallback
@@ -169,6 +167,8 @@ def set_options(**changes: Any) -> None:
     apply where no block sets options. At import the values come from the environment:
     ``MDARRAY_FALLBACK``, ``MDARRAY_FALLBACK_LIMIT`` and ``MDARRAY_TRANSFER_GUARD``.
 
+    Examples
+    --------
     >>> import mdarray
     >>> mdarray.set_options(fallback="raise")
     >>> mdarray.set_options(fallback="warn")
