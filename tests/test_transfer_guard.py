@@ -9,6 +9,7 @@ import pytest
 from _layouts import D
 
 import mdarray
+import mdarray.testing
 from mdarray import _config
 
 several = pytest.mark.skipif(len(D) < 2, reason="moves between devices need two devices")
@@ -100,6 +101,9 @@ def test_explicit_moves_pass_under_raise():
         assert repr(total).startswith("DistArray([")
         assert float(total[1]) == value.sum(axis=0)[1]
         assert total.tolist() == value.sum(axis=0).tolist()
+        assert total[2].item() == value.sum(axis=0)[2]
+        assert bool(total[1])
+        mdarray.testing.assert_dist_equal(total, value.sum(axis=0))
         moved_too = mdarray.asarray(x, device=y.layout)
         again = mdarray.distributed_array(x, y.layout)
         made = mdarray.distributed_array(value, y.layout)  # from host data
