@@ -35,7 +35,7 @@ from . import lib as lib
 from . import linalg as linalg
 from ._array import DistArray
 from ._backend import DeviceSet, default_backend, devices, synchronize
-from ._config import PerformanceWarning, options
+from ._config import PerformanceWarning, TransferError, options, set_options
 from ._constants import e, inf, nan, newaxis, pi
 from ._creation_functions import (
     arange,
@@ -150,6 +150,7 @@ __all__ = [
     "PerformanceWarning",
     "Profile",
     "TransferCount",
+    "TransferError",
     "__array_namespace_info__",
     "all",
     "any",
@@ -225,6 +226,7 @@ __all__ = [
     "result_type",
     "roll",
     "searchsorted",
+    "set_options",
     "sort",
     "squeeze",
     "stack",

@@ -20,7 +20,7 @@ from numpy.typing import DTypeLike
 
 from . import _processes, _redistribute, _svg, _visualize
 from ._backend import DeviceSet
-from ._config import check_fallback
+from ._config import check_fallback, mark_explicit
 from ._debug import TransferCount
 from ._layout import Device, IndexMap, Layout, check_devices, layout_for_device
 from ._modes import REPLICA, Mode, as_mode
@@ -226,6 +226,10 @@ class DistArray(Stored, NDArrayMethods, PythonProtocols, Operators):
             f"DistArray({values}, dtype={self.dtype}, mode={self.mode}, {_visualize.summary(self)})"
         )
 
+    def __str__(self) -> str:
+        """The values as ``str`` of a NumPy array prints them (``repr`` adds the layout)."""
+        return str(self.get())
+
     def visualize(self) -> str:
         """A text picture of which device holds which part of the array.
 
@@ -428,6 +432,12 @@ class DistArray(Stored, NDArrayMethods, PythonProtocols, Operators):
         """CuPy's hook for its reduction kernels (``cupy.sum(x, axis=0)``, ``cupy.amax``):
         the result is a DistArray, partial where the axes are split."""
         return method("cupy_reduction")(self, kernel, axis, dtype, out, keepdims)
+
+
+# Moves the user asks for: the transfer guard lets them through (`_config.mark_explicit`).
+_EXPLICIT = "get __array__ change_mode reshard to_device item tolist __cupy_get_ndarray__"
+_SHOWN = "__repr__ __str__ __format__ __bool__ __int__ __float__ __complex__ __index__"
+mark_explicit(*(getattr(DistArray, name) for name in f"{_EXPLICIT} {_SHOWN}".split()))
 
 
 def in_group(result: Any, operands: Collection[Any]) -> Any:

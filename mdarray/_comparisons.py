@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import builtins
 import operator
-import warnings
 
 import numpy as np
 
 from ._array import DistArray, in_mode, wrap
 from ._chunkwise import aligned, result_layout
+from ._config import warn
 from ._contractions import _operand
 from ._fallback import as_distarrays
 from ._modes import REPLICA
@@ -70,7 +70,7 @@ def _report_invalid(message: str) -> None:
     """NumPy's handling of an invalid rtol or atol, by the ``invalid`` error state."""
     action = np.geterr()["invalid"]
     if action == "warn":
-        warnings.warn(message, RuntimeWarning, stacklevel=3)
+        warn(message, RuntimeWarning)
     elif action == "raise":
         raise FloatingPointError(message)
     elif action == "print":

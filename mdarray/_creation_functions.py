@@ -13,6 +13,7 @@ from . import _redistribute, _regions
 from ._array import DistArray, wrap
 from ._backend import DeviceSet, get_backend
 from ._backend import backend as default_backend_object
+from ._config import mark_explicit
 from ._decided import bound, decides
 from ._layout import Device, IndexMap, Layout, ShapeLike, layout_for_device
 from ._manipulation_functions import broadcast_to, reshape
@@ -592,3 +593,7 @@ for _impl, _func, _fill in (
     (full_like, np.full_like, "fill_value"),
 ):
     decides(_impl, _func)(_like_decider(_impl, _fill))
+
+
+# Making an array where the user says is a move the user asks for (`_config.mark_explicit`).
+mark_explicit(distributed_array, asarray, from_dlpack)

@@ -226,6 +226,7 @@ class CudaBackend(CudaClock):
                 return array
             with self.on(dst_device):
                 return cupy.array(array, copy=True, order="C")
+        _debug.record_transfer(src_device, dst_device, array.nbytes)  # a refusing guard stops it
         with self.on(src_device):
             src = _contiguous(array)
             ready = self.stream(src_device).record()
@@ -244,7 +245,6 @@ class CudaBackend(CudaClock):
                 )
             done = dst_stream.record()
         self.stream(src_device).wait_event(done)
-        _debug.record_transfer(src_device, dst_device, src.nbytes)
         return out
 
     def move_into(self, out, key: tuple, array, src_device: int, dst_device: int) -> None:

@@ -1,11 +1,19 @@
-"""Seeing data movement: `count_transfers` counts bytes moved per device pair."""
+"""Seeing data movement: `count_transfers` counts bytes moved per device pair.
+
+Every copy between devices, or between a device and the host, is reported to the
+*observers* of the current context (`record_transfer`): the counters of the open
+`count_transfers` blocks, and the transfer guard of `mdarray.options` (`_config`) where
+one is set. Where there are none, a backend skips the report with one C call.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 from collections import Counter
 from collections.abc import Iterator
+from typing import Protocol
 
 #: Where host memory is named: a transfer's end in a TransferCount, and the "device"
 #: `_redistribute.region_value` gathers to for a NumPy result.
@@ -14,16 +22,39 @@ HOST = "host"
 #: A transfer's end: a device id or `HOST`.
 Place = int | str
 
-# The counters open in this context (thread or task): each counts only its own moves.
-_counters: contextvars.ContextVar[tuple[TransferCount, ...]] = contextvars.ContextVar(
+
+class Observer(Protocol):
+    def moved(self, src: Place, dst: Place, nbytes: int) -> None: ...
+
+
+# The observers set in this context (thread or task): each sees only its own moves. Unset,
+# the context has the process-wide default (`observe_by_default`).
+_counters: contextvars.ContextVar[tuple[Observer, ...]] = contextvars.ContextVar(
     "mdarray_transfer_counters", default=()
 )
 
 
-#: The counters open in this context (a C function: a backend skips `record_transfer`'s
+#: The observers of this context (C calls only: a backend skips `record_transfer`'s
 #: Python call per copy where it returns an empty tuple, as it does outside
-#: `count_transfers`).
-counting = _counters.get
+#: `count_transfers` with no transfer guard set).
+counting = functools.partial(_counters.get, ())
+
+
+def observe_by_default(observers: tuple[Observer, ...]) -> None:
+    """Make `observers` those of every context that has set none (`_config.set_options`
+    puts the transfer guard here)."""
+    global counting  # noqa: PLW0603 (backends look it up here at each copy)
+    counting = functools.partial(_counters.get, observers)
+
+
+@contextlib.contextmanager
+def observed_by(observers: tuple[Observer, ...]) -> Iterator[None]:
+    """Make `observers` this context's inside the ``with`` block."""
+    token = _counters.set(observers)
+    try:
+        yield
+    finally:
+        _counters.reset(token)
 
 
 class TransferCount:
@@ -41,6 +72,10 @@ class TransferCount:
     def total(self) -> int:
         return sum(self.bytes.values())
 
+    def moved(self, src: Place, dst: Place, nbytes: int) -> None:
+        self.bytes[(src, dst)] += int(nbytes)
+        self.copies += 1
+
     def __getitem__(self, pair: tuple[Place, Place]) -> int:
         return self.bytes[pair]
 
@@ -52,10 +87,10 @@ class TransferCount:
 
 
 def record_transfer(src: Place, dst: Place, nbytes: int) -> None:
-    """Called by the backend for every copy between two devices or host and device."""
-    for counter in _counters.get():
-        counter.bytes[(src, dst)] += int(nbytes)
-        counter.copies += 1
+    """Called by the backend for every copy between two devices or host and device,
+    before the copy is issued (so a guard that raises stops it)."""
+    for observer in counting():
+        observer.moved(src, dst, nbytes)
 
 
 @contextlib.contextmanager
@@ -71,8 +106,5 @@ def count_transfers() -> Iterator[TransferCount]:
     64
     """
     counter = TransferCount()
-    token = _counters.set((*_counters.get(), counter))
-    try:
+    with observed_by((*counting(), counter)):
         yield counter
-    finally:
-        _counters.reset(token)

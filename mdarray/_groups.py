@@ -16,7 +16,7 @@ import numpy as np
 from . import _profile
 from ._array import in_group, placed_in
 from ._backend import DeviceSet, default_backend, devices, synchronize
-from ._config import options
+from ._config import options, transparent
 from ._debug import count_transfers
 from ._fallback import distarrays_in, fallback, numpy_twin
 from ._fusion import fuse
@@ -50,6 +50,7 @@ def keeping_groups(func: Callable[..., Any], numpy: ModuleType = np) -> Callable
         creates = False
 
     @functools.wraps(func)
+    @transparent
     def function(*args: Any, **kwargs: Any) -> Any:
         if _profile.recording and _profile.open_here() and func not in LOCAL:  # profiled
             return _profile.recorded(func.__name__, function, args, kwargs)

@@ -25,17 +25,12 @@ What else each needs:
 
 from __future__ import annotations
 
-import os
-import sys
-import warnings
-from pathlib import Path
-from types import FrameType
-
 import numpy as np
 
 from . import _reduction
 from ._array import DistArray, in_mode, wrap
 from ._chunkwise import map_chunks, write_out
+from ._config import warn
 from ._data_type_functions import astype
 from ._fallback import fallback
 from ._modes import REPLICA
@@ -169,17 +164,10 @@ def _front(func, a: DistArray, axis, out, kwargs: dict, stat):
     return result if out is None else write_out(out, result)
 
 
-_PACKAGE = f"{Path(__file__).parent}{os.sep}"
-
-
 def _warn(message: str) -> None:
     """NumPy's RuntimeWarning, attributed to the first caller outside mdarray (as
     NumPy's points at its caller's line)."""
-    frame: FrameType | None = sys._getframe(1)
-    level = 2
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
-        frame, level = frame.f_back, level + 1
-    warnings.warn(message, RuntimeWarning, stacklevel=level)
+    warn(message, RuntimeWarning)
 
 
 # nansum, nanprod ------------------------------------------------------------------------

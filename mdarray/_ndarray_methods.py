@@ -64,6 +64,9 @@ class NDArrayMethods:
         @property
         def ndim(self) -> int: ...  # Stored's
 
+        storage: Any  # Stored's
+        layout: Any
+
     # Conversions and shapes ---------------------------------------------------------
 
     def astype(self, dtype: DTypeLike, copy: bool = True) -> DistArray:
@@ -136,11 +139,6 @@ class NDArrayMethods:
             raise ValueError("matrix transpose with ndim < 2 is undefined")
         return _np.matrix_transpose(self)
 
-    # Reductions -----------------------------------------------------------------------
-
-        storage: Any  # Stored's
-        layout: Any
-
     def block_until_ready(self) -> Any:
         """Wait until the work queued on this array's devices is done; return the array
         (as JAX's ``block_until_ready``), so ``t0 = time(); y = f(x).block_until_ready()``
@@ -153,6 +151,8 @@ class NDArrayMethods:
         """
         self.storage.backend.synchronize(self.layout.devices)
         return self
+
+    # Reductions -----------------------------------------------------------------------
 
     def sum(
         self,

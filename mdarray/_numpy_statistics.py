@@ -11,13 +11,12 @@ split observations: only the small variables-by-variables result is combined).
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
 from ._array import DistArray, in_mode, wrap
 from ._chunkwise import map_chunks
+from ._config import warn
 from ._contractions import _operand
 from ._fallback import as_distarrays, fallback
 from ._layout import Layout
@@ -149,7 +148,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
         ddof = 0 if bias else 1
     fact = x.shape[1] - ddof
     if fact <= 0:
-        warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=2)
+        warn("Degrees of freedom <= 0 for slice", RuntimeWarning)
         fact = 0.0
     # The mean as NumPy's: the total divided once (partial sums divided chunk by chunk
     # round otherwise, and a constant row must centre to exact zeros: corrcoef's NaN).

@@ -37,6 +37,7 @@ import numpy as np
 
 from . import _profile
 from ._call_check import CallCheck, is_agreed, mark_agreed
+from ._config import MPI_INSTALL, missing, transparent
 
 __all__ = ["Group", "Remote", "collective", "current", "entry", "is_local", "owner"]
 
@@ -215,6 +216,7 @@ def collective(
 
     def decorate(method: Callable[P, R]) -> Callable[P, R]:
         @functools.wraps(method)
+        @transparent
         def public(*args: P.args, **kwargs: P.kwargs) -> R:
             if _profile.recording and _profile.open_here() and not (local and local(*args)):
                 called = name if isinstance(name, str) else name(*args)
@@ -274,7 +276,10 @@ def check_root(root: Any) -> None:
 def join(comm, backend) -> Group:
     """Join the SPMD run of `comm`'s processes with `backend`'s devices: gather the device
     table and give the backend its global ids."""
-    from mpi4py import MPI  # noqa: PLC0415  (lazy: MPI only in an SPMD run)
+    try:
+        from mpi4py import MPI  # noqa: PLC0415  (lazy: MPI only in an SPMD run)
+    except ImportError as error:
+        raise missing("mpi4py", MPI_INSTALL, "mdarray.distributed") from error
 
     global _GROUP, _LOCAL
     if _GROUP is not None:

@@ -259,7 +259,7 @@ def _lanes_quantile(xp, chunk, q, axes: tuple, keepdims: bool, method: str, medi
     if skip_nan:
         n = xp.sum(~nan, axis=-1)
         if bool((n == 0).any()):
-            warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=2)
+            _warn("All-NaN slice encountered")
     else:
         n = xp.full(kept_shape, lanes.shape[-1])
     last = xp.maximum(n - 1, 0)

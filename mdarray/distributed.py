@@ -29,6 +29,7 @@ from typing import Any
 
 from . import _processes
 from ._backend import backend as _default_backend
+from ._config import MPI_INSTALL, missing
 from ._transport import NcclLinks
 
 __all__ = [
@@ -52,7 +53,10 @@ def initialize(comm: Any = None) -> None:
     name the devices by their single-process ids.
     """
     if comm is None:
-        from mpi4py import MPI  # noqa: PLC0415  (never at import: MPI starts here)
+        try:
+            from mpi4py import MPI  # noqa: PLC0415  (never at import: MPI starts here)
+        except ImportError as error:
+            raise missing("mpi4py", MPI_INSTALL, "mdarray.distributed") from error
 
         comm = MPI.COMM_WORLD
     backend = _default_backend()

@@ -195,3 +195,12 @@ def test_zero_d_arrays_act_as_numpy_scalars_in_python_protocols():
         round(x)
     with pytest.raises(TypeError, match="unhashable"):
         hash(x)
+
+
+@given(dist_pairs())
+def test_str_prints_the_values_as_numpy_does(pair):
+    x, value = pair
+    assert str(x) == str(value)
+    assert f"{x}" == str(value)
+    assert repr(x).startswith("DistArray(")
+    assert f"mode={x.mode}" in repr(x)  # repr keeps the layout summary

@@ -1,8 +1,9 @@
 """What a type checker sees of DistArray code (tests/test_api_docstrings.py runs mypy on
 this file; it is not collected as tests, and never run)."""
 
+from typing import assert_type
+
 import numpy as np
-from typing_extensions import assert_type
 
 import mdarray
 from mdarray import DistArray

@@ -24,6 +24,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._array import DistArray
+from .._config import mark_explicit
 
 __all__ = [
     "assert_allclose",
@@ -204,3 +205,9 @@ def assert_chunks_hold(x: DistArray, expected: ArrayLike) -> None:
     if not x.mode.idempotent and (held > 1).any():
         where = tuple(int(i) for i in np.argwhere(held > 1)[0])
         raise AssertionError(f"element {where} is held by {held[where]} chunks in mode {x.mode}")
+
+
+# The assertions read values as `get` does: moves the user asks for (`_config.mark_explicit`).
+mark_explicit(
+    assert_array_equal, assert_allclose, assert_dist_equal, assert_dist_allclose, assert_chunks_hold
+)

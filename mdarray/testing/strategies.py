@@ -29,9 +29,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
 from numpy.typing import DTypeLike
+
+from .._config import missing
+
+try:
+    from hypothesis import strategies as st
+    from hypothesis.extra import numpy as hnp
+except ImportError as error:
+    raise missing("hypothesis", "pip install hypothesis", "mdarray.testing.strategies") from error
 
 from .._array import DistArray
 from .._backend import devices as backend_devices

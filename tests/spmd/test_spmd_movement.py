@@ -164,9 +164,12 @@ def test_repr_and_str(mode):
     value = np.arange(12.0).reshape(3, 4)
     x = mdarray.distributed_array(value, overlapping_layout(value.shape), mode)
     text = np.array2string(value, separator=", ", prefix="DistArray(")
-    for shown in (repr(x), str(x)):
-        same_everywhere(shown)
-        everywhere(shown.startswith(f"DistArray({text}, dtype=float64, mode={mode}, "), shown)
+    shown = repr(x)
+    same_everywhere(shown)
+    everywhere(shown.startswith(f"DistArray({text}, dtype=float64, mode={mode}, "), shown)
+    shown = str(x)  # the values as NumPy prints them, on every process
+    same_everywhere(shown)
+    everywhere(shown == str(value), shown)
 
 
 def test_distributed_print(capsys):
