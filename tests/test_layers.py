@@ -40,6 +40,7 @@ LAYERS = (
             "_cuda_kernels",
             "_cuda_elementwise",
             "_cuda_clock",
+            "_cuda_host",
             "_cuda_backend",
             "_backend",
             "_processes",
