@@ -16,8 +16,9 @@ from numpy.typing import DTypeLike
 
 from ._array import DistArray, wrap
 from ._chunkwise import Casting, cast
-from ._layout import Device
-from ._registry import implements, local
+from ._layout import Device, Layout
+from ._modes import REPLICA
+from ._registry import implements, implements_method, local
 
 bool = np.bool_  # the array API names the boolean dtype `bool`
 int8 = np.int8
@@ -186,3 +187,74 @@ def iscomplexobj(x) -> builtins.bool:
 @local
 def isrealobj(x) -> builtins.bool:
     return x.dtype.kind != "c"
+
+
+@implements_method("view")
+def view(x: DistArray, dtype: Any = None, type: Any = None) -> DistArray:
+    """``x.view(dtype)``: each chunk's bytes read as `dtype`, a view of `x` (writes through
+    either reach the other), with NumPy's rules: a dtype of another size scales the last
+    axis, which must be contiguous (each chunk's), and a 0-d array keeps its item size.
+    Where the size changes, each chunk's part of the last axis must start and end on
+    whole elements of the new dtype. A partial (SUM, ...) array whose chunks overlap is
+    combined first (a copy's bytes mean nothing alone), so its view is of that combined
+    copy and writes through it do not reach `x`; without overlaps each element's one copy
+    is its value, viewed in place as a REPLICA array."""
+    if type is not None or (isinstance(dtype, builtins.type) and issubclass(dtype, np.ndarray)):
+        raise TypeError(
+            "DistArray.view(type=...): a DistArray has no ndarray subclass to view as; "
+            "np.asarray(x) or x.get() gives a NumPy array"
+        )
+    if dtype is None or np.dtype(dtype) == x.dtype:
+        return x[...]
+    new = np.dtype(dtype)
+    old = x.dtype
+    if x.mode is not REPLICA and x.layout.has_overlaps:
+        x = x.change_mode(REPLICA)  # a copy's bytes mean nothing alone: the value's do
+    layout = x.layout
+    if new.itemsize != old.itemsize:
+        if x.ndim == 0:
+            raise ValueError(
+                "Changing the dtype of a 0d array is only supported if the itemsize is unchanged"
+            )
+        layout = _rescaled_last_axis(layout, old.itemsize, new.itemsize, new)
+    resized = new.itemsize != old.itemsize
+
+    def reinterpreted(t: int, chunk: Any) -> Any:
+        if resized and chunk.size and chunk.strides[-1] != old.itemsize:  # as NumPy's check
+            raise ValueError(
+                "To change to a dtype of a different size, the last axis must be contiguous"
+            )
+        return chunk.view(new)
+
+    # Without overlaps each element has one copy, which is its value in any mode.
+    return wrap(x.storage.view(layout, reinterpreted, dtype=new), REPLICA)
+
+
+def _rescaled_last_axis(layout: Layout, old: int, new: int, dtype: np.dtype) -> Layout:
+    """`layout` with every chunk's part of the last axis in items of `new` bytes instead
+    of `old`; ValueError (NumPy's where the array's last axis does not divide) where a
+    part does not start and end on whole new items or is strided."""
+    if new < old and old % new:
+        raise ValueError(
+            "When changing to a smaller dtype, its size must be a divisor of the size of "
+            "original dtype"
+        )
+    if layout.shape[-1] * old % new:
+        raise ValueError(
+            "When changing to a larger dtype, its size must be a divisor of the total size "
+            "in bytes of the last axis of the array."
+        )
+    index_map: dict[int, list] = {}
+    for device, index in layout.chunks:
+        last = index[-1]
+        length = len(range(last.start, last.stop, last.step))
+        if (last.step != 1 and length > 1) or last.start * old % new or length * old % new:
+            raise ValueError(
+                f"view as {dtype}: a chunk holds items {last.start}..{last.stop} of the last "
+                f"axis, which do not fall on whole {dtype} items; reshard x so that each "
+                "chunk's part of the last axis does (or holds it whole) first"
+            )
+        start = last.start * old // new
+        rescaled = slice(start, start + length * old // new, 1)
+        index_map.setdefault(device, []).append((*index[:-1], rescaled))
+    return Layout((*layout.shape[:-1], layout.shape[-1] * old // new), index_map)

@@ -2,11 +2,12 @@
 
 Every method here calls ``numpy.<function>(self, ...)``, so it takes the path the
 function takes on a DistArray (a distributed implementation where the registry has one,
-else the fallback policy) and lives beside, not inside, the core of `DistArray`.
+else the fallback policy) and lives beside, not inside, the core of `DistArray`;
+``view``, which no NumPy function does, runs the registry's method of that name.
 Methods that sort or fill in place (``sort``, ``partition``, ``fill``, ``put``) write
 through the array's buffers, as ndarray's do. Left out, as they describe one block of
 host memory: ``base ctypes data flags flat strides byteswap getfield setfield setflags
-view resize dump dumps tofile tobytes choose``.
+resize dump dumps tofile tobytes choose``.
 
 Each result is a DistArray (a tuple of them for ``nonzero``) with the layout and mode the
 function gives: the docstrings say what moves. A reduction along an axis that chunks
@@ -24,6 +25,8 @@ from numpy.typing import DTypeLike
 
 if TYPE_CHECKING:
     from ._array import DistArray
+
+from ._registry import method
 
 # NumPy's stubs do not know that a DistArray is array-like; the calls dispatch at run time.
 _np: Any = np
@@ -83,6 +86,20 @@ class NDArrayMethods:
         array([1, 2], dtype=int32)
         """
         return _np.astype(self, dtype, copy=copy)
+
+    def view(self, dtype: Any = None, type: Any = None) -> DistArray:
+        """This array's bytes read as `dtype`, as ``ndarray.view``: a view (writes through
+        either reach the other), each chunk's bytes reinterpreted where they lie. A dtype
+        of another size scales the last axis (contiguous in each chunk, each chunk's part
+        starting and ending on whole items of `dtype`); no `type` (a DistArray has no
+        ndarray subclass).
+
+        >>> import mdarray, numpy as np
+        >>> z = mdarray.asarray(np.array([[1 + 2j, 3 - 4j]]))
+        >>> z.view(np.float64).get()
+        array([[ 1.,  2.,  3., -4.]])
+        """
+        return method("view")(self, dtype, type)
 
     def copy(self) -> DistArray:
         """A copy with the same layout and mode; each chunk is copied on its device."""

@@ -104,7 +104,6 @@ def test_every_ndarray_method_is_there_or_left_out_on_purpose():
         "getfield",
         "setfield",
         "setflags",
-        "view",
         "resize",
         "dump",
         "dumps",
@@ -117,3 +116,69 @@ def test_every_ndarray_method_is_there_or_left_out_on_purpose():
     listed = {n for n in dir(np.ndarray) if not n.startswith("_")} - removed
     missing = listed - set(dir(mdarray.DistArray))
     assert missing == left_out
+
+
+VIEWS = [
+    ("complex128", "float64"),  # smaller: the last axis doubles
+    ("float64", "complex128"),  # larger: the last axis halves
+    ("int32", "float32"),  # the same size
+    ("int32", "int8"),
+    ("int32", "int64"),
+    ("float64", "float64"),
+]
+
+
+@pytest.mark.parametrize(("source", "target"), VIEWS)
+@settings(max_examples=20)
+@given(data=st.data())
+def test_view_reads_the_bytes_as_numpy_and_writes_through(source, target, data):
+    x, value = data.draw(dist_pairs(shape=(3, 4), dtype=np.dtype(source)))
+    want = value.view(target)
+    combined = x.mode is not mdarray.REPLICA and x.layout.has_overlaps and source != target
+    parts = [range(s.start, s.stop, s.step) for _, (_, s) in x.layout.chunks]
+    whole = want.itemsize == x.itemsize or all(
+        (len(r) < 2 or r.step == 1)
+        and r.start * x.itemsize % want.itemsize == 0
+        and len(r) * x.itemsize % want.itemsize == 0
+        for r in parts
+    )
+    if not whole:  # a chunk's part of the last axis is strided or would split an item
+        with pytest.raises(ValueError, match="whole"):
+            x.view(target)
+        return
+    got = x.view(target)
+    _same(got, want)
+    got[0, 0] = 7  # a view: the write reaches x, as it reaches value through want
+    want[0, 0] = 7
+    if combined:  # a view of x's combined copy: x keeps its value
+        np.testing.assert_array_equal(got.get(), want)
+        assert x.mode is not mdarray.REPLICA
+    else:
+        np.testing.assert_array_equal(x.get(), value)
+
+
+def test_view_in_whole_chunks_and_numpys_errors():
+    value = np.arange(24, dtype=np.int32).reshape(2, 12)
+    layout = mdarray.Layout.block(value.shape, axis=1, devices=mdarray.devices()[:2] * 2)
+    x = mdarray.distributed_array(value, layout)  # column blocks of 3: whole int64 items?
+    with pytest.raises(ValueError, match="whole int64 items"):
+        x.view(np.int64)
+    rows = mdarray.distributed_array(value, mdarray.Layout.block(value.shape))
+    np.testing.assert_array_equal(rows.view(np.int64).get(), value.view(np.int64))
+    np.testing.assert_array_equal(rows.view().get(), value)
+    assert rows.view(np.int32) is not rows
+    for bad, call in [
+        (value.T, lambda a: a.view(np.int8)),  # the last axis is not contiguous
+        (value[0, 0], lambda a: a.view(np.int64)),  # 0-d: the item size must stay
+        (value[:, :3], lambda a: a.view(np.int64)),  # 12 bytes: no whole int64
+        (value.astype(np.int64), lambda a: a.view("S3")),  # 3 does not divide 8
+    ]:
+        with pytest.raises(ValueError, match="dtype") as numpys:
+            call(bad)
+        with pytest.raises(ValueError, match=str(numpys.value)[:30]):
+            call(mdarray.asarray(bad) if bad.ndim != 2 or bad.strides[-1] == 4 else rows.T)
+    with pytest.raises(TypeError, match="no ndarray subclass"):
+        rows.view(np.ndarray)
+    overlapping = mdarray.distributed_array(value, mdarray.Layout.replicated(value.shape))
+    partial = overlapping.change_mode("sum")  # each copy holds part of the value
+    np.testing.assert_array_equal(partial.view(np.float32).get(), value.view(np.float32))
