@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 # Modules that only register implementations (ufunc calls, CuPy's hooks, the fallback).
 from . import (  # noqa: F401
+    _applying,
     _comparisons,
     _contractions,
     _cupy_hooks,
@@ -20,11 +21,13 @@ from . import (  # noqa: F401
     _moments,
     _nan_reductions,
     _numpy_compositions,
+    _numpy_formulas,
     _numpy_linalg,
     _numpy_statistics,
     _numpy_writes,
     _padding,
     _polynomials,
+    _ranges,
     _selection,
     _stacking,
     _stencils,
