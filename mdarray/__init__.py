@@ -18,6 +18,7 @@ from . import (  # noqa: F401
     _index_arithmetic,
     _indexing,
     _insertions,
+    _linalg_compositions,
     _moments,
     _nan_reductions,
     _numpy_compositions,
