@@ -28,6 +28,7 @@ from . import (  # noqa: F401
     _numpy_writes,
     _padding,
     _polynomials,
+    _printing,
     _ranges,
     _selection,
     _stacking,
