@@ -11,6 +11,7 @@ NumPy's loop over the axes, each call given the DistArray.
 from __future__ import annotations
 
 import operator
+from typing import Any
 
 import numpy as np
 
@@ -31,7 +32,7 @@ def _apply_along_axis(func1d, axis, arr, *args, **kwargs):
     outer = arr.shape[:axis] + arr.shape[axis + 1 :]
     if any(n == 0 for n in outer):
         raise ValueError("Cannot apply_along_axis when any iteration dimensions are 0")
-    moved = np.moveaxis(arr, axis, -1)
+    moved: Any = np.moveaxis(arr, axis, -1)  # type: ignore[type-var]
     results = []
     for index in np.ndindex(*outer):
         got = func1d(moved[index], *args, **kwargs)
@@ -61,13 +62,13 @@ def _apply_over_axes(func, a, axes):
     lost the axis given it back (``expand_dims``)."""
     if not isinstance(a, DistArray):
         return fallback(np.apply_over_axes, (func, a, axes), {}, "numpy.apply_over_axes")
-    value = a
+    value: Any = a
     n = a.ndim
     if np.ndim(axes) == 0:
         axes = (axes,)
     for given in axes:
         axis = n + given if given < 0 else given
-        result = func(value, axis)
+        result: Any = func(value, axis)
         if result.ndim == value.ndim:
             value = result
         else:

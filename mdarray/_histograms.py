@@ -11,6 +11,7 @@ would take them from the data: two native reductions (MIN, MAX), one scalar per 
 from __future__ import annotations
 
 import builtins
+from typing import Any
 
 import numpy as np
 
@@ -265,7 +266,7 @@ def _np_histogramdd(sample, bins=10, range=None, density=None, weights=None):
     flat = np.ravel_multi_index(counts, shape)
     if weights is not None and not isinstance(weights, DistArray):
         weights = _host_edges(like, np.asarray(weights))
-    hist = np.bincount(flat, weights, minlength=int(np.prod(shape)))
+    hist: Any = np.bincount(flat, weights, minlength=int(np.prod(shape)))
     hist = np.reshape(hist, shape).astype(float)  # counts or float64 sums: a safe cast
     hist = hist[(slice(1, -1),) * len(edges)]
     if density:

@@ -11,6 +11,7 @@ bounds checks read two scalars (the extremes).
 from __future__ import annotations
 
 import operator
+from typing import Any
 
 import numpy as np
 
@@ -80,9 +81,9 @@ def _ravel_multi_index(multi_index, dims, mode="raise", order="C"):
     for axis in axes:
         strides[axis] = stride
         stride *= dims[axis]
-    coordinates = []
+    coordinates: list[Any] = []
     for given, n, how in zip(arrays, dims, modes):
-        a = given.astype(np.intp)
+        a: Any = given.astype(np.intp)
         if how == "raise":
             if a.size and bool(np.any((a < 0) | (a >= n))):
                 raise ValueError("invalid entry in coordinates array")
@@ -123,7 +124,7 @@ def _lexsort(keys, axis=-1):
 
 
 @implements(np.digitize, spmd=True)
-def _digitize(x, bins, right=False):
+def _digitize(x, bins, right=False) -> Any:
     """``numpy.digitize``: the native ``searchsorted`` of `x` in `bins` (reversed for
     decreasing bins)."""
     like = distarrays_in([x, bins])[0]
@@ -133,7 +134,7 @@ def _digitize(x, bins, right=False):
         raise TypeError("x may not be complex")
     if bins.ndim != 1:
         np.digitize(np.zeros(0, x.dtype), np.zeros(bins.shape, bins.dtype))  # NumPy's error
-    side = "left" if right else "right"
+    side: Any = "left" if right else "right"
     if bins.size > 1:
         rising = bool(np.all(bins[1:] >= bins[:-1]))
         if not rising and not bool(np.all(bins[1:] <= bins[:-1])):

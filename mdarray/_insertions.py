@@ -13,6 +13,7 @@ reduction over the other axes) and returns the slice. ``block`` is nested
 from __future__ import annotations
 
 import operator
+from typing import Any
 
 import numpy as np
 
@@ -26,7 +27,7 @@ def _host(value):
     return value.get() if isinstance(value, DistArray) else value
 
 
-def _axis_of(arr: DistArray, axis) -> tuple[DistArray, int]:
+def _axis_of(arr: DistArray, axis) -> tuple[Any, int]:
     if axis is None:
         return np.ravel(arr), 0
     return arr, np.lib.array_utils.normalize_axis_index(operator.index(axis), arr.ndim)
@@ -64,6 +65,7 @@ def _insert(arr, obj, values, axis=None):
     if index is not None and index.dtype == np.bool_:
         kwargs = {"axis": axis}
         return fallback(np.insert, (arr, obj, values), kwargs, "numpy.insert")
+    new: Any
     if isinstance(values, DistArray):
         new = values.astype(arr.dtype)
         new = np.reshape(new, (1,) * (arr.ndim - new.ndim) + new.shape)
@@ -99,14 +101,14 @@ def _trim_zeros(filt, trim="fb", axis=None):
         axes = np.lib.array_utils.normalize_axis_tuple(axis, filt.ndim, argname="axis")
     if not axes:
         return filt
-    spans = []
+    found: list[tuple[int, int]] = []
     for k in range(filt.ndim):
         others = tuple(j for j in range(filt.ndim) if j != k)
-        held = np.flatnonzero(np.any(filt, axis=others) if others else filt)
+        held: Any = np.flatnonzero(np.any(filt, axis=others) if others else filt)
         if held.size == 0:
-            spans = None
             break
-        spans.append((int(held[0].get()), int(held[-1].get()) + 1))
+        found.append((int(held[0].get()), int(held[-1].get()) + 1))
+    spans = found if len(found) == filt.ndim else None
     index = []
     for k in range(filt.ndim):
         if k not in axes:

@@ -94,7 +94,8 @@ def _multi_dot(arrays, *, out=None):
     if n == 3:
         (a0, a1), (c0, c1) = arrays[0].shape, arrays[2].shape
         left_first = a0 * c0 * (a1 + c1) < a1 * c1 * (a0 + c0)
-        split = np.array([[0, 0, 1 if left_first else 0]] * 3)
+        # (AB)C splits the chain after B, A(BC) after A; each pair splits in its middle.
+        split = np.array([[0, 0, 1 if left_first else 0], [0, 0, 1], [0, 0, 0]])
     else:
         split = _chain_order([a.shape for a in arrays])
     result = _product(arrays, split, 0, n - 1)

@@ -11,6 +11,7 @@ fallback.
 from __future__ import annotations
 
 import operator
+from typing import Any
 
 import numpy as np
 
@@ -59,7 +60,7 @@ def _choose(a, choices, out=None, mode="raise"):
     else:
         selector = np.clip(selector, 0, n - 1)
     shape = np.broadcast_shapes(a.shape, *(np.shape(c) for c in choices))
-    result = np.broadcast_to(_dist(choices[-1], like[0]).astype(dtype), shape)
+    result: Any = np.broadcast_to(_dist(choices[-1], like[0]).astype(dtype), shape)
     for k in range(n - 2, -1, -1):
         choice = choices[k]
         choice = (

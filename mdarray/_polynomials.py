@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import operator
 import warnings
+from typing import Any
 
 import numpy as np
 
@@ -26,18 +27,18 @@ def _template(*operands) -> DistArray:
     return distarrays_in(list(operands))[0]
 
 
-def _vector(p, like: DistArray):
+def _vector(p, like: DistArray) -> Any:
     """`p` as NumPy's ``atleast_1d`` makes it, a DistArray over like's devices."""
     if isinstance(p, DistArray):
         return np.atleast_1d(p)
     return asarray(np.atleast_1d(np.asarray(p)), device=like.device)
 
 
-def _beside(host: np.ndarray, like: DistArray) -> DistArray:
+def _beside(host: np.ndarray, like: Any) -> DistArray:
     return asarray(host, device=like.device)
 
 
-def _padded(shorter: DistArray, longer: DistArray) -> DistArray:
+def _padded(shorter: Any, longer: Any) -> Any:
     extra = len(longer) - len(shorter)
     if extra <= 0:
         return shorter
@@ -62,9 +63,18 @@ def _polysub(a1, a2):
 
 @implements(np.polymul, spmd=True)
 def _polymul(a1, a2):
-    """``numpy.polymul``: the convolution of the coefficients."""
+    """``numpy.polymul``: the convolution of the coefficients, each without its leading
+    zeros (as ``poly1d`` holds them)."""
     like = _template(a1, a2)
-    return np.convolve(_vector(a1, like), _vector(a2, like))
+    return np.convolve(_trimmed(_vector(a1, like)), _trimmed(_vector(a2, like)))
+
+
+def _trimmed(p: Any) -> Any:
+    """`p` as ``poly1d`` keeps it: 1-D, leading zeros dropped (a zero if none is left)."""
+    if p.ndim > 1:
+        raise ValueError("Polynomial must be 1d only.")
+    p = np.trim_zeros(p, trim="f")
+    return p if len(p) else _beside(np.zeros(1, p.dtype), p)
 
 
 @implements(np.polyder, spmd=True)
@@ -115,7 +125,7 @@ def _poly(seq_of_zeros):
     """``numpy.poly``: the coefficients of the polynomial with the given roots (of a
     square matrix: its eigenvalues', computed on one device), one factor ``x - zero``
     at a time by the native ``convolve``."""
-    zeros = np.atleast_1d(seq_of_zeros)
+    zeros: Any = np.atleast_1d(seq_of_zeros)
     shape = zeros.shape
     if len(shape) == 2 and shape[0] == shape[1] and shape[0] != 0:
         zeros = np.linalg.eigvals(zeros)
@@ -125,7 +135,7 @@ def _poly(seq_of_zeros):
         raise ValueError("input must be 1d or non-empty square 2d array.")
     if len(zeros) == 0:
         return 1.0
-    a = _beside(np.ones(1, zeros.dtype), zeros)
+    a: Any = _beside(np.ones(1, zeros.dtype), zeros)
     # One factor ``[1, -zero]`` at a time by the native convolve (the backend's own on
     # each chunk): the roots are read on the host, a vector of the polynomial's degree.
     for zero in zeros.get():
@@ -145,7 +155,8 @@ def _roots(p):
     p = np.atleast_1d(p)
     if p.ndim != 1:
         raise ValueError("Input must be a rank-1 array.")
-    nonzero = np.flatnonzero(p).get()
+    held: Any = np.flatnonzero(p)
+    nonzero = held.get()
     if len(nonzero) == 0:
         return _beside(np.array([]), p)
     trailing = len(p) - int(nonzero[-1]) - 1
@@ -155,9 +166,9 @@ def _roots(p):
     n = len(p)
     if n > 1:
         below = np.diag(np.ones(n - 2, p.dtype), -1)[1:]
-        companion = np.concatenate(((-p[1:] / p[0])[None, :], below))
+        companion: Any = np.concatenate(((-p[1:] / p[0])[None, :], below))
         first = companion.layout.chunk_devices[0]
-        roots = np.linalg.eigvals(companion.to_device(first))
+        roots: Any = np.linalg.eigvals(companion.to_device(first))
     else:
         roots = _beside(np.array([]), p)
     if trailing == 0:
