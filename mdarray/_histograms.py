@@ -6,6 +6,8 @@ device's chunks add their counts where they are, and the result is a SUM partial
 one full-length copy per device, which nothing moves until it is combined (one
 result-sized partial per extra device). The bins need the global extremes when NumPy
 would take them from the data: two native reductions (MIN, MAX), one scalar per device.
+``histogram2d`` and ``histogramdd`` find the bins by ``searchsorted``, which has no
+multi-process implementation yet: an SPMD run takes the fallback for them.
 """
 
 from __future__ import annotations
@@ -237,7 +239,7 @@ def _bins_on_host(bins):
     return bins
 
 
-@implements(np.histogramdd, spmd=True)
+@implements(np.histogramdd)
 def _np_histogramdd(sample, bins=10, range=None, density=None, weights=None):
     """``numpy.histogramdd``: each coordinate's bin by the native ``searchsorted`` in its
     edges, the flat bin by ``ravel_multi_index``, the counts by the native ``bincount``
@@ -278,7 +280,7 @@ def _np_histogramdd(sample, bins=10, range=None, density=None, weights=None):
     return hist, where
 
 
-@implements(np.histogram2d, spmd=True)
+@implements(np.histogram2d)
 def _np_histogram2d(x, y, bins=10, range=None, density=None, weights=None):
     """``numpy.histogram2d``: `histogramdd` of the two coordinate vectors."""
     if not isinstance(x, DistArray) or not isinstance(y, DistArray):

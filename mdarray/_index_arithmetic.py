@@ -5,7 +5,9 @@ Each is elementwise integer arithmetic (divisions, remainders, products, shifts)
 composition of the native sort and search (``argsort`` with ``kind="stable"``,
 ``take_along_axis``, ``searchsorted``), run where the chunks lie. NumPy's own checks of
 shapes, dtypes and arguments run first on empty stand-ins (its errors, its words); the
-bounds checks read two scalars (the extremes).
+bounds checks read two scalars (the extremes). ``digitize`` searches with
+``searchsorted``, which has no multi-process implementation yet: an SPMD run takes the
+fallback for it.
 """
 
 from __future__ import annotations
@@ -123,7 +125,7 @@ def _lexsort(keys, axis=-1):
     return order.astype(np.intp, copy=False)
 
 
-@implements(np.digitize, spmd=True)
+@implements(np.digitize)
 def _digitize(x, bins, right=False) -> Any:
     """``numpy.digitize``: the native ``searchsorted`` of `x` in `bins` (reversed for
     decreasing bins)."""

@@ -7,7 +7,8 @@ shapes alone) and runs the native ``dot`` in it; ``cond`` is the ratio of the ex
 singular values (the native ``svd``) or, for the other norms, the norm of the matrix
 times that of its inverse; ``tensorinv`` and ``tensorsolve`` reshape to one matrix and
 run ``inv`` and ``solve``, which work on one device (a fallback under the policy where
-the matrix must move there).
+the matrix must move there). ``cond`` takes the fallback in an SPMD run (TSQR has no
+multi-process implementation yet).
 """
 
 from __future__ import annotations
@@ -106,7 +107,7 @@ def _multi_dot(arrays, *, out=None):
     return result if out is None else write_out(out, result)
 
 
-@implements(np.linalg.cond, spmd=True)
+@implements(np.linalg.cond)
 def _cond(x, p=None):
     """``numpy.linalg.cond``: the extreme singular values' ratio (native ``svd``) for
     ``p`` of None, 2 or -2; else ``norm(x, p) * norm(inv(x), p)`` (``inv`` on one

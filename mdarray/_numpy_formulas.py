@@ -5,7 +5,8 @@ Each is NumPy's formula written with native operations (``where``, masks, ``diff
 ``cumsum``, ``searchsorted``, ``take``, ``convolve``), in the order NumPy computes it,
 so the values, dtypes and errors are NumPy's; NumPy's checks of the arguments run
 first on empty or one-element stand-ins. ``interp`` with complex values takes the
-fallback.
+fallback. ``piecewise`` (mask writes) and ``interp`` (``searchsorted``) have no
+multi-process implementation: an SPMD run takes the fallback for them.
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ def _choose(a, choices, out=None, mode="raise"):
     return result if out is None else write_out(out, result)
 
 
-@implements(np.piecewise, spmd=True)
+@implements(np.piecewise)
 def _piecewise(x, condlist, funclist, *args, **kw):
     """``numpy.piecewise``: per condition, its function of ``x[cond]`` (or its value)
     written into ``y[cond]``, y zeros of x's kind; with one function more than
@@ -150,7 +151,7 @@ def _unwrap(p, discont=None, axis=-1, *, period=2 * np.pi):
     return result
 
 
-@implements(np.interp, spmd=True)
+@implements(np.interp)
 def _interp(x, xp, fp, left=None, right=None, period=None):
     """``numpy.interp`` for real values: each point's interval by the native
     ``searchsorted`` in `xp`, its ends by ``take``, NumPy's formula (and its NaN and

@@ -7,7 +7,9 @@ it writes, then writes once through the DistArray's own assignment (``a[...] = v
 ``a[mask] = value`` or ``a[rows, cols] = value``), which changes nothing where it fails:
 a failed call leaves the array as it was. Positions given as indices are read on the host
 (as indexing reads them); the written values stay DistArrays where they are ones, and
-move only to the chunks that hold the written elements.
+move only to the chunks that hold the written elements. ``copyto`` and ``putmask``
+(``where`` and a whole assignment) run across processes too; the others write points or
+masks, which have no multi-process implementation yet, so an SPMD run takes the fallback.
 """
 
 from __future__ import annotations
@@ -91,7 +93,7 @@ def _stand_in(value):
     return np.zeros((1,) * np.ndim(value), dtype)
 
 
-@implements(np.put, spmd=True)
+@implements(np.put)
 def _put(a, ind, v, mode="raise"):
     """``numpy.put``: ``a.flat[ind] = v``, `v` repeated to the length of `ind`; indices
     out of range raise (``mode="raise"``), wrap or clip as NumPy's."""
@@ -136,7 +138,7 @@ def _putmask(a, mask, values):
     return None
 
 
-@implements(np.place, spmd=True)
+@implements(np.place)
 def _place(arr, mask, vals):
     """``numpy.place``: the elements where `mask` holds take `vals` in order, repeated
     as needed."""
@@ -157,7 +159,7 @@ def _place(arr, mask, vals):
     return None
 
 
-@implements(np.fill_diagonal, spmd=True)
+@implements(np.fill_diagonal)
 def _fill_diagonal(a, val, wrap=False):
     """``numpy.fill_diagonal``: the main diagonal (of a tall matrix, with `wrap` the
     diagonals that restart below it) takes `val`, repeated as needed."""
@@ -181,7 +183,7 @@ def _fill_diagonal(a, val, wrap=False):
     return None
 
 
-@implements(np.put_along_axis, spmd=True)
+@implements(np.put_along_axis)
 def _put_along_axis(arr, indices, values, axis):
     """``numpy.put_along_axis``: ``arr[i0, ..., indices, ..., iN] = values`` with the other
     axes' positions broadcast against `indices` (the flattened array without `axis`)."""

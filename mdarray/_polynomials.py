@@ -6,7 +6,8 @@ and ``lstsq`` for ``polyfit``): the same operations in the same order, so the sa
 values and dtypes. ``roots`` builds the companion matrix on one device and takes its
 eigenvalues there (``numpy.linalg.eigvals`` runs on one device); ``poly`` of a square
 matrix does the same. A ``polyfit`` asked for the covariance (``cov=``) takes the
-fallback.
+fallback, as does ``polyfit`` in an SPMD run (TSQR has no multi-process implementation
+yet).
 """
 
 from __future__ import annotations
@@ -197,7 +198,7 @@ def _polydiv(u, v):
     return quotient, remainder
 
 
-@implements(np.polyfit, spmd=True)
+@implements(np.polyfit)
 def _polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     """``numpy.polyfit``: least squares on the Vandermonde matrix of `x` with its
     columns scaled to unit norm (the native ``lstsq`` of a tall matrix);
