@@ -122,7 +122,7 @@ def _put(a, ind, v, mode="raise"):
 
 
 @implements(np.putmask, spmd=True)
-def _putmask(a, mask, values):
+def _putmask(a, /, mask, values):
     """``numpy.putmask``: where `mask` holds, element n of the flattened array becomes
     ``values.flat[n % values.size]``."""
     if not isinstance(a, DistArray):

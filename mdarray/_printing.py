@@ -12,30 +12,46 @@ is put back.
 
 from __future__ import annotations
 
-import inspect
-
 import numpy as np
 
-from ._array import DistArray
-from ._fallback import fallback
 from ._registry import implements
 from ._visualize import printed_part
 
-_ARRAY2STRING = inspect.signature(np.array2string)
-
 
 @implements(np.array2string, spmd=True)
-def _array2string(a, *args, **kwargs):
+def _array2string(
+    a,
+    max_line_width=None,
+    precision=None,
+    suppress_small=None,
+    separator=" ",
+    prefix="",
+    *,
+    formatter=None,
+    threshold=None,
+    edgeitems=None,
+    sign=None,
+    floatmode=None,
+    suffix="",
+    legacy=None,
+):
     """``numpy.array2string``: NumPy's text, from the printed part of `a` only."""
-    if not isinstance(a, DistArray):
-        return fallback(np.array2string, (a, *args), kwargs, "numpy.array2string")
-    bound = _ARRAY2STRING.bind(a, *args, **kwargs)
-    given = bound.arguments
-    part, summarize = printed_part(a, given.get("threshold"), given.get("edgeitems"))
-    given["a"] = part
-    if summarize:
-        given["threshold"] = 0
-    return np.array2string(*bound.args, **bound.kwargs)
+    part, summarize = printed_part(a, threshold, edgeitems)
+    return np.array2string(
+        part,
+        max_line_width,
+        precision,
+        suppress_small,
+        separator,
+        prefix,
+        formatter=formatter,
+        threshold=0 if summarize else threshold,
+        edgeitems=edgeitems,
+        sign=sign,
+        floatmode=floatmode,
+        suffix=suffix,
+        legacy=legacy,
+    )
 
 
 @implements(np.array_str, spmd=True)
