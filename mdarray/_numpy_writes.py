@@ -183,6 +183,18 @@ def _fill_diagonal(a, val, wrap=False):
     return None
 
 
+def _writes_flat() -> bool:
+    """Whether NumPy's ``put_along_axis(..., axis=None)`` writes into the array: NumPy 2.4
+    writes into a flattened copy, so the array stays as it was (the calls still check
+    their arguments); a release that writes through is followed."""
+    probe = np.zeros(1)
+    np.put_along_axis(probe, np.zeros(1, np.intp), 1.0, None)
+    return bool(probe[0])
+
+
+_WRITES_FLAT = _writes_flat()
+
+
 @implements(np.put_along_axis)
 def _put_along_axis(arr, indices, values, axis):
     """``numpy.put_along_axis``: ``arr[i0, ..., indices, ..., iN] = values`` with the other
@@ -191,17 +203,20 @@ def _put_along_axis(arr, indices, values, axis):
         args = (arr, indices, values, axis)
         return fallback(np.put_along_axis, args, {}, "numpy.put_along_axis")
     host = _host(indices)
-    if not np.issubdtype(host.dtype, np.integer):
-        raise IndexError("`indices` must be an integer array")
-    if axis is None:
+    flat = axis is None
+    shape: tuple[int, ...]
+    if flat:
         if host.ndim != 1:
             raise ValueError("when axis=None, `indices` must have a single dimension.")
-        _put(arr, host, values)
-        return None
-    axis = np.lib.array_utils.normalize_axis_index(operator.index(axis), arr.ndim)
-    if host.ndim != arr.ndim:
+        shape, axis = (arr.size,), 0
+    else:
+        shape = arr.shape
+        axis = np.lib.array_utils.normalize_axis_index(operator.index(axis), arr.ndim)
+    if not np.issubdtype(host.dtype, np.integer):
+        raise IndexError("`indices` must be an integer array")
+    if host.ndim != len(shape):
         raise ValueError("`indices` and `arr` must have the same number of dimensions")
-    size = arr.shape[axis]
+    size = shape[axis]
     wrong = (host < -size) | (host >= size)
     if wrong.any():
         bad = int(host[wrong][0])
@@ -210,12 +225,19 @@ def _put_along_axis(arr, indices, values, axis):
     grids = [
         along
         if d == axis
-        else np.arange(n, dtype=np.intp).reshape([-1 if e == d else 1 for e in range(arr.ndim)])
-        for d, n in enumerate(arr.shape)
+        else np.arange(n, dtype=np.intp).reshape([-1 if e == d else 1 for e in range(len(shape))])
+        for d, n in enumerate(shape)
     ]
-    shape = np.broadcast_shapes(*(g.shape for g in grids))
-    positions = np.ravel_multi_index(tuple(np.broadcast_to(g, shape) for g in grids), arr.shape)
+    result_shape = np.broadcast_shapes(*(g.shape for g in grids))
     cast = _in_dtype(values, arr.dtype)
-    flat = np.ravel(np.broadcast_to(cast, shape))
-    _write_flat(arr, positions.ravel(), flat)
+    if np.broadcast_shapes(np.shape(cast), result_shape) != result_shape:
+        raise ValueError(
+            f"shape mismatch: value array of shape {np.shape(cast)} could not be broadcast "
+            f"to indexing result of shape {result_shape}"
+        )
+    if flat and not _WRITES_FLAT:
+        return None  # NumPy wrote into a flattened copy: the array is unchanged
+    grid = tuple(np.broadcast_to(g, result_shape) for g in grids)
+    positions = np.ravel_multi_index(grid, shape).ravel()
+    _write_flat(arr, positions, np.ravel(np.broadcast_to(cast, result_shape)))
     return None

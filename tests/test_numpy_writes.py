@@ -58,6 +58,15 @@ CASES = {
         [H],
     ),
     "put_along_axis None": (lambda a: np.put_along_axis(a, np.array([0, 7]), 5.0, None), [H]),
+    "put_along_axis None values": (
+        lambda a: np.put_along_axis(a, np.array([0, 7, -1]), np.array([1.0, 2.0]), None),
+        [H],
+    ),
+    "put_along_axis None bounds": (lambda a: np.put_along_axis(a, np.array([30]), 5.0, None), [H]),
+    "put_along_axis values": (
+        lambda a: np.put_along_axis(a, np.zeros((6, 1), int), np.array([1.0, 2.0, 3.0]), 1),
+        [H],
+    ),
     "put_along_axis negative": (lambda a: np.put_along_axis(a, np.array([[-1]]), 5.0, 1), [H]),
     "put_along_axis bounds": (lambda a: np.put_along_axis(a, np.array([[4]]), 5.0, 1), [H]),
     "put_along_axis ndim": (lambda a: np.put_along_axis(a, np.array([1]), 5.0, 1), [H]),
