@@ -219,6 +219,8 @@ def _correlate(a, v, mode="valid"):
     a, v = _dist(a, like), _dist(v, like)
     if a.ndim != 1 or v.ndim != 1 or mode not in ("valid", "same", "full"):
         return fallback(np.correlate, (a, v), {"mode": mode}, "numpy.correlate")
+    complex_ = np.iscomplexobj(a) or np.iscomplexobj(v)
+    conjugate = np.conjugate if complex_ else (lambda z: z)  # bools stay bools
     if a.shape[0] >= v.shape[0]:
-        return np.convolve(a, np.conjugate(v)[::-1], mode=mode)
-    return np.conjugate(np.convolve(v, np.conjugate(a)[::-1], mode=mode))[::-1]
+        return np.convolve(a, conjugate(v)[::-1], mode=mode)
+    return conjugate(np.convolve(v, conjugate(a)[::-1], mode=mode))[::-1]

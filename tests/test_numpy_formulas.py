@@ -89,6 +89,10 @@ for mode in ("valid", "same", "full"):
         lambda a, v, m=mode: np.correlate(a, v, m),
         [A + 1j * A[::-1], V - 2j],
     )
+    CASES[f"correlate bools {mode}"] = (
+        lambda a, v, m=mode: np.correlate(a, v, m),
+        [A > 0, V > 0],
+    )
     CASES[f"correlate ints {mode}"] = (
         lambda a, v, m=mode: np.correlate(a, v, m),
         [np.arange(5), np.arange(4)],
