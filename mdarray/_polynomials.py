@@ -12,13 +12,12 @@ yet).
 
 from __future__ import annotations
 
-import operator
-import warnings
 from typing import Any
 
 import numpy as np
 
 from ._array import DistArray
+from ._config import warn
 from ._creation_functions import asarray
 from ._fallback import distarrays_in, fallback
 from ._registry import implements
@@ -207,7 +206,7 @@ def _polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
         kwargs = {"rcond": rcond, "full": full, "w": w, "cov": cov}
         return fallback(np.polyfit, (x, y, deg), kwargs, "numpy.polyfit")
     like = _template(x, y, w)
-    order = operator.index(deg) + 1 if not isinstance(deg, float) else int(deg) + 1
+    order = int(deg) + 1
     x = (x if isinstance(x, DistArray) else _beside(np.asarray(x), like)) + 0.0
     y = (y if isinstance(y, DistArray) else _beside(np.asarray(y), like)) + 0.0
     if deg < 0:
@@ -237,7 +236,7 @@ def _polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     c, residuals, rank, singular = np.linalg.lstsq(lhs, rhs, rcond)
     c = (c.T / scale).T
     if rank != order and not full:
-        warnings.warn("Polyfit may be poorly conditioned", np.exceptions.RankWarning, stacklevel=2)
+        warn("Polyfit may be poorly conditioned", np.exceptions.RankWarning)
     if full:
         return c, residuals, rank, singular, rcond
     return c

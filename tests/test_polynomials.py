@@ -108,3 +108,11 @@ def test_polynomials_of_drawn_coefficients(data):
     native_like_numpy(np.poly, p)
     if q.get()[0] != 0:
         native_like_numpy(np.polydiv, p, q)
+
+
+def test_polyfit_warns_of_a_poor_fit_at_the_callers_line():
+    x = on_layout(np.repeat([0.0, 1.0], 10), "rows")
+    y = on_layout(np.arange(20.0), "rows")
+    with mdarray.options(fallback="raise"), pytest.warns(np.exceptions.RankWarning) as warned:
+        np.polyfit(x, y, 3)
+    assert warned[0].filename == __file__
