@@ -6,8 +6,8 @@ device's chunks add their counts where they are, and the result is a SUM partial
 one full-length copy per device, which nothing moves until it is combined (one
 result-sized partial per extra device). The bins need the global extremes when NumPy
 would take them from the data: two native reductions (MIN, MAX), one scalar per device.
-``histogram2d`` and ``histogramdd`` find the bins by ``searchsorted``, which has no
-multi-process implementation yet: an SPMD run takes the fallback for them.
+``histogram2d`` and ``histogramdd`` find each coordinate's bin by the backend's
+``searchsorted`` on each chunk against the (host) edges, then count the flat bins so.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from . import _redistribute
 from ._array import DistArray, in_mode, wrap
 from ._chunkwise import aligned
 from ._fallback import fallback
+from ._index_arithmetic import with_tables
 from ._layout import Layout
 from ._modes import REPLICA, SUM
 from ._processes import Remote, is_local
@@ -239,10 +240,10 @@ def _bins_on_host(bins):
     return bins
 
 
-@implements(np.histogramdd)
+@implements(np.histogramdd, spmd=True)
 def _np_histogramdd(sample, bins=10, range=None, density=None, weights=None):
-    """``numpy.histogramdd``: each coordinate's bin by the native ``searchsorted`` in its
-    edges, the flat bin by ``ravel_multi_index``, the counts by the native ``bincount``
+    """``numpy.histogramdd``: each coordinate's bin by ``searchsorted`` in its edges on
+    each chunk, the flat bin by ``ravel_multi_index``, the counts by the native ``bincount``
     (partial, SUM); the edges from the extremes alone (one scalar per device each),
     by NumPy on a two-point stand-in."""
     columns = _columns(sample)
@@ -261,8 +262,12 @@ def _np_histogramdd(sample, bins=10, range=None, density=None, weights=None):
     edges = np.histogramdd(proxy, bins=bins, range=range, weights=host_weights)[1]
     like = columns[0]
     where = [_host_edges(like, e) for e in edges]
+    # Each coordinate's bin: the backend's searchsorted on each chunk against the edges,
+    # one less on the last edge (it closes the last bin).
     counts = tuple(
-        np.searchsorted(e, c, side="right") - (c == e[-1]) for e, c in zip(where, columns)
+        with_tables(c, (e,), lambda xp, chunk, e: xp.searchsorted(e, chunk, side="right"), np.intp)
+        - (c == e[-1])
+        for e, c in zip(edges, columns)
     )
     shape = tuple(len(e) + 1 for e in edges)
     flat = np.ravel_multi_index(counts, shape)
@@ -280,7 +285,7 @@ def _np_histogramdd(sample, bins=10, range=None, density=None, weights=None):
     return hist, where
 
 
-@implements(np.histogram2d)
+@implements(np.histogram2d, spmd=True)
 def _np_histogram2d(x, y, bins=10, range=None, density=None, weights=None):
     """``numpy.histogram2d``: `histogramdd` of the two coordinate vectors."""
     if not isinstance(x, DistArray) or not isinstance(y, DistArray):

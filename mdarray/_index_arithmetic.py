@@ -2,12 +2,11 @@
 ``ravel_multi_index``, ``lexsort``, ``digitize``, ``packbits``, ``unpackbits``.
 
 Each is elementwise integer arithmetic (divisions, remainders, products, shifts) or a
-composition of the native sort and search (``argsort`` with ``kind="stable"``,
-``take_along_axis``, ``searchsorted``), run where the chunks lie. NumPy's own checks of
+composition of the native sort (``argsort`` with ``kind="stable"``,
+``take_along_axis``), run where the chunks lie; ``digitize`` runs the backend's own on
+each chunk against the bins (`with_tables`). NumPy's own checks of
 shapes, dtypes and arguments run first on empty stand-ins (its errors, its words); the
-bounds checks read two scalars (the extremes). ``digitize`` searches with
-``searchsorted``, which has no multi-process implementation yet: an SPMD run takes the
-fallback for it.
+bounds checks read two scalars (the extremes).
 """
 
 from __future__ import annotations
@@ -17,9 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from ._array import DistArray
+from ._array import DistArray, in_mode, wrap
 from ._creation_functions import asarray
 from ._fallback import distarrays_in, fallback
+from ._modes import REPLICA
 from ._registry import implements
 
 
@@ -125,25 +125,32 @@ def _lexsort(keys, axis=-1):
     return order.astype(np.intp, copy=False)
 
 
-@implements(np.digitize)
-def _digitize(x, bins, right=False) -> Any:
-    """``numpy.digitize``: the native ``searchsorted`` of `x` in `bins` (reversed for
-    decreasing bins)."""
+def with_tables(x: DistArray, tables: tuple, kernel, dtype) -> DistArray:
+    """``kernel(xp, chunk, *tables)`` on each chunk of `x` (made REPLICA), the small host
+    `tables` (bins, edges, data points, which NumPy reads whole too) copied once to each
+    device that holds a chunk: only they move."""
+    x = in_mode(x, REPLICA)
+    backend = x.storage.backend
+    copies: dict = {}
+
+    def run(chunk, device):
+        if device not in copies:
+            copies[device] = tuple(backend.from_host(t, device) for t in tables)
+        return backend.xp.asarray(kernel(backend.xp, chunk, *copies[device]))
+
+    return wrap(x.storage.map(run, x.layout.chunk_devices, dtype=np.dtype(dtype)))
+
+
+@implements(np.digitize, spmd=True)
+def _digitize(x, bins, right=False):
+    """``numpy.digitize``: the backend's ``digitize`` on each chunk of `x`, the bins
+    (read whole, as NumPy reads them) copied to each device."""
     like = distarrays_in([x, bins])[0]
     x = x if isinstance(x, DistArray) else _like(x, like)
-    bins = bins if isinstance(bins, DistArray) else _like(bins, like)
-    if np.iscomplexobj(x):
-        raise TypeError("x may not be complex")
-    if bins.ndim != 1:
-        np.digitize(np.zeros(0, x.dtype), np.zeros(bins.shape, bins.dtype))  # NumPy's error
-    side: Any = "left" if right else "right"
-    if bins.size > 1:
-        rising = bool(np.all(bins[1:] >= bins[:-1]))
-        if not rising and not bool(np.all(bins[1:] <= bins[:-1])):
-            raise ValueError("bins must be monotonically increasing or decreasing")
-        if not rising:
-            return len(bins) - np.searchsorted(bins[::-1], x, side=side)
-    return np.searchsorted(bins, x, side=side)
+    edges = bins.get() if isinstance(bins, DistArray) else np.asarray(bins)
+    # NumPy's checks (complex x, the bins' rank and order) and dtype, on no elements.
+    dtype = np.digitize(np.zeros(0, x.dtype), edges, right).dtype
+    return with_tables(x, (edges,), lambda xp, chunk, e: xp.digitize(chunk, e, right), dtype)
 
 
 def _bit_order(bitorder) -> str:

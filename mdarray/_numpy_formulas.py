@@ -2,11 +2,11 @@
 ``real_if_close``, ``unwrap``, ``interp``, ``correlate``.
 
 Each is NumPy's formula written with native operations (``where``, masks, ``diff``,
-``cumsum``, ``searchsorted``, ``take``, ``convolve``), in the order NumPy computes it,
-so the values, dtypes and errors are NumPy's; NumPy's checks of the arguments run
-first on empty or one-element stand-ins. ``interp`` with complex values takes the
-fallback. ``piecewise`` (mask writes) and ``interp`` (``searchsorted``) have no
-multi-process implementation: an SPMD run takes the fallback for them.
+``cumsum``, ``convolve``), in the order NumPy computes it, so the values, dtypes and
+errors are NumPy's; NumPy's checks of the arguments run first on empty or one-element
+stand-ins. ``interp`` runs the backend's own on each chunk against the data points
+(`_index_arithmetic.with_tables`). ``piecewise`` writes through masks, which have no
+multi-process implementation: an SPMD run takes the fallback for it.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from ._array import DistArray
 from ._chunkwise import write_out
 from ._creation_functions import asarray
 from ._fallback import distarrays_in, fallback
+from ._index_arithmetic import with_tables
 from ._registry import implements
 
 
@@ -151,64 +152,21 @@ def _unwrap(p, discont=None, axis=-1, *, period=2 * np.pi):
     return result
 
 
-@implements(np.interp)
+@implements(np.interp, spmd=True)
 def _interp(x, xp, fp, left=None, right=None, period=None):
-    """``numpy.interp`` for real values: each point's interval by the native
-    ``searchsorted`` in `xp`, its ends by ``take``, NumPy's formula (and its NaN and
-    edge rules) elementwise. Complex `fp` takes the fallback."""
+    """``numpy.interp``: the backend's ``interp`` on each chunk of `x`, the data points
+    `xp` and `fp` (read whole, as NumPy reads them) copied to each device."""
     like = distarrays_in([x, xp, fp])[0]
-    if np.iscomplexobj(fp):
-        kwargs = {"left": left, "right": right, "period": period}
-        return fallback(np.interp, (x, xp, fp), kwargs, "numpy.interp")
-    x, xp, fp = (_dist(v, like) for v in (x, xp, fp))
-    # NumPy's own checks (dimensions, lengths, dtypes, period) on stand-ins.
-    np.interp(
-        np.zeros(0, x.dtype),
-        np.zeros(xp.shape, xp.dtype),
-        np.zeros(fp.shape, fp.dtype),
-        period=period,
-    )
-    shape = x.shape
-    x = np.ravel(x).astype(np.float64)
-    xp = xp.astype(np.float64)
-    fp = fp.astype(np.float64)
-    if period is not None:
-        period = abs(period)
-        left = right = None
-        x = x % period
-        xp = xp % period
-        order = np.argsort(xp)
-        xp, fp = np.take(xp, order), np.take(fp, order)
-        xp = np.concatenate((xp[-1:] - period, xp, xp[0:1] + period))
-        fp = np.concatenate((fp[-1:], fp, fp[0:1]))
-    n = xp.shape[0]
-    first, last = fp[0], fp[-1]
-    low = first if left is None else np.float64(left)
-    high = last if right is None else np.float64(right)
-    if n == 1:
-        result = np.where(x < xp[0], low, np.where(x > xp[0], high, first))
-        return np.reshape(result.astype(np.float64), shape)
-    j = np.searchsorted(xp, x, side="right") - 1
-    with np.errstate(all="ignore"):  # NumPy's interp warns of nothing
-        result = _between(x, xp, fp, j, low, high)
-    return np.reshape(result.astype(np.float64, copy=False), shape)
+    x = _dist(x, like)
+    at, values = (v.get() if isinstance(v, DistArray) else np.asarray(v) for v in (xp, fp))
+    # NumPy's checks (ranks, lengths, dtypes, period) and result dtype, on no elements.
+    probe: Any = np.zeros(0, x.dtype)
+    dtype = np.interp(probe, at, values, left=left, right=right, period=period).dtype
 
+    def kernel(module, chunk, at, values):
+        return module.interp(chunk, at, values, left=left, right=right, period=period)
 
-def _between(x, xp, fp, j, low, high):
-    """NumPy's interpolation formula at `x`, whose interval in `xp` starts at `j`."""
-    n, last = xp.shape[0], fp[-1]
-    inner = np.clip(j, 0, n - 2)
-    x0, x1 = np.take(xp, inner), np.take(xp, inner + 1)
-    y0, y1 = np.take(fp, inner), np.take(fp, inner + 1)
-    slope = (y1 - y0) / (x1 - x0)
-    result = slope * (x - x0) + y0
-    again = slope * (x - x1) + y1
-    again = np.where(np.isnan(again) & (y0 == y1), y0, again)
-    result = np.where(np.isnan(result), again, result)
-    result = np.where(x == x0, y0, result)
-    result = np.where(j == n - 1, last, result)
-    result = np.where(j < 0, low, np.where(x > xp[-1], high, result))
-    return np.where(np.isnan(x), x, result)
+    return with_tables(x, (at, values), kernel, dtype)
 
 
 @implements(np.correlate, spmd=True)

@@ -71,6 +71,12 @@ CASES = {
     "interp float32": (np.interp, [XS.astype(np.float32), XP, FP.astype(np.int32)]),
     "interp host points": (lambda x: np.interp(x, [0.0, 1.0], [5.0, 7.0]), [XS]),
     "interp zero period": (lambda a, b, c: np.interp(a, b, c, period=0), [XS, XP, FP]),
+    "interp complex": (np.interp, [XS, XP, FP + 1j * FP[::-1]]),
+    "interp complex period": (
+        lambda a, b, c: np.interp(a, b, c, period=2.0),
+        [XS[:-3], XP, FP - 2j],
+    ),
+    "interp complex x": (np.interp, [XS + 1j, XP, FP]),
     "apply_along_axis": (lambda a: np.apply_along_axis(np.sort, 1, a), [CUBE]),
     "apply_along_axis shapes": (lambda a: np.apply_along_axis(np.diag, -1, a), [CUBE]),
     "apply_along_axis scalar": (
@@ -112,10 +118,12 @@ def test_formulas_match_numpy(case, layout):
     native_like_numpy(call, *(on_layout(a, layout) for a in arguments), rtol=rtol)
 
 
-def test_complex_interp_takes_the_fallback():
-    x = on_layout(XS, "rows")
-    with mdarray.options(fallback="raise"), pytest.raises(TypeError, match="interp"):
+def test_interp_moves_only_the_data_points():
+    """Each device gets the data points once; nothing else moves."""
+    x = on_layout(np.tile(XS[:-3], 40), "rows")
+    with mdarray.options(fallback="raise"), mdarray.count_transfers() as moved:
         np.interp(x, XP, FP + 1j)
+    assert moved.total <= len(x.layout.devices) * (XP.nbytes + (FP + 1j).nbytes)
 
 
 @settings(max_examples=25)

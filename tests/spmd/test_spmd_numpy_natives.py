@@ -1,9 +1,10 @@
 """NumPy functions made native from compositions of distributed operations, across
 processes: writers (``putmask``, ``copyto``), insertions (``insert``, ``delete``, ``trim_zeros``, ``block``,
-``kron``), positions and bits, formulas (``choose``, ``unwrap``, ``correlate``),
-ranges, polynomials, ``linalg.cross`` and ``multi_dot``, and the printed text (the
-functions that write points or masks, or search with ``searchsorted``, take the
-fallback in an SPMD run: `test_the_rest_take_the_fallback`). Each case is one function that NumPy and a
+``kron``), positions and bits, formulas (``choose``, ``unwrap``, ``interp``,
+``correlate``), ``digitize``, ranges, polynomials, ``histogram2d`` and ``histogramdd``,
+``linalg.cross`` and ``multi_dot``, and the printed text (the functions that write
+points or masks, and those on TSQR, take the fallback in an SPMD run:
+`test_the_rest_take_the_fallback`). Each case is one function that NumPy and a
 DistArray both take, run with ``fallback="raise"`` and compared with NumPy on the same
 data (small integers: exact in any order of summation)."""
 
@@ -53,6 +54,10 @@ CASES = {
     "polyadd": lambda x: np.polyadd(x[0], x[1, :3]),
     "linalg.cross": lambda x: np.linalg.cross(x[:, :3], x[:, 2:]),
     "multi_dot": lambda x: np.linalg.multi_dot([x, x.T, x]),
+    "digitize": lambda x: np.digitize(x, np.array([-2.0, 0.0, 2.0])),
+    "interp": lambda x: np.interp(x, np.array([-4.0, 0.0, 4.0]), np.array([1.0, -1.0, 3.0])),
+    "histogram2d": lambda x: np.histogram2d(x[:, 0], x[:, 1], bins=3),
+    "histogramdd": lambda x: np.histogramdd(x[:, :3], bins=2)[0],
     "polydiv": lambda x: np.polydiv(x[0], x[1, :2]),
     "poly": lambda x: np.poly(x[0, :3]),
     "real_if_close": lambda x: np.real_if_close(x + 0j),
@@ -87,11 +92,10 @@ def test_printed_text(layout):
     "function",
     [
         lambda x: np.put(x, [0], 1.0),
-        lambda x: np.digitize(x, np.array([0.0, 1.0])),
-        lambda x: np.interp(x, np.array([0.0, 1.0]), np.array([0.0, 1.0])),
-        lambda x: np.histogram2d(x[:, 0], x[:, 1]),
+        lambda x: np.piecewise(x, [x > 0], [1.0, 2.0]),
+        lambda x: np.round(np.polyfit(x[:, 0], x[:, 1], 1), 8),
     ],
-    ids=["put", "digitize", "interp", "histogram2d"],
+    ids=["put", "piecewise", "polyfit"],
 )
 def test_the_rest_take_the_fallback(function):
     """Across processes these gather (correct, and refused under ``fallback="raise"``)."""
