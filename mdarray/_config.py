@@ -244,23 +244,28 @@ def check_fallback(
     name: str,
     nbytes: int,
     done: str = "gathered to the host, computed there, and the result re-distributed",
+    why: str | None = None,
 ) -> None:
     """Apply the fallback policy to gathering `nbytes` for `name`: raise, warn or allow.
-    `done` says what the operands go through, for the warning."""
+    `done` says what the operands go through, for the warning; `why`, where gathering is
+    the operation itself, says why (it completes "gathered because ...")."""
     opts = get_options()
+    because = "" if why is None else f" (gathered by design, because {why})"
     if opts.fallback == "raise":
         raise TypeError(
-            f"{name} has no distributed implementation for DistArray (fallback='raise')"
+            f"{name} has no distributed implementation for DistArray{because} (fallback='raise')"
         )
     if nbytes > opts.fallback_limit:
         raise TypeError(
-            f"{name} has no distributed implementation and its DistArray operands ({nbytes} bytes) "
-            f"exceed fallback_limit={opts.fallback_limit} bytes: they are not gathered implicitly"
+            f"{name} has no distributed implementation{because} and its DistArray operands "
+            f"({nbytes} bytes) exceed fallback_limit={opts.fallback_limit} bytes: they are "
+            "not gathered implicitly"
         )
     took_fallback()
     if opts.fallback == "warn":
         warn(
-            f"{name} has no distributed implementation: the DistArray operands were {done}",
+            f"{name} has no distributed implementation{because}: the DistArray operands "
+            f"were {done}",
             PerformanceWarning,
         )
 

@@ -16,7 +16,7 @@ from ._array import DistArray, wrap
 from ._chunkwise import write_out
 from ._config import check_fallback
 from ._layout import Layout
-from ._registry import FUNCTIONS, implements_method
+from ._registry import FUNCTIONS, GATHERED, gathers, implements_method
 from ._storage import Chunks
 
 
@@ -30,6 +30,24 @@ def fallback_function(func, types, args, kwargs):
     if not all(issubclass(t, (DistArray, np.ndarray)) or _is_cupy_type(t) for t in types):
         return NotImplemented
     return fallback(func, args, kwargs, f"{func.__module__}.{func.__name__}")
+
+
+# Where gathering is the operation itself: the reason the warning and the docs give.
+gathers(
+    "it writes one file through the host, so every byte reaches the host whatever runs it",
+    np.save,
+    np.savez,
+    np.savez_compressed,
+    np.savetxt,
+)
+gathers(
+    "NumPy's business-day calendars and datetime text run on the host only (CuPy has no "
+    "datetime64 or string dtypes for them to run on)",
+    np.busday_count,
+    np.busday_offset,
+    np.is_busday,
+    np.datetime_as_string,
+)
 
 
 @implements_method("numpy_answer")
@@ -90,7 +108,7 @@ def fallback(func, args, kwargs, name: str, *, keep: bool = False):
     `keep`, results other than the written arguments are NumPy's as they are.
     """
     arrays = distarrays_in((args, kwargs))
-    check_fallback(name, sum(a.nbytes for a in arrays))
+    check_fallback(name, sum(a.nbytes for a in arrays), why=GATHERED.get(func))
     template = arrays[0]
     hosts: dict[int, np.ndarray] = {}  # one host copy per DistArray, shared by its mentions
     result = func(*gathered(args, hosts), **gathered(kwargs, hosts))

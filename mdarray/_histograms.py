@@ -6,9 +6,14 @@ device's chunks add their counts where they are, and the result is a SUM partial
 one full-length copy per device, which nothing moves until it is combined (one
 result-sized partial per extra device). The bins need the global extremes when NumPy
 would take them from the data: two native reductions (MIN, MAX), one scalar per device.
+``histogram2d`` and ``histogramdd`` find each coordinate's bin by the backend's
+``searchsorted`` on each chunk against the (host) edges, then count the flat bins so.
 """
 
 from __future__ import annotations
+
+import builtins
+from typing import Any
 
 import numpy as np
 
@@ -16,6 +21,7 @@ from . import _redistribute
 from ._array import DistArray, in_mode, wrap
 from ._chunkwise import aligned
 from ._fallback import fallback
+from ._index_arithmetic import with_tables
 from ._layout import Layout
 from ._modes import REPLICA, SUM
 from ._processes import Remote, is_local
@@ -202,3 +208,95 @@ def _np_histogram_bin_edges(a, bins=10, range=None, weights=None):
 
 def _dtype_of(weights) -> np.dtype:
     return weights.dtype if hasattr(weights, "dtype") else np.asarray(weights).dtype
+
+
+# Histograms of several dimensions ------------------------------------------------------
+
+
+_axes = builtins.range  # `range` is NumPy's argument name in these functions
+
+
+def _columns(sample) -> list[DistArray] | None:
+    """The D coordinate vectors of `sample` (an (N, D) DistArray, or a sequence of D
+    vectors, cast to their common dtype as NumPy stacks them); None where that is no
+    DistArray."""
+    if isinstance(sample, DistArray):
+        if sample.ndim != 2:
+            return None
+        return [sample[:, k] for k in range(sample.shape[1])]
+    if not isinstance(sample, (list, tuple)) or not all(isinstance(s, DistArray) for s in sample):
+        return None
+    if not sample or any(s.ndim != 1 or s.shape != sample[0].shape for s in sample):
+        return None
+    dtype = np.result_type(*(s.dtype for s in sample))
+    return [s.astype(dtype, copy=False) for s in sample]
+
+
+def _bins_on_host(bins):
+    if isinstance(bins, DistArray):
+        return bins.get()
+    if isinstance(bins, (list, tuple)):
+        return type(bins)(b.get() if isinstance(b, DistArray) else b for b in bins)
+    return bins
+
+
+@implements(np.histogramdd, spmd=True)
+def _np_histogramdd(sample, bins=10, range=None, density=None, weights=None):
+    """``numpy.histogramdd``: each coordinate's bin by ``searchsorted`` in its edges on
+    each chunk, the flat bin by ``ravel_multi_index``, the counts by the native ``bincount``
+    (partial, SUM); the edges from the extremes alone (one scalar per device each),
+    by NumPy on a two-point stand-in."""
+    columns = _columns(sample)
+    if columns is None:
+        kwargs = {"bins": bins, "range": range, "density": density, "weights": weights}
+        return fallback(np.histogramdd, (sample,), kwargs, "numpy.histogramdd")
+    bins = _bins_on_host(bins)
+    dtype = columns[0].dtype
+    if columns[0].size:
+        ends = [[np.min(c).get(), np.max(c).get()] for c in columns]
+        proxy = np.array(ends, dtype).T
+    else:
+        proxy = np.empty((0, len(columns)), dtype)
+    host_weights = None if weights is None else np.ones(len(proxy))
+    # NumPy's edges and its checks of bins and range, from the extremes.
+    edges = np.histogramdd(proxy, bins=bins, range=range, weights=host_weights)[1]
+    like = columns[0]
+    where = [_host_edges(like, e) for e in edges]
+    # Each coordinate's bin: the backend's searchsorted on each chunk against the edges,
+    # one less on the last edge (it closes the last bin).
+    counts = tuple(
+        with_tables(c, (e,), lambda xp, chunk, e: xp.searchsorted(e, chunk, side="right"), np.intp)
+        - (c == e[-1])
+        for e, c in zip(edges, columns)
+    )
+    shape = tuple(len(e) + 1 for e in edges)
+    flat = np.ravel_multi_index(counts, shape)
+    if weights is not None and not isinstance(weights, DistArray):
+        weights = _host_edges(like, np.asarray(weights))
+    hist: Any = np.bincount(flat, weights, minlength=int(np.prod(shape)))
+    hist = np.reshape(hist, shape).astype(float)  # counts or float64 sums: a safe cast
+    hist = hist[(slice(1, -1),) * len(edges)]
+    if density:
+        total = np.sum(hist)
+        for k, e in enumerate(edges):
+            widths = np.diff(e).reshape([-1 if j == k else 1 for j in _axes(len(edges))])
+            hist = hist / widths
+        hist = hist / total
+    return hist, where
+
+
+@implements(np.histogram2d, spmd=True)
+def _np_histogram2d(x, y, bins=10, range=None, density=None, weights=None):
+    """``numpy.histogram2d``: `histogramdd` of the two coordinate vectors."""
+    if not isinstance(x, DistArray) or not isinstance(y, DistArray):
+        kwargs = {"bins": bins, "range": range, "density": density, "weights": weights}
+        return fallback(np.histogram2d, (x, y), kwargs, "numpy.histogram2d")
+    bins = _bins_on_host(bins)
+    try:
+        n = len(bins)
+    except TypeError:
+        n = 1
+    if n not in (1, 2):
+        bins = [np.asarray(bins), np.asarray(bins)]
+    hist, edges = _np_histogramdd([x, y], bins, range, density, weights)
+    return hist, edges[0], edges[1]

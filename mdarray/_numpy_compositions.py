@@ -291,6 +291,15 @@ def _common_type(*arrays):
     return np.common_type(*(np.empty(0, a.dtype) for a in arrays))
 
 
+@implements(np.min_scalar_type, spmd=True)
+def _min_scalar_type(a, /):
+    """``numpy.min_scalar_type``: an array of one or more axes keeps its dtype (NumPy
+    reads no values of it); a 0-d array's one value is read."""
+    if a.ndim:
+        return a.dtype
+    return np.min_scalar_type(a.get())
+
+
 @implements(np.flatnonzero, spmd=True)
 def _flatnonzero(a):
     """``numpy.flatnonzero``: the positions of the nonzero elements of the flattened array."""

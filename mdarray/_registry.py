@@ -16,6 +16,10 @@
   several processes DistArray sends every other function to the fallback (gathered on
   every process, computed there, each keeping its part): correct everywhere, fast where
   marked (`runs_here`).
+- `GATHERED`: NumPy function -> why it has no distributed implementation, for the
+  functions where gathering to the host is the operation itself (``numpy.save`` writes
+  one file through the host). The fallback's warning and error and the docs' table say
+  it (`gathers` fills it).
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ LOCAL: set[Callable[..., Any]] = set()
 # Implementations that gather their operands onto one device (`_one_device`): a fallback
 # under the policy where data moves there.
 ONE_DEVICE: set[Callable[..., Any]] = set()
+GATHERED: dict[Any, str] = {}
 
 
 def runs_here(impl) -> bool:
@@ -76,6 +81,15 @@ def implements(*funcs, spmd: bool = False, one_device: bool = False):
         return impl
 
     return register
+
+
+def gathers(reason: str, *funcs) -> None:
+    """Record that `funcs` gather to the host by design, and why (`reason`: a clause
+    that completes "gathered because ..."), so the fallback's warning and the docs say it."""
+    for func in funcs:
+        if func in FUNCTIONS or func in GATHERED:
+            raise ValueError(f"{func!r} is registered twice")
+        GATHERED[func] = reason
 
 
 def implements_ufunc_method(method: str, ufuncs=None, spmd: bool = False):

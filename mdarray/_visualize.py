@@ -211,15 +211,17 @@ def format_bytes(n: int) -> str:
     raise AssertionError("unreachable")
 
 
-def printed_part(x) -> tuple:
+def printed_part(x, threshold: int | None = None, edgeitems: int | None = None) -> tuple:
     """``(values, summarize)``: what NumPy's printer shows of `x`, gathered. All of it when
     it is small; else only the edges of every long axis (``edgeitems`` each side), which
     NumPy prints with the same "..." when told to summarize (threshold 0), so the repr of
-    a 1 GiB array moves kilobytes."""
+    a 1 GiB array moves kilobytes. `threshold` and `edgeitems` default to NumPy's print
+    options."""
     options = np.get_printoptions()
-    if x.size <= options["threshold"]:
+    threshold = options["threshold"] if threshold is None else threshold
+    if x.size <= threshold:
         return x.get(), False
-    edge = options["edgeitems"]
+    edge = options["edgeitems"] if edgeitems is None else edgeitems
     sides = [
         # One element more than shown keeps the axis longer than 2 * edgeitems, so NumPy
         # prints "..." in its place.

@@ -6,6 +6,8 @@ chunk sits on device 0 (several chunks per device, still a real test of the chun
 `dist_pairs` draws the ``(DistArray, NumPy value)`` pairs most op tests compare.
 """
 
+import itertools
+
 import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -118,3 +120,34 @@ def dist_pairs(draw, shape=None, dtype=None, mode=None, *, elements=None, **layo
         )
     )
     return x, value
+
+
+LAYOUT_NAMES = ("rows", "cols", "replicated", "uneven")
+
+
+def named_layout(name: str, shape: tuple) -> mdarray.Layout:
+    """A layout of `shape` by name: ``rows`` (blocks along axis 0), ``cols`` (along the
+    last axis), ``replicated`` (every device holds it all) or ``uneven`` (blocks of
+    unequal lengths along axis 0, one of them empty where the axis is short)."""
+    shape = tuple(shape)
+    if name == "replicated" or not shape:
+        return mdarray.Layout.replicated(shape, devices=distinct(0, 1, 2))
+    axis = len(shape) - 1 if name == "cols" else 0
+    if name in ("rows", "cols"):
+        return mdarray.Layout.block(shape, axis=axis, devices=devices(0, 1, 2))
+    n = shape[0]
+    cuts = sorted({0, min(1, n), min(n, max(1, (2 * n) // 3)), n})
+    rest = tuple(slice(0, m) for m in shape[1:])
+    index_map: dict = {}
+    for k, (lo, hi) in enumerate(itertools.pairwise(cuts)):
+        index_map.setdefault(k % 3, []).append((slice(lo, hi), *rest))
+    if len(cuts) < 2 or cuts[-1] == 0:
+        return mdarray.Layout.replicated(shape, devices=distinct(0, 1))
+    return mdarray.Layout(shape, spread(index_map))
+
+
+def on_layout(value, name: str):
+    """`value` (a NumPy array; anything else as it is) as a DistArray on `named_layout`."""
+    if not isinstance(value, np.ndarray):
+        return value
+    return mdarray.distributed_array(value, named_layout(name, value.shape))

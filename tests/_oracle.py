@@ -48,3 +48,61 @@ def assert_matches(result, expected) -> None:
         assert_dist_allclose(result, expected, rtol=1e-5, atol=1e-6)
     else:
         assert_dist_equal(result, expected)
+
+
+def _host(value):
+    if isinstance(value, mdarray.DistArray):
+        return value.get()
+    if isinstance(value, (list, tuple)):
+        return type(value)(_host(v) for v in value)
+    return value
+
+
+def _same_result(got, want, rtol) -> None:
+    if isinstance(want, (list, tuple)):
+        assert isinstance(got, (list, tuple)), type(got)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            _same_result(g, w, rtol)
+        return
+    if isinstance(want, np.ndarray) or (
+        isinstance(want, np.generic) and isinstance(got, mdarray.DistArray)
+    ):
+        assert isinstance(got, mdarray.DistArray), type(got)
+        value, want = got.get(), np.asarray(want)
+        assert (value.shape, value.dtype) == (want.shape, want.dtype), (value, want)
+        if rtol and want.dtype.kind in "fc":
+            np.testing.assert_allclose(value, want, rtol=rtol, atol=rtol, equal_nan=True)
+        else:
+            np.testing.assert_array_equal(value, want)
+        return
+    assert type(got) is type(want), (got, want)
+    if rtol and isinstance(want, float):
+        assert np.isclose(got, want, rtol=rtol, atol=rtol, equal_nan=True)
+    else:
+        assert got == want or (np.isnan(got) and np.isnan(want)), (got, want)
+
+
+def native_like_numpy(call, *arguments, rtol=None) -> None:
+    """`call` on `arguments` (DistArrays among them) under ``fallback="raise"`` does what
+    it does on their NumPy values: the same result (values, dtype, shape; floats within
+    `rtol` where given) or the same exception type, and the same writes into the
+    arguments (none where it fails, NumPy's own calls being no promise there)."""
+    values = [_host(a) for a in arguments]
+    before = [_host(a) for a in arguments]
+    try:
+        with np.errstate(all="ignore"):
+            want = call(*values)
+    except Exception as error:
+        with pytest.raises(type(error)), mdarray.options(fallback="raise"):
+            call(*arguments)
+        failed = True
+    else:
+        failed = False
+        with mdarray.options(fallback="raise"), np.errstate(all="ignore"):
+            got = call(*arguments)
+        _same_result(got, want, rtol)
+    # A failed call writes nothing (where NumPy's may have written part of its work).
+    for argument, value in zip(arguments, before if failed else values):
+        if isinstance(argument, mdarray.DistArray):
+            np.testing.assert_array_equal(argument.get(), value, err_msg=f"failed={failed}")

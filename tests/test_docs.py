@@ -2,6 +2,7 @@
 native-vs-fallback table matches the registry, and the pages' examples run."""
 
 import importlib.util
+import io
 import os
 import re
 import subprocess
@@ -42,12 +43,20 @@ def _registry_table():
     return module
 
 
+_ROW = r"^\| `([^`]+)` \| (\w[\w ]*) \| (\w[\w ]*) \| ?(.*?) ?\|$"
+
+
 def _table_rows(markdown: str) -> dict[str, tuple[str, str]]:
     """The table's rows as the page shows them: name -> (one process, several)."""
-    rows = re.findall(r"^\| `([^`]+)` \| (\w[\w ]*) \| (\w[\w ]*) \|$", markdown, re.MULTILINE)
-    names = [name for name, _, _ in rows]
+    rows = re.findall(_ROW, markdown, re.MULTILINE)
+    names = [name for name, _, _, _ in rows]
     assert len(names) == len(set(names)), "a row is listed twice"
-    return {name: (one, several) for name, one, several in rows}
+    return {name: (one, several) for name, one, several, _ in rows}
+
+
+def _reasons(markdown: str) -> dict[str, str]:
+    """The table's last column: name -> why it gathers (empty for most)."""
+    return {name: why for name, _, _, why in re.findall(_ROW, markdown, re.MULTILINE)}
 
 
 def _name(func) -> str:
@@ -71,7 +80,7 @@ def test_native_table_matches_the_registry():
     registered = len(_registry.FUNCTIONS) + len(_registry.UFUNC_METHODS)
     assert len(native) == registered + len(_registry.UFUNC_OVERRIDES)
     fallback = {name for name, (one, _) in rows.items() if one == "fallback"}
-    assert "numpy.unwrap" in fallback
+    assert "numpy.save" in fallback
     assert "ufunc.outer" in fallback
     assert all(several == "fallback" for name, (_, several) in rows.items() if name in fallback)
 
@@ -97,12 +106,12 @@ def test_native_table_counts_what_it_lists():
 @pytest.mark.parametrize(
     ("func", "status"),
     [
-        (np.unwrap, "fallback"),
+        (np.save, "fallback"),
         (np.sum, "native"),
         (np.linalg.qr, "native"),
         (np.linalg.inv, "one device"),
     ],
-    ids=["unwrap", "sum", "linalg.qr", "linalg.inv"],
+    ids=["save", "sum", "linalg.qr", "linalg.inv"],
 )
 def test_native_table_says_what_a_call_does(func, status):
     """A row says whether the call runs without the fallback: under
@@ -123,9 +132,30 @@ def test_native_table_says_what_a_call_does(func, status):
     with mdarray.options(fallback="raise"):
         if status == "fallback":
             with pytest.raises(TypeError, match=func.__name__):
-                func(x)
+                func(io.BytesIO(), x) if func is np.save else func(x)
         else:
             assert isinstance(func(x), (mdarray.DistArray, tuple))
+
+
+def test_gathering_by_design_says_why_in_the_table_and_the_warning():
+    """A function whose work is gathering (``numpy.save``) has its reason in its row of
+    the table, in the warning and in the error, from the one table of reasons."""
+    assert _registry.GATHERED
+    reasons = _reasons(_registry_table().markdown())
+    for func, why in _registry.GATHERED.items():
+        assert func not in _registry.FUNCTIONS
+        assert reasons[_name(func)] == why
+    gathered = {_name(func) for func in _registry.GATHERED}
+    assert all(not why for name, why in reasons.items() if name not in gathered)
+    x = mdarray.asarray(np.arange(6.0))
+    why = _registry.GATHERED[np.save]
+    with pytest.warns(mdarray.PerformanceWarning, match=re.escape(why)):
+        np.save(io.BytesIO(), x)
+    with mdarray.options(fallback="raise"), pytest.raises(TypeError, match=re.escape(why)):
+        np.savetxt(io.StringIO(), x)
+    with pytest.warns(mdarray.PerformanceWarning) as warned:  # a fallback of an option
+        np.histogram(x, bins="auto")
+    assert all("by design" not in str(w.message) for w in warned)
 
 
 # Run in a fresh interpreter on the cpu backend with the four devices the pages show,

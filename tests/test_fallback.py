@@ -60,6 +60,31 @@ def test_fallback_writes_reach_the_distarray(name, call, data):
         assert returned is x  # nan_to_num(copy=False), out=: the written array itself
 
 
+# The writers that have native implementations now, through the fallback itself (what a
+# call takes where an argument is not covered natively, or in an SPMD run).
+DIRECT = [
+    ("copyto", np.copyto, lambda a, b: (a, b), {}),
+    ("put", np.put, lambda a, b: (a, [0, -1], [7.0, 8.0]), {}),
+    ("putmask", np.putmask, lambda a, b: (a, b > 1, b), {}),
+    ("place", np.place, lambda a, b: (a, b > 1, [5.0, 6.0]), {}),
+    ("fill_diagonal", np.fill_diagonal, lambda a, b: (a, -1.0), {"wrap": True}),
+    ("put_along_axis", np.put_along_axis, lambda a, b: (a, np.zeros((1, 2), int), 9.0, 0), {}),
+]
+
+
+@pytest.mark.parametrize(("name", "func", "args", "kwargs"), DIRECT, ids=[d[0] for d in DIRECT])
+def test_the_fallback_itself_writes_back(name, func, args, kwargs):
+    value = np.arange(6.0).reshape(3, 2)
+    other = np.arange(6.0).reshape(3, 2)[::-1].copy()
+    x = mdarray.distributed_array(value, mdarray.Layout.block((3, 2), devices=mdarray.devices()))
+    y = mdarray.asarray(other)
+    want = value.copy()
+    func(*args(want, other), **kwargs)
+    with mdarray.options(fallback="allow"):
+        mdarray._fallback.fallback(func, args(x, y), kwargs, f"numpy.{name}")
+    np.testing.assert_array_equal(x.get(), want)
+
+
 def test_fill_diagonal_writes_back():
     value = np.arange(9.0).reshape(3, 3)
     x = mdarray.distributed_array(

@@ -1,9 +1,10 @@
-"""histogram and bincount against NumPy over drawn shapes, dtypes, layouts and modes;
-what moves."""
+"""histogram, bincount, histogram2d and histogramdd against NumPy over drawn shapes,
+dtypes, layouts and modes; what moves."""
 
 import numpy as np
 import pytest
-from _layouts import dist_pairs
+from _layouts import LAYOUT_NAMES, dist_pairs, on_layout
+from _oracle import native_like_numpy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_nan_reductions import nan_arrays
@@ -92,3 +93,61 @@ def test_counts_stay_partial_and_only_extremes_move():
     assert moved.total < 100 * len(DEVICES) * 8
     np.testing.assert_array_equal(counts.get(), np.bincount(value))
     np.testing.assert_array_equal(hist.get(), np.histogram(value, bins=7)[0])
+
+
+# histogram2d and histogramdd ------------------------------------------------------------
+
+_SAMPLE = np.random.default_rng(8).normal(size=(40, 3))
+_SAMPLE[3] = _SAMPLE[4]
+_ND_CASES = {
+    "histogramdd": (np.histogramdd, [_SAMPLE]),
+    "histogramdd bins range": (
+        lambda a: np.histogramdd(a, bins=(2, 3, 4), range=[(-1, 1), None, (0, 2)]),
+        [_SAMPLE],
+    ),
+    "histogramdd edges density": (
+        lambda a: np.histogramdd(
+            a, bins=[np.array([-1, 0, 1.0]), 3, np.array([-2, 2.0])], density=True
+        ),
+        [_SAMPLE],
+    ),
+    "histogramdd weights": (
+        lambda a, w: np.histogramdd(a, bins=3, weights=w),
+        [_SAMPLE, np.arange(40.0)],
+    ),
+    "histogramdd ints": (lambda a: np.histogramdd(a, bins=3), [(_SAMPLE * 3).astype(int)]),
+    "histogramdd vectors": (
+        lambda a, b: np.histogramdd([a, b], bins=3),
+        [_SAMPLE[:, 0], _SAMPLE[:, 1].astype(np.float32)],
+    ),
+    "histogramdd nan": (np.histogramdd, [np.where(_SAMPLE > 1, np.nan, _SAMPLE)]),
+    "histogramdd nan in range": (
+        lambda a: np.histogramdd(a, range=[(-1, 1)] * 3, bins=2),
+        [np.where(_SAMPLE > 1, np.nan, _SAMPLE)],
+    ),
+    "histogramdd empty": (lambda a: np.histogramdd(a, bins=2), [np.zeros((0, 2))]),
+    "histogram2d": (np.histogram2d, [_SAMPLE[:, 0], _SAMPLE[:, 1]]),
+    "histogram2d bins": (
+        lambda a, b: np.histogram2d(a, b, bins=[3, 5], density=True),
+        [_SAMPLE[:, 0], _SAMPLE[:, 1]],
+    ),
+    "histogram2d edges": (
+        lambda a, b: np.histogram2d(a, b, bins=np.linspace(-2, 2, 5)),
+        [_SAMPLE[:, 0], _SAMPLE[:, 1]],
+    ),
+    "histogram2d not monotonic": (
+        lambda a, b: np.histogram2d(a, b, bins=[np.array([2, 1, 3])] * 2),
+        [_SAMPLE[:, 0], _SAMPLE[:, 1]],
+    ),
+    "histogram2d no bins": (
+        lambda a, b: np.histogram2d(a, b, bins=0),
+        [_SAMPLE[:, 0], _SAMPLE[:, 1]],
+    ),
+}
+
+
+@pytest.mark.parametrize("layout", LAYOUT_NAMES)
+@pytest.mark.parametrize("case", list(_ND_CASES))
+def test_histograms_of_several_dimensions_match_numpy(case, layout):
+    call, arguments = _ND_CASES[case]
+    native_like_numpy(call, *(on_layout(a, layout) for a in arguments))

@@ -4,8 +4,9 @@ A NumPy function called on a DistArray runs the implementation registered for it
 ``mdarray._registry.FUNCTIONS`` (a ufunc method: ``UFUNC_METHODS`` or ``UFUNC_OVERRIDES``);
 one with none takes the fallback (gather, compute with NumPy, distribute the result). In a
 run of several processes only the implementations in ``SPMD`` run as they are; the rest
-take the fallback too (``_registry.runs_here``). `function_rows` and `ufunc_rows` read
-that from the registry, `markdown` writes the table, and the Sphinx hook puts it where
+take the fallback too (``_registry.runs_here``). Where gathering is the operation itself
+(``numpy.save``), ``_registry.GATHERED`` says why, and the row says it too.
+`function_rows` and `ufunc_rows` read that from the registry, `markdown` writes the table, and the Sphinx hook puts it where
 ``interop.md`` includes it; ``tests/test_docs.py`` checks it against the registry.
 """
 
@@ -53,31 +54,38 @@ def _status(impl) -> tuple[str, str]:
     return own, own if impl in _registry.SPMD else FALLBACK
 
 
-def function_rows() -> list[tuple[str, str, str]]:
-    """``(function name, in one process, in several processes)`` per function."""
+def function_rows() -> list[tuple[str, str, str, str]]:
+    """``(function name, in one process, in several processes, why it gathers)`` per
+    function (the last empty but where gathering is the operation itself)."""
     return [
-        (function_name(func), *_status(_registry.FUNCTIONS.get(func)))
+        (
+            function_name(func),
+            *_status(_registry.FUNCTIONS.get(func)),
+            _registry.GATHERED.get(func, ""),
+        )
         for func in _dispatching_functions()
     ]
 
 
-def ufunc_rows() -> list[tuple[str, str, str]]:
+def ufunc_rows() -> list[tuple[str, str, str, str]]:
     """``(ufunc method, in one process, in several processes)``: the general method of
     every ufunc, then each ufunc's own override of a method."""
     rows = [
-        (f"ufunc.{method}", *_status(_registry.UFUNC_METHODS.get(method)))
+        (f"ufunc.{method}", *_status(_registry.UFUNC_METHODS.get(method)), "")
         for method in UFUNC_METHOD_NAMES
     ]
     overrides = sorted(_registry.UFUNC_OVERRIDES.items(), key=lambda item: item[0][0].__name__)
     rows += [
-        (f"numpy.{ufunc.__name__}.{method}", *_status(impl)) for (ufunc, method), impl in overrides
+        (f"numpy.{ufunc.__name__}.{method}", *_status(impl), "")
+        for (ufunc, method), impl in overrides
     ]
     return rows
 
 
-def _table(rows: list[tuple[str, str, str]], first: str) -> list[str]:
-    lines = [f"| {first} | one process | several processes |", "|---|---|---|"]
-    lines += [f"| `{name}` | {one} | {several} |" for name, one, several in rows]
+def _table(rows: list[tuple[str, str, str, str]], first: str) -> list[str]:
+    lines = [f"| {first} | one process | several processes | gathered because |"]
+    lines += ["|---|---|---|---|"]
+    lines += [f"| `{name}` | {one} | {several} | {why} |" for name, one, several, why in rows]
     return lines
 
 
@@ -94,7 +102,8 @@ def markdown() -> str:
             f"Of {len(functions)} NumPy functions that dispatch to a DistArray, {len(native)} "
             f"run natively in one process ({len(everywhere)} of them across processes too), "
             f"{len(one)} run on one device and {len(functions) - len(native) - len(one)} "
-            "take the fallback."
+            "take the fallback. The last column says why, where gathering to the host is "
+            "the operation itself."
         ),
         "",
         "Ufunc methods (every ufunc of NumPy takes these paths):",
