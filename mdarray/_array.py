@@ -459,7 +459,10 @@ def in_group(result: Any, operands: Collection[Any]) -> Any:
             break
     devices = first._storage.layout.devices
     for r in results:
-        if r._group is group or any(r is x for x in arrays):
+        if r._group is group:
+            continue
+        if any(r is x for x in arrays):
+            r.device  # noqa: B018  (its own group, made on first use: see `_one_group`)
             continue
         layout = r._storage.layout
         if r._group is None and layout.devices == devices:
@@ -497,7 +500,8 @@ def _one_group(result: DistArray, operands: Collection[Any]) -> bool:
         if kind is tuple or kind is list:
             return False
         if kind is DistArray:
-            if value is result:
+            if value is result:  # its own group, fixed now: `placed_in` must not set one
+                result.device  # noqa: B018  (made on first use)
                 return True
             if first is None:
                 first, group = value, value._group

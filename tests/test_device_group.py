@@ -142,3 +142,20 @@ def test_arrays_made_without_device_are_in_the_default_group():
     assert mdarray.zeros(1)[0].device == mdarray.asarray(1.0).device
     assert mdarray.asarray(np.ones(3)).device == everything
     assert mdarray.asarray(1.0, device=mdarray.devices()[0]).devices == (mdarray.devices()[0],)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        mdarray.asarray,
+        lambda x: mdarray.asarray(x, dtype=x.dtype, copy=None),
+        lambda x: mdarray.astype(x, x.dtype, copy=False),
+    ],
+)
+def test_an_operand_a_creation_function_returns_keeps_its_own_group(call):
+    # x's group is made on first use; a function that returns x itself (no copy needed)
+    # must not give it the default group meanwhile (SciPy's xp_promote, then x[0].device).
+    device = distinct(0, 1)[-1]
+    x = mdarray.asarray(np.arange(6.0), device=device)
+    assert call(x) is x
+    assert x.device == mdarray.DeviceSet([device])
