@@ -2,7 +2,8 @@
 
 ``MDARRAY_CPU_DEVICES`` virtual devices (default 4) hold NumPy arrays. Work completes at
 once; the stream and event calls keep CUDA's shape, so the code above the backends is the
-same for both (see `_backend.Backend`).
+same for both (see `_backend.Backend`). The devices' kernels of a large call run at once,
+one thread per device (`each`, `_cpu_threads`); a small call's run in the caller's thread.
 """
 
 from __future__ import annotations
@@ -20,7 +21,14 @@ import numpy as np
 from numpy.lib.array_utils import byte_bounds
 
 from . import _debug, _kernels, _special_values
+from ._cpu_threads import device_threads
 from ._debug import HOST
+
+#: Bytes of a call (its largest array, read or written whole) from which its devices'
+#: kernels run on the devices' threads. On 2 shared cores a + b of float64 broke even
+#: near 1 MiB (a hand-over costs about 30 us, a + b of 1 MiB about 250 us); below, the
+#: call stays as it was, in the caller's thread with no extra Python call.
+PARALLEL_BYTES = 4 << 20
 
 
 def _warnings_raise() -> bool:
@@ -61,6 +69,11 @@ class CpuBackend:
             raise ValueError(f"MDARRAY_CPU_DEVICES must be at least 1, got {n_devices}")
         self.device_ids = tuple(range(n_devices))
         self.count = n_devices
+        #: `each` is worth its hand-over for a call over at least this many bytes (code
+        #: above compares its largest array's ``nbytes``); ``MDARRAY_CPU_PARALLEL_BYTES``
+        #: sets it, 0 for every call, a huge value for none.
+        self.parallel_bytes = int(os.environ.get("MDARRAY_CPU_PARALLEL_BYTES", PARALLEL_BYTES))
+        self.threads = device_threads(n_devices)
         keep_freed_memory()
 
     def __repr__(self) -> str:
@@ -141,7 +154,14 @@ class CpuBackend:
         return np.empty(shape, dtype)
 
     def synchronize(self, devices=None) -> None:
-        pass
+        pass  # `each` returns when its rows are done: no work is ever left running
+
+    def each(self, fn, rows: list) -> list:
+        """``[fn(*args) for device, args in rows]``, each row on its device's thread, all
+        at once (`_cpu_threads.DeviceThreads.run`: done on return; the first failed
+        row's error raised, after every row ran). For kernels on the device's own arrays
+        only (no movement, no shared state), in calls of at least `parallel_bytes`."""
+        return self.threads.run(fn, rows)
 
     # Seeing time and memory: work is done when its call returns, so no device clock
     # (host time is device time) and no pool (NumPy allocates from the heap).
@@ -231,6 +251,9 @@ class CpuBackend:
             nin = len(calls[0][1])
             call = lambda *row: kernel(*row[:nin], out=row[nin:])  # noqa: E731
         rows = [(*args, *outs) for _, args, outs in calls]
+        if calls and calls[0][2][0].nbytes * len(calls) >= self.parallel_bytes:
+            self._write_each_at_once(call, calls, rows)
+            return
         pending = iter(rows)
         try:
             deque(starmap(call, pending), 0)
@@ -241,6 +264,22 @@ class CpuBackend:
                 for row in rows[again:]:
                     call(*row)
             raise
+
+    def _write_each_at_once(self, call, calls: list, rows: list) -> None:
+        """`write_each`'s calls on the devices' threads: every call runs (the first error
+        waits for the rest); a call that failed on its own runs once more before the
+        error propagates, as in the loop (an interrupted one is not run again)."""
+        _, errors = self.threads.run_all(
+            call, [(device, row) for (device, _, _), row in zip(calls, rows)]
+        )
+        if not errors:
+            return
+        first = errors[min(errors)]
+        if not isinstance(first, KeyboardInterrupt):
+            for k in sorted(errors):  # a failed call wrote nothing: it runs once more
+                with contextlib.suppress(Exception):
+                    call(*rows[k])
+        raise first
 
     def call_masked(self, kernel, args, outs: tuple, mask, options) -> tuple:
         """``kernel(*args)`` written into `outs` where `mask` is true."""

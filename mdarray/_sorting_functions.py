@@ -26,6 +26,7 @@ from numpy.lib.array_utils import normalize_axis_index
 
 from . import _redistribute, _regions
 from ._array import DistArray, wrap
+from ._chunkwise import map_kernel
 from ._creation_functions import asarray
 from ._fallback import fallback
 from ._fetch import fetch_pieces
@@ -47,8 +48,10 @@ def _per_chunk(x: DistArray, axis: int, arg: bool) -> DistArray:
     """Each chunk sorts its own lanes along `axis` (a whole axis in every chunk)."""
     xp = x.storage.backend.xp
     if arg:
-        return wrap(x.storage.map(lambda c: xp.argsort(c, axis=axis, kind="stable"), dtype=np.intp))
-    return wrap(x.storage.map(lambda c: stable_sort(xp, c, axis)))
+        return wrap(
+            map_kernel(x.storage, lambda c: xp.argsort(c, axis=axis, kind="stable"), np.intp)
+        )
+    return wrap(map_kernel(x.storage, lambda c: stable_sort(xp, c, axis)))
 
 
 def _whole_axis_layout(x: DistArray, axis: int) -> Layout:

@@ -36,6 +36,7 @@ LAYERS = (
             "_kernels",
             "_special_values",
             "_staging",
+            "_cpu_threads",
             "_cpu_backend",
             "_cuda_kernels",
             "_cuda_elementwise",
