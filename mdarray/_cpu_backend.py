@@ -72,8 +72,10 @@ class CpuBackend:
         #: `each` is worth its hand-over for a call over at least this many bytes (code
         #: above compares its largest array's ``nbytes``); ``MDARRAY_CPU_PARALLEL_BYTES``
         #: sets it, 0 for every call, a huge value for none.
-        self.parallel_bytes = int(os.environ.get("MDARRAY_CPU_PARALLEL_BYTES", PARALLEL_BYTES))
         self.threads = device_threads(n_devices)
+        self.parallel_bytes = int(os.environ.get("MDARRAY_CPU_PARALLEL_BYTES", PARALLEL_BYTES))
+        if self.threads.count < 2:
+            self.parallel_bytes = 1 << 62  # one core or one device: nothing runs at once
         keep_freed_memory()
 
     def __repr__(self) -> str:
@@ -251,7 +253,11 @@ class CpuBackend:
             nin = len(calls[0][1])
             call = lambda *row: kernel(*row[:nin], out=row[nin:])  # noqa: E731
         rows = [(*args, *outs) for _, args, outs in calls]
-        if calls and calls[0][2][0].nbytes * len(calls) >= self.parallel_bytes:
+        if (
+            calls
+            and calls[0][2][0].nbytes * len(calls) >= self.parallel_bytes
+            and self.threads.count > 1
+        ):
             self._write_each_at_once(call, calls, rows)
             return
         pending = iter(rows)

@@ -26,10 +26,13 @@ from typing import Any
 
 
 class DeviceThreads:
-    """One worker thread per virtual device, started when first needed."""
+    """One worker thread per virtual device (device ``d`` on thread ``d % count``),
+    started when first needed; `count` is at most the cores this process may use, so a
+    machine of fewer cores than devices gives a thread several devices, not more
+    runnable threads than cores."""
 
-    def __init__(self, count: int) -> None:
-        self.count = count
+    def __init__(self, count: int, cores: int | None = None) -> None:
+        self.count = max(1, min(count, _cores() if cores is None else cores))
         #: Rows handed to a worker so far (tests check small calls hand none over).
         self.submits = 0
         self._inboxes: list[SimpleQueue] = []
@@ -38,7 +41,7 @@ class DeviceThreads:
 
     def run(self, fn: Callable, rows: Sequence[tuple[int, tuple]]) -> list:
         """``[fn(*args) for device, args in rows]``: each row on the thread of its device
-        (the device id modulo the device count), a device's rows in order. Returns when
+        (the device id modulo the thread count), a device's rows in order. Returns when
         every row has finished; then, if any row raised, raises the error of the first
         such row (in rows order), as the loop would have, though the other devices' rows
         ran."""
@@ -141,6 +144,12 @@ def _wait(done: SimpleQueue, pending: int) -> list:
     if interrupted is not None:
         raise interrupted
     return answers
+
+
+def _cores() -> int:
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 _ALL: list[DeviceThreads] = []

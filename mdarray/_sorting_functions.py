@@ -210,9 +210,17 @@ def stable_sort(xp, values, axis: int):
     differ in bits: signed zeros and NaNs. So on NumPy chunks of real floats the default
     sort runs, and the zeros and NaNs of each lane are then written back in their order
     of appearance (the zeros' run starts at the count of negatives, the NaNs end the
-    lane). Other dtypes and CuPy (whose sort is stable) take the stable sort."""
-    if xp is not np or values.dtype.kind != "f" or values.ndim != 1:
+    lane). Of several lanes, those holding a zero or a NaN are sorted again, stably.
+    Other dtypes and CuPy (whose sort is stable) take the stable sort."""
+    if xp is not np or values.dtype.kind != "f":
         return xp.sort(values, axis=axis, kind="stable")
+    if values.ndim != 1:
+        result = np.sort(values, axis=axis)
+        lanes = np.moveaxis(values, axis, -1)
+        special = (lanes == 0).any(axis=-1) | np.isnan(lanes).any(axis=-1)
+        if special.any():
+            np.moveaxis(result, axis, -1)[special] = np.sort(lanes[special], kind="stable")
+        return result
     result = np.sort(values)
     # The runs of zeros and of NaNs, found by bisection of the sorted lane; only a lane
     # that holds some reads its input again.
