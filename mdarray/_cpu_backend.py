@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import math
 import operator
 import os
 import warnings
@@ -21,6 +22,8 @@ import numpy as np
 from numpy.lib.array_utils import byte_bounds
 
 from . import _debug, _kernels, _special_values
+from ._cpu_pool import LIMIT as POOL_LIMIT
+from ._cpu_pool import ResultPool
 from ._cpu_threads import device_threads
 from ._debug import HOST
 
@@ -73,6 +76,7 @@ class CpuBackend:
         #: above compares its largest array's ``nbytes``); ``MDARRAY_CPU_PARALLEL_BYTES``
         #: sets it, 0 for every call, a huge value for none.
         self.threads = device_threads(n_devices)
+        self.pool = ResultPool(int(os.environ.get("MDARRAY_CPU_POOL_BYTES", POOL_LIMIT)))
         self.parallel_bytes = int(os.environ.get("MDARRAY_CPU_PARALLEL_BYTES", PARALLEL_BYTES))
         if self.threads.count < 2:
             self.parallel_bytes = 1 << 62  # one core or one device: nothing runs at once
@@ -158,23 +162,37 @@ class CpuBackend:
     def synchronize(self, devices=None) -> None:
         pass  # `each` returns when its rows are done: no work is ever left running
 
-    def each(self, fn, rows: list) -> list:
+    def each(self, fn, rows: list, result_dtype=None) -> list:
         """``[fn(*args) for device, args in rows]``, each row on its device's thread, all
         at once (`_cpu_threads.DeviceThreads.run`: done on return; the first failed
         row's error raised, after every row ran). For kernels on the device's own arrays
-        only (no movement, no shared state), in calls of at least `parallel_bytes`."""
+        only (no movement, no shared state), in calls of at least `parallel_bytes`.
+
+        With `result_dtype`, `fn` is a kernel of one result of that dtype and of its
+        array arguments' shape: a NumPy ufunc's large results are written into blocks
+        of the pool (`_cpu_pool`), whose pages are warm where a block is reused."""
+        if result_dtype is not None and type(fn) is np.ufunc and fn.nout == 1:
+            rows = [(device, self._into_pool(device, args, result_dtype)) for device, args in rows]
         return self.threads.run(fn, rows)
 
+    def _into_pool(self, device: int, args, dtype) -> tuple:
+        shape = next((a.shape for a in args if type(a) is np.ndarray), None)
+        if shape is None or not self.pool.wants(math.prod(shape) * np.dtype(dtype).itemsize):
+            return args
+        return (*args, self.pool.take(device, shape, dtype))
+
     # Seeing time and memory: work is done when its call returns, so no device clock
-    # (host time is device time) and no pool (NumPy allocates from the heap).
+    # (host time is device time); NumPy allocates from the heap but for the pool's
+    # large results.
     def time_mark(self) -> None:
         return None
 
     def time_elapsed(self, start, end) -> dict[int, float]:
         return {}
 
-    def pool_bytes(self, device: int) -> None:
-        return None
+    def pool_bytes(self, device: int) -> tuple[int, int] | None:
+        """``(used, total)`` bytes of the pool of large results (`_cpu_pool`)."""
+        return self.pool.figures(device) if self.pool.limit else None
 
     def allocation_of(self, array) -> tuple[int, int]:
         """``(address, bytes)`` of the memory block holding `array`: the array at the

@@ -239,8 +239,9 @@ class CudaBackend(CudaClock, CudaHostCopies):
         kernel's result (CuPy's promotion may differ from NumPy's dtype), then a copy."""
         _kernels.assign(self._cupy, out, (), kernel(*args, **options))
 
-    def each(self, fn, rows: list) -> list:
-        """``[fn(*args) for device, args in rows]``, each issued on its device's stream."""
+    def each(self, fn, rows: list, result_dtype=None) -> list:
+        """``[fn(*args) for device, args in rows]``, each issued on its device's stream
+        (`result_dtype`: the cpu backend's pool; CuPy's pool serves here)."""
         out = []
         for device, args in rows:
             with self.on(device):

@@ -202,7 +202,8 @@ def _slab_call(ufunc, kernel, layout, backend, operands, out, dtypes, across: bo
         and not across
         and layout.extent * dtypes[0].itemsize >= backend.parallel_bytes
     ):
-        done = iter(backend.each(kernel, list(zip(layout.devices, _slab_args(operands)))))
+        rows = list(zip(layout.devices, _slab_args(operands)))
+        done = iter(backend.each(kernel, rows, dtypes[0] if len(dtypes) == 1 else None))
     for d, device in enumerate(layout.devices):
         # `fast_call` came here only with every Chunks operand packed (slabs not None).
         args = [x.slabs[d] if type(x) is Chunks else x for x in operands]  # type: ignore[index]
@@ -291,7 +292,7 @@ def block_call(kernel, layout, backend, operands, out, dtypes, *, direct: bool):
             (device, [x if c is None else c[d] for x, c in zip(operands, columns)])
             for d, device in enumerate(layout.devices)
         ]
-        done = iter(backend.each(kernel, rows))
+        done = iter(backend.each(kernel, rows, dtypes[0] if len(dtypes) == 1 else None))
     for d, device in enumerate(layout.devices):
         args = [x if c is None else c[d] for x, c in zip(operands, columns)]
         with backend.on(device):
