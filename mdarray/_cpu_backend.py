@@ -28,10 +28,11 @@ from ._cpu_threads import device_threads
 from ._debug import HOST
 
 #: Bytes of a call (its largest array, read or written whole) from which its devices'
-#: kernels run on the devices' threads. On 2 shared cores a + b of float64 broke even
-#: near 1 MiB (a hand-over costs about 30 us, a + b of 1 MiB about 250 us); below, the
-#: call stays as it was, in the caller's thread with no extra Python call.
-PARALLEL_BYTES = 4 << 20
+#: kernels run on the devices' threads. A hand-over costs about 35 us; on 2 shared cores
+#: a + b of float64 on 4 devices threaded took 2.1x its loop's time at 1 MiB, 1.3x at 4,
+#: 1.1x at 16 and 1.0x at 64 MiB (a + b of 4096x4096: 0.6x), and where each device's
+#: thread has a core of its own the break-even is lower still.
+PARALLEL_BYTES = 16 << 20
 
 
 def _warnings_raise() -> bool:
