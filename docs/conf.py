@@ -17,6 +17,7 @@ import mdarray  # noqa: E402 (the checkout's, after the path above)
 
 project = "mdarray"
 author = "The mdarray developers"
+copyright = "2026, the mdarray developers"  # as LICENSE
 release = mdarray.__version__  # this checkout's (the source tree is first on sys.path)
 version = ".".join(release.split(".")[:2])
 

@@ -12,11 +12,13 @@ run the backend's own namesake on each chunk.
 from __future__ import annotations
 
 import operator
+import warnings
 
 import numpy as np
 
 from ._array import DistArray, in_mode, wrap
 from ._chunkwise import write_out
+from ._config import warn
 from ._creation_functions import asarray
 from ._fallback import fallback
 from ._modes import REPLICA
@@ -141,9 +143,23 @@ def _angle(z, deg=False):
     return out * (180 / np.pi) if deg else out
 
 
+def _deprecation_of(call) -> str:
+    """The message of the DeprecationWarning that NumPy's ``call()`` gives, or ''."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        call()
+    return next((str(w.message) for w in caught if w.category is DeprecationWarning), "")
+
+
+_FIX_DEPRECATED = _deprecation_of(lambda: np.fix(np.zeros(1)))
+
+
 @implements(np.fix, spmd=True)
 def _fix(x, out=None):
-    """``numpy.fix``: rounded toward zero (floor of the non-negative, ceil of the rest)."""
+    """``numpy.fix``: rounded toward zero (floor of the non-negative, ceil of the rest).
+    Deprecated where NumPy's is (2.5), with NumPy's warning."""
+    if _FIX_DEPRECATED:
+        warn(_FIX_DEPRECATED, DeprecationWarning)
     result = np.where(x >= 0, np.floor(x), np.ceil(x))
     return result if out is None else write_out(out, result)
 
@@ -186,10 +202,15 @@ def _isreal(x):
 
 
 def _namesake(name: str, x: DistArray, dtype, **kwargs) -> DistArray:
-    """The backend's `name` (NumPy's or CuPy's) on each chunk of REPLICA `x`."""
+    """The backend's `name` (NumPy's or CuPy's) on each chunk of REPLICA `x`, each chunk
+    first cast to the result's `dtype` (CuPy computes ``i0`` of uint8 in float16, NumPy in
+    float64)."""
     x = in_mode(x, REPLICA)
+    dtype = np.dtype(dtype)
     function = getattr(x.storage.backend.xp, name)
-    return wrap(x.storage.map(lambda chunk: function(chunk, **kwargs), dtype=np.dtype(dtype)))
+    return wrap(
+        x.storage.map(lambda c: function(c.astype(dtype, copy=False), **kwargs), dtype=dtype)
+    )
 
 
 def _dtype_of(name: str, dtype, **kwargs) -> np.dtype:
@@ -207,7 +228,9 @@ def _i0(x):
     """``numpy.i0``, the modified Bessel function of order 0, on each chunk."""
     if np.iscomplexobj(x):
         raise TypeError("i0 not supported for complex values")
-    return _namesake("i0", x, _dtype_of("i0", x.dtype))
+    result = _namesake("i0", x, _dtype_of("i0", x.dtype))
+    # NumPy's series gives NaN at +-inf (inf / inf); CuPy's kernel gives inf.
+    return np.where(np.isinf(x), np.nan, result) if x.dtype.kind == "f" else result
 
 
 @implements(np.nan_to_num, spmd=True)

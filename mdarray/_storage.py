@@ -61,14 +61,16 @@ from ._memory import (
 )
 from ._processes import Remote, is_local
 
-# Guards families, allocations and their moves (copy on write) across threads.
-_LOCK = threading.RLock()
+_LOCK = threading.RLock()  # guards families, allocations and their moves across threads
+
+# Integer type codes equal to another's dtype (longlong is int64 on Linux) mapped to that
+# one, so plans cached for one never hand its dtype (printed otherwise) to the other's arrays.
+_ALIASES = {c: np.dtype(np.dtype(c).str) for c in "lLqQ" if np.dtype(np.dtype(c).str).char != c}
 
 
 def reader(path: str, doc: str) -> property:
-    """A read-only attribute read by C code (`operator.attrgetter` of `path`): hot paths
-    read storage, mode, layout, dtype and slabs often; as Python properties those reads
-    were a fifth of a small operation's Python calls."""
+    """A read-only attribute read by C code (`operator.attrgetter` of `path`): as Python
+    properties, the hot paths' reads were a fifth of a small operation's Python calls."""
     return property(attrgetter(path), doc=doc)
 
 
@@ -99,7 +101,7 @@ class Chunks:
         # Unchecked: the classmethods check what they are given.
         self.layout = layout
         self.backend = backend
-        self.dtype = dtype
+        self.dtype = _ALIASES.get(dtype.char, dtype)
         self._buffers = buffers
         self._slabs = slabs
         # Set up by the first `view` or `derive` (see `_track`): the family, per chunk its

@@ -3,6 +3,8 @@ NumPy on the same data: drawn shapes, dtypes, layouts and modes, under
 ``fallback="raise"`` (nothing gathers), the same values, dtypes and shapes, or the same
 exception type."""
 
+import warnings
+
 import numpy as np
 import pytest
 from _layouts import dist_pairs
@@ -98,13 +100,22 @@ def test_shape_functions_match_numpy(call, data):
     both(call, x)
 
 
+def _angle_deg(z):
+    return np.angle(z, deg=True)
+
+
+# Formulas of the backend's transcendental kernels (arctan2, sin, exp): CuPy's may differ
+# from NumPy's in the last bits, so close, not equal.
+CLOSE = (np.angle, _angle_deg, np.sinc, np.i0)
+
+
 @settings(deadline=None)
 @given(data=st.data())
 @pytest.mark.parametrize(
     "call",
     [
         np.angle,
-        lambda z: np.angle(z, deg=True),
+        _angle_deg,
         np.fix,
         np.isposinf,
         np.isneginf,
@@ -122,18 +133,18 @@ def test_elementwise_functions_match_numpy(call, data):
     elements = extremes if np.dtype(dtype).kind == "f" else None
     shape = data.draw(mst.shapes(min_dims=0, max_dims=2, max_side=6))
     x, _ = data.draw(dist_pairs(shape=shape, dtype=dtype, elements=elements))
-    if call is np.sinc or call is np.i0:  # a formula by the backend's kernel: close, not equal
+    if call in CLOSE:  # a formula by the backend's kernel: close, not equal
         values = x.get()
         with np.errstate(all="ignore"):
             try:
-                want = call(values)
+                want = np.asarray(call(values))
             except TypeError:
                 with pytest.raises(TypeError), mdarray.options(fallback="raise"):
                     call(x)
                 return
         with mdarray.options(fallback="raise"), np.errstate(all="ignore"):
             got = call(x).get()
-        assert got.dtype == want.dtype
+        assert (got.shape, got.dtype) == (want.shape, want.dtype)
         np.testing.assert_allclose(got, want, rtol=1e-6, equal_nan=True)
         return
     both(call, x)
@@ -148,8 +159,10 @@ def test_out_and_copy_false_write_into_the_array(data):
         assert np.isposinf(x, out=out) is out
         np.testing.assert_array_equal(out.get(), np.isposinf(value))
         fixed, _ = data.draw(dist_pairs(shape=(3, 4), dtype=np.float64))
-        assert np.fix(x, out=fixed) is fixed
-        np.testing.assert_array_equal(fixed.get(), np.fix(value))
+        with warnings.catch_warnings():  # np.fix is deprecated from NumPy 2.5
+            warnings.simplefilter("ignore", DeprecationWarning)
+            assert np.fix(x, out=fixed) is fixed
+            np.testing.assert_array_equal(fixed.get(), np.fix(value))
         assert np.nan_to_num(x, copy=False) is x
     np.testing.assert_array_equal(x.get(), np.nan_to_num(value))
 
