@@ -173,14 +173,16 @@ class CpuBackend:
         array arguments' shape: a NumPy ufunc's large results are written into blocks
         of the pool (`_cpu_pool`), whose pages are warm where a block is reused."""
         if result_dtype is not None and type(fn) is np.ufunc and fn.nout == 1:
-            rows = [(device, self._into_pool(device, args, result_dtype)) for device, args in rows]
+            pooled = [(d, (fn, self._pooled(d, args, result_dtype), *args)) for d, args in rows]
+            return self.threads.run(_into, pooled)
         return self.threads.run(fn, rows)
 
-    def _into_pool(self, device: int, args, dtype) -> tuple:
+    def _pooled(self, device: int, args, dtype):
+        """A block of the pool for the result of a kernel over `args`, or None."""
         shape = next((a.shape for a in args if type(a) is np.ndarray), None)
         if shape is None or not self.pool.wants(math.prod(shape) * np.dtype(dtype).itemsize):
-            return args
-        return (*args, self.pool.take(device, shape, dtype))
+            return None
+        return self.pool.take(device, shape, dtype)
 
     # Seeing time and memory: work is done when its call returns, so no device clock
     # (host time is device time); NumPy allocates from the heap but for the pool's
@@ -373,6 +375,12 @@ class CpuBackend:
                 if source != device:
                     _debug.record_transfer(source, device, piece.nbytes)
         return self.combine(ufunc, pieces, copies, dtype)
+
+
+def _into(ufunc, out, *args):
+    """``ufunc(*args)``, written into `out` where given (by keyword: NumPy deprecates a
+    positional ``out`` for some ufuncs)."""
+    return ufunc(*args) if out is None else ufunc(*args, out=out)
 
 
 # glibc's mallopt parameters, and the values `keep_freed_memory` sets: allocations below

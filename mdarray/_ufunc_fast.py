@@ -203,7 +203,9 @@ def _slab_call(ufunc, kernel, layout, backend, operands, out, dtypes, across: bo
         and layout.extent * dtypes[0].itemsize >= backend.parallel_bytes
     ):
         rows = list(zip(layout.devices, _slab_args(operands)))
-        done = iter(backend.each(kernel, rows, dtypes[0] if len(dtypes) == 1 else None))
+        # NumPy's own result dtype (a refill's are `out`'s): results may go to the pool.
+        pooled = dtypes[0] if len(dtypes) == 1 and not refill else None
+        done = iter(backend.each(kernel, rows, pooled))
     for d, device in enumerate(layout.devices):
         # `fast_call` came here only with every Chunks operand packed (slabs not None).
         args = [x.slabs[d] if type(x) is Chunks else x for x in operands]  # type: ignore[index]

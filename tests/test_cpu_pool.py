@@ -67,6 +67,8 @@ def test_results_from_the_pool_are_kept_apart(small_blocks, monkeypatch):
     for _ in range(3):
         a * 2.0  # each result dropped: its blocks come back
     other = a * 3.0
+    # Written by keyword (NumPy deprecates a positional out of maximum and minimum).
+    np.testing.assert_array_equal(np.maximum(a, 2000.0).get(), np.maximum(ha, 2000.0))
     np.testing.assert_array_equal(kept.get(), ha + 1.0)
     np.testing.assert_array_equal(other.get(), ha * 3.0)
     report = mdarray.memory_report()
