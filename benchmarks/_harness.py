@@ -123,9 +123,11 @@ class Report:
 
     columns = ("work", "reference", "seed", "mdarray", "mdarray / reference", "mdarray / seed")
 
-    def __init__(self, env: Env, title: str) -> None:
+    def __init__(self, env: Env, title: str, columns: tuple | None = None) -> None:
         self.env = env
         self.title = title
+        if columns is not None:
+            self.columns = columns
         self.rows: list[tuple] = []
         self.records: list[dict] = []
 
@@ -133,6 +135,14 @@ class Report:
         self.rows.append((work, reference, seed, ours, vs_ref, vs_seed))
         self.records.append({"work": work, **raw})
         print(f"  {work}: {reference} | {seed} | {ours} | {vs_ref} | {vs_seed}", file=sys.stderr)
+
+    def row(self, *cells, **raw) -> None:
+        """A row of this table's own `columns` (a table whose columns are not the
+        reference / seed / mdarray ones)."""
+        cells = tuple(map(str, cells)) + ("—",) * (len(self.columns) - len(cells))
+        self.rows.append(cells)
+        self.records.append({"work": cells[0], **raw})
+        print("  " + " | ".join(cells), file=sys.stderr)
 
     def attempt(self, work: str, fn) -> None:
         """Run `fn(report)`; on an error, record a row saying what failed."""

@@ -5,21 +5,32 @@ On the cuda backend: 16384x16384 float32 (matmul 8192x8192), all chunks on devic
 against CuPy and the seed (``cupyx.distributed.array``) in the same run. On the cpu
 backend: 2048x2048 (matmul 1024x1024; the fused chain 4096x4096) against NumPy.
 
-Figures (names for --only): add, dispatch, sum, matmul, fuse. (QR is in
-`benchmarks.algorithms`.)
+Figures (names for --only): add, dispatch, sum, matmul, fuse; on the cpu backend also
+threads (the virtual devices run at once, issue 25: its own table, against NumPy and JAX
+with 4 CPU devices where JAX is installed; ``--json F`` writes it to ``F.threads.json``).
+(QR is in `benchmarks.algorithms`.)
 
     MDARRAY_BACKEND=cuda python -m benchmarks.compute
+    MDARRAY_BACKEND=cpu MDARRAY_CPU_DEVICES=4 python -m benchmarks.compute --only threads
 """
 
 from __future__ import annotations
 
+import argparse
+import os
+import statistics
+import time
+from pathlib import Path
+
 import numpy as np
 
 import mdarray
+import mdarray._backend
 
 from ._harness import (
     Env,
     Report,
+    finish,
     loop_time,
     median_time,
     ms,
@@ -28,6 +39,7 @@ from ._harness import (
     ratio,
     run_figures,
     us,
+    wanted,
 )
 
 
@@ -235,6 +247,171 @@ def bench_fuse(env: Env, report: Report, repeat: int) -> None:
         )
 
 
+# The cpu backend's device threads (issue 25) ---------------------------------------------
+
+THREAD_COLUMNS = (
+    "work",
+    "NumPy",
+    "JAX (4 CPU devices)",
+    "mdarray inline",
+    "mdarray threaded",
+    "threaded vs NumPy",
+    "threaded bandwidth",
+)
+
+
+def _jax():
+    """JAX on 4 CPU devices with float64, or None where it is not installed. The flags
+    must be set before JAX's first import: run the script in a fresh process."""
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    flag = "--xla_force_host_platform_device_count=4"
+    if flag not in os.environ.get("XLA_FLAGS", ""):
+        os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {flag}".strip()
+    try:
+        import jax
+    except ImportError:
+        return None
+    jax.config.update("jax_enable_x64", True)
+    return jax
+
+
+def _jax_works(jax, hosts: dict, repeat: int) -> dict:
+    """Seconds of each work of `bench_threads` in JAX: operands split by rows over its
+    devices (as mdarray's), results as mdarray's (a + b split by rows, sum replicated)."""
+    import jax.numpy as jnp
+    from jax.sharding import Mesh, NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    mesh = Mesh(np.array(jax.devices()[:4]), ("x",))
+    rows, whole = NamedSharding(mesh, P("x", None)), NamedSharding(mesh, P())
+    put = {k: jax.device_put(v, rows) for k, v in hosts.items()}
+    jitted = {
+        "add": (jax.jit(lambda a, b: a + b, out_shardings=rows), ("a", "b")),
+        "fuse": (jax.jit(lambda a, b: jnp.sin(a) * 2 + b, out_shardings=rows), ("a", "b")),
+        "sum": (jax.jit(lambda a: a.sum(axis=0), out_shardings=whole), ("a",)),
+        "sort": (jax.jit(lambda a: jnp.sort(a, axis=0), out_shardings=rows), ("a",)),
+        "matmul": (jax.jit(lambda a, b: a @ b, out_shardings=rows), ("m", "n")),
+    }
+    out = {}
+    for name, (fn, operands) in jitted.items():
+        args = [put[k] for k in operands]
+        for _ in range(3):
+            fn(*args).block_until_ready()
+        times = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            fn(*args).block_until_ready()
+            times.append(time.perf_counter() - start)
+        out[name] = statistics.median(times)
+    return out
+
+
+def bench_threads(env: Env, report: Report, repeat: int) -> None:
+    """The cpu backend's device threads: 4096x4096 float64 split by rows over the devices
+    (matmul 2048x2048), each work with its devices run one after another in the caller's
+    thread ("inline": `parallel_bytes` out of reach) and at once on the devices' threads
+    (the default threshold), against NumPy on one array and JAX's CPU devices where JAX
+    is installed. Bandwidth: the bytes the work must read and write over its time."""
+    if env.cuda:
+        raise NotImplementedError("the device threads are the cpu backend's")
+    backend = mdarray._backend.backend()
+    n, m = 4096, 2048
+    rng = np.random.default_rng(25)
+    hosts = {
+        "a": rng.standard_normal((n, n)),
+        "b": rng.standard_normal((n, n)),
+        "m": rng.standard_normal((m, m)),
+        "n": rng.standard_normal((m, m)),
+    }
+    x = {k: mdarray.asarray(v) for k, v in hosts.items()}
+    a, b = x["a"], x["b"]
+    chain_fused = mdarray.fuse(chain)
+    big = 8 * n * n
+    works = [
+        ("add", "`a + b`", lambda: a + b, lambda: hosts["a"] + hosts["b"], 3 * big),
+        ("fuse", "`sin(a) * 2 + b` (`mdarray.fuse`)", lambda: chain_fused(a, b),
+         lambda: chain(hosts["a"], hosts["b"]), 3 * big),
+        ("sum", "`sum(axis=0)` to all devices", lambda: a.sum(axis=0).change_mode("replica"),
+         lambda: hosts["a"].sum(axis=0), big),
+        ("sort", "`sort(axis=0)`", lambda: np.sort(a, axis=0),
+         lambda: np.sort(hosts["a"], axis=0), 2 * big),
+        ("matmul", f"matmul {m}x{m}", lambda: x["m"] @ x["n"],
+         lambda: hosts["m"] @ hosts["n"], None),
+    ]  # fmt: skip
+    jax = _jax()
+    jax_times = {} if jax is None else _jax_works(jax, hosts, repeat)
+    threshold = backend.parallel_bytes
+    devices = len(mdarray.devices())
+    for name, work, ours, reference, nbytes in works:
+        runs = max(3, repeat // 4) if name == "sort" else repeat
+        expected = reference()
+        with mdarray.options(fallback="raise"):
+            got = ours()
+            value = got.get() if isinstance(got, mdarray.DistArray) else np.asarray(got)
+            if not np.allclose(value, expected, rtol=1e-9, atol=1e-9):
+                raise AssertionError(f"{work} returned a wrong value")
+            del got, value
+            ref = median_time(env, reference, repeat=runs)
+            backend.parallel_bytes = 1 << 62
+            try:
+                inline = median_time(env, ours, repeat=runs)
+            finally:
+                backend.parallel_bytes = threshold
+            threaded = median_time(env, ours, repeat=runs)
+
+        def rate(seconds, nbytes=nbytes):
+            if seconds is None:
+                return "—"
+            if nbytes is None:  # matmul: floating-point rate
+                return f"{ms(seconds)} ({2.0 * m**3 / seconds / 1e9:.0f} GFLOP/s)"
+            return ms(seconds)
+
+        speed = "—" if nbytes is None else f"{nbytes / threaded / 1e9:.1f} GB/s"
+        side = m if nbytes is None else n
+        report.row(
+            f"{work}, {side}x{side} float64, {devices} devices",
+            rate(ref),
+            rate(jax_times.get(name)),
+            rate(inline),
+            rate(threaded),
+            f"{ref / threaded:.2f}x faster" if threaded < ref else f"{threaded / ref:.2f}x slower",
+            speed,
+            numpy_s=ref,
+            jax_s=jax_times.get(name),
+            inline_s=inline,
+            threaded_s=threaded,
+            bytes=nbytes,
+        )
+    # Where threads start to pay: a + b by size, inline and threaded (for the threshold).
+    for mib_ in (1, 4, 16, 64):
+        rows = (mib_ << 20) // 8 // 1024
+        h = rng.standard_normal((rows, 1024))
+        y = mdarray.asarray(h)
+        ref = median_time(env, lambda h=h: h + h, repeat=repeat * 5)
+        backend.parallel_bytes = 1 << 62
+        try:
+            inline = median_time(env, lambda y=y: y + y, repeat=repeat * 5)
+        finally:
+            backend.parallel_bytes = 0
+        try:
+            threaded = median_time(env, lambda y=y: y + y, repeat=repeat * 5)
+        finally:
+            backend.parallel_bytes = threshold
+        report.row(
+            f"`a + b` of {mib_} MiB (threshold {threshold >> 20} MiB: the threaded column forced)",
+            ms(ref),
+            "—",
+            ms(inline),
+            ms(threaded),
+            f"threaded / inline {threaded / inline:.2f}x",
+            f"{3 * (mib_ << 20) / threaded / 1e9:.1f} GB/s",
+            numpy_s=ref,
+            inline_s=inline,
+            threaded_s=threaded,
+            bytes=3 * (mib_ << 20),
+        )
+
+
 def main() -> None:
     args = parse_args(__doc__)
     env = Env()
@@ -246,7 +423,13 @@ def main() -> None:
         ("matmul", bench_matmul),
         ("fuse", bench_fuse),
     ]
-    run_figures(report, args, figures, env, env)
+    if any(wanted(args, name) for name, _ in figures):
+        run_figures(report, args, figures, env, env)
+    if not env.cuda and wanted(args, "threads"):
+        threads = Report(env, "CPU: the virtual devices at once (issue 25)", THREAD_COLUMNS)
+        threads.attempt("threads", lambda r: bench_threads(env, r, args.repeat))
+        json_path = args.json and str(Path(args.json).with_suffix(".threads.json"))
+        finish(threads, argparse.Namespace(json=json_path))
 
 
 if __name__ == "__main__":

@@ -37,7 +37,7 @@ from ._mode_rules import keeps_mode
 from ._modes import REPLICA, Mode
 from ._operands import as_operand
 from ._plan_cache import plan_cache
-from ._processes import Remote, is_local, merged_everywhere
+from ._processes import Remote, is_local, merged_everywhere, several
 from ._storage import Chunks
 from ._stored import Stored
 
@@ -138,20 +138,39 @@ def map_elements(storage: Chunks, fn, dtype=None) -> Chunks:
     per device over the slabs of packed chunks, else one per chunk as ``Chunks.map``."""
     slabs = storage.slabs
     if slabs is None:
-        return storage.map(fn, dtype=dtype)
-    on = storage.backend.on
+        return map_kernel(storage, fn, dtype)
+    backend = storage.backend
+    on = backend.on
     out: list = []
+    done = None  # a large call's kernels, run at once on the devices' threads
+    if slabs[0].nbytes * len(slabs) >= backend.parallel_bytes and not several():
+        done = iter(backend.each(fn, [(d, (s,)) for d, s in zip(storage.layout.devices, slabs)]))
     for slab, device in zip(slabs, storage.layout.devices):
         if isinstance(slab, Remote):
             out.append(Remote(slab.shape, storage.dtype if dtype is None else dtype, device))
             continue
         with on(device):
-            result = fn(slab)
+            result = fn(slab) if done is None else next(done)
             if dtype is not None and result.dtype != dtype:
                 result = result.astype(dtype)
         out.append(result)
     dtype = out[0].dtype if dtype is None else dtype
     return Chunks.packed(storage.layout, out, storage.backend, dtype, check=False)
+
+
+def map_kernel(storage: Chunks, fn, dtype=None) -> Chunks:
+    """``storage.map(fn, dtype=dtype)`` for a kernel `fn` of one chunk alone (no
+    movement, no shared state): a large call runs the chunks' kernels at once, on the
+    devices' threads (`Backend.each`)."""
+    buffers = storage.buffers
+    backend = storage.backend
+    if not buffers or buffers[0].nbytes * len(buffers) < backend.parallel_bytes or several():
+        return storage.map(fn, dtype=dtype)
+    layout = storage.layout
+    out = backend.each(fn, [(d, (b,)) for d, b in zip(layout.chunk_devices, buffers)])
+    if dtype is not None:
+        out = [b if b.dtype == dtype else b.astype(dtype) for b in out]
+    return Chunks.of(layout, out, backend, dtype)
 
 
 def blocks_agree(a: Layout, b: Layout) -> bool:

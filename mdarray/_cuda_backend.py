@@ -33,6 +33,9 @@ class CudaBackend(CudaClock, CudaHostCopies):
     name = "cuda"
     # cuSOLVER's factorizations do not hinge on a CPU cache, and each cut costs launches.
     factor_block_elements = 0
+    # Each device's stream runs its work while the host issues the next device's: `each`
+    # (the cpu backend's threads) is never worth it here.
+    parallel_bytes = 1 << 62
 
     def __init__(self) -> None:
         import cupy  # noqa: PLC0415  (lazy: mdarray works without CuPy)
@@ -235,6 +238,15 @@ class CudaBackend(CudaClock, CudaHostCopies):
         """``out[...] = kernel(*args)`` for a fresh `out` of the call's result dtype: the
         kernel's result (CuPy's promotion may differ from NumPy's dtype), then a copy."""
         _kernels.assign(self._cupy, out, (), kernel(*args, **options))
+
+    def each(self, fn, rows: list, result_dtype=None) -> list:
+        """``[fn(*args) for device, args in rows]``, each issued on its device's stream
+        (`result_dtype`: the cpu backend's pool; CuPy's pool serves here)."""
+        out = []
+        for device, args in rows:
+            with self.on(device):
+                out.append(fn(*args))
+        return out
 
     def synchronize(self, devices=None) -> None:
         """Wait for the work issued on `devices` (all by default), then finish staged

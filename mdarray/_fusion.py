@@ -60,12 +60,19 @@ class Fused:
         kernel = self._kernels.get(backend)
         if kernel is None:
             kernel = self._kernels[backend] = backend.fused_kernel(fn, self.kernel_name)
-        buffers = []
-        for k, (device, chunk_shape, pieces) in enumerate(
-            zip(layout.chunk_devices, layout.chunk_shapes, zip(*columns))
-        ):
-            with backend.on(device):
-                buffers.append(_run_chunk(fn, kernel, pieces, k, chunk_shape, dtype, backend))
+        chunks = enumerate(zip(layout.chunk_devices, layout.chunk_shapes, zip(*columns)))
+        if layout.extent * dtype.itemsize >= backend.parallel_bytes:
+            # A large call: the chunks' kernels at once, on the devices' threads.
+            rows = [
+                (d, (fn, kernel, pieces, k, shape, dtype, backend))
+                for k, (d, shape, pieces) in chunks
+            ]
+            buffers = backend.each(_run_chunk, rows)
+        else:
+            buffers = []
+            for k, (device, chunk_shape, pieces) in chunks:
+                with backend.on(device):
+                    buffers.append(_run_chunk(fn, kernel, pieces, k, chunk_shape, dtype, backend))
         result = wrap(Chunks.of(layout, buffers, backend, dtype), REPLICA)
         return in_group(result, args)
 

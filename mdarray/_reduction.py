@@ -182,13 +182,24 @@ def _run_steps(buffers, plan: ChunkPlan, backend, ufunc, axes, dtype, result_dty
     on = backend.on
     divide = None if divisor is None else backend.xp.true_divide
     out = []
+    done = None  # a large call's kernels, run at once on the devices' threads
+    if buffers and buffers[0].nbytes * len(buffers) >= backend.parallel_bytes and not several():
+        rows = [
+            (device, (ufunc, chunk, axes, dtype, result_dtype, skip_nan))
+            for chunk, device, (_, step) in zip(buffers, plan.layout.chunk_devices, plan.steps)
+            if step is REDUCE
+        ]
+        done = iter(backend.each(kernel, rows))
     for chunk, device, (shape, step) in zip(buffers, plan.layout.chunk_devices, plan.steps):
         if isinstance(chunk, Remote):  # its process computes it
             out.append(Remote(shape, result_dtype, device))
             continue
         with on(device):
             if step is REDUCE:
-                result = kernel(ufunc, chunk, axes, dtype, result_dtype, skip_nan)
+                if done is None:
+                    result = kernel(ufunc, chunk, axes, dtype, result_dtype, skip_nan)
+                else:
+                    result = next(done)
                 result = result.reshape(-1 if flat else shape)
             elif step is EMPTY:
                 result = backend.empty(shape, result_dtype, device)

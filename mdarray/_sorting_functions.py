@@ -26,6 +26,7 @@ from numpy.lib.array_utils import normalize_axis_index
 
 from . import _redistribute, _regions
 from ._array import DistArray, wrap
+from ._chunkwise import map_kernel
 from ._creation_functions import asarray
 from ._fallback import fallback
 from ._fetch import fetch_pieces
@@ -47,8 +48,10 @@ def _per_chunk(x: DistArray, axis: int, arg: bool) -> DistArray:
     """Each chunk sorts its own lanes along `axis` (a whole axis in every chunk)."""
     xp = x.storage.backend.xp
     if arg:
-        return wrap(x.storage.map(lambda c: xp.argsort(c, axis=axis, kind="stable"), dtype=np.intp))
-    return wrap(x.storage.map(lambda c: stable_sort(xp, c, axis)))
+        return wrap(
+            map_kernel(x.storage, lambda c: xp.argsort(c, axis=axis, kind="stable"), np.intp)
+        )
+    return wrap(map_kernel(x.storage, lambda c: stable_sort(xp, c, axis)))
 
 
 def _whole_axis_layout(x: DistArray, axis: int) -> Layout:
@@ -207,9 +210,17 @@ def stable_sort(xp, values, axis: int):
     differ in bits: signed zeros and NaNs. So on NumPy chunks of real floats the default
     sort runs, and the zeros and NaNs of each lane are then written back in their order
     of appearance (the zeros' run starts at the count of negatives, the NaNs end the
-    lane). Other dtypes and CuPy (whose sort is stable) take the stable sort."""
-    if xp is not np or values.dtype.kind != "f" or values.ndim != 1:
+    lane). Of several lanes, those holding a zero or a NaN are sorted again, stably.
+    Other dtypes and CuPy (whose sort is stable) take the stable sort."""
+    if xp is not np or values.dtype.kind != "f":
         return xp.sort(values, axis=axis, kind="stable")
+    if values.ndim != 1:
+        result = np.sort(values, axis=axis)
+        lanes = np.moveaxis(values, axis, -1)
+        special = (lanes == 0).any(axis=-1) | np.isnan(lanes).any(axis=-1)
+        if special.any():
+            np.moveaxis(result, axis, -1)[special] = np.sort(lanes[special], kind="stable")
+        return result
     result = np.sort(values)
     # The runs of zeros and of NaNs, found by bisection of the sorted lane; only a lane
     # that holds some reads its input again.

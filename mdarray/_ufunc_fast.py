@@ -196,6 +196,16 @@ def _slab_call(ufunc, kernel, layout, backend, operands, out, dtypes, across: bo
             targets.append(slabs)
     results = []
     writes = []
+    done = None  # a large call's kernels, run at once on the devices' threads
+    if (
+        targets is None
+        and not across
+        and layout.extent * dtypes[0].itemsize >= backend.parallel_bytes
+    ):
+        rows = list(zip(layout.devices, _slab_args(operands)))
+        # NumPy's own result dtype (a refill's are `out`'s): results may go to the pool.
+        pooled = dtypes[0] if len(dtypes) == 1 and not refill else None
+        done = iter(backend.each(kernel, rows, pooled))
     for d, device in enumerate(layout.devices):
         # `fast_call` came here only with every Chunks operand packed (slabs not None).
         args = [x.slabs[d] if type(x) is Chunks else x for x in operands]  # type: ignore[index]
@@ -207,7 +217,7 @@ def _slab_call(ufunc, kernel, layout, backend, operands, out, dtypes, across: bo
             writes.append((device, args, [t[d] for t in targets]))
             continue
         with backend.on(device):
-            got = kernel(*args)
+            got = kernel(*args) if done is None else next(done)
             got = got if isinstance(got, tuple) else (got,)
             if refill:  # an operand handed back as the result is not new memory
                 got = tuple([g.copy() if any(g is a for a in args) else g for g in got])
@@ -225,6 +235,15 @@ def _slab_call(ufunc, kernel, layout, backend, operands, out, dtypes, across: bo
         for i, dtype in enumerate(dtypes)
     ]
     return values[0] if ufunc.nout == 1 else tuple(values)
+
+
+def _slab_args(operands) -> list:
+    """Per device the kernel's arguments over packed `operands` (slabs and scalars)."""
+    count = next(len(x.slabs) for x in operands if type(x) is Chunks)  # type: ignore[arg-type]
+    return [
+        [x.slabs[d] if type(x) is Chunks else x for x in operands]  # type: ignore[index]
+        for d in range(count)
+    ]
 
 
 def block_call(kernel, layout, backend, operands, out, dtypes, *, direct: bool):
@@ -269,10 +288,17 @@ def block_call(kernel, layout, backend, operands, out, dtypes, *, direct: bool):
             ],
         )
         return out[0] if len(out) == 1 else out
+    done = None  # a large call's kernels, run at once on the devices' threads
+    if layout.extent * dtypes[0].itemsize >= backend.parallel_bytes:
+        rows = [
+            (device, [x if c is None else c[d] for x, c in zip(operands, columns)])
+            for d, device in enumerate(layout.devices)
+        ]
+        done = iter(backend.each(kernel, rows, dtypes[0] if len(dtypes) == 1 else None))
     for d, device in enumerate(layout.devices):
         args = [x if c is None else c[d] for x, c in zip(operands, columns)]
         with backend.on(device):
-            got = kernel(*args)
+            got = kernel(*args) if done is None else next(done)
             got = got if isinstance(got, tuple) else (got,)
             wanted = dtypes if out is None else [o.dtype for o in out]
             results.append([g if g.dtype == t else g.astype(t) for g, t in zip(got, wanted)])

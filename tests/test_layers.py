@@ -36,6 +36,8 @@ LAYERS = (
             "_kernels",
             "_special_values",
             "_staging",
+            "_cpu_threads",
+            "_cpu_pool",
             "_cpu_backend",
             "_cuda_kernels",
             "_cuda_elementwise",

@@ -127,10 +127,8 @@ def test_memory_report_prints_a_table_and_gives_a_dict():
     assert text == repr(report)
     assert text.splitlines()[0].startswith(f"mdarray memory ({mdarray.default_backend()}")
     assert len(text.splitlines()) == 2 + len(mdarray.devices())
-    if mdarray.default_backend() == "cpu":
-        assert report.pool == {}
-    else:
-        assert all(used <= total for used, total in report.pool.values())
+    # CuPy's pool, or the cpu backend's pool of large results (`mdarray._cpu_pool`).
+    assert all(used <= total for used, total in report.pool.values())
 
 
 # profile -------------------------------------------------------------------------------
