@@ -331,6 +331,12 @@ class CpuBackend:
         if skip_nan:
             nan_reduce = np.nansum if ufunc is np.add else np.nanprod
             out = nan_reduce(chunk, axis=axes, dtype=dtype, keepdims=True)
+        elif ufunc in _FOLDED and len(axes) == 1 and chunk.shape[axes[0]] > 1:
+            # NumPy's reduce of these may run an AVX-512 loop whose running result is read
+            # as its first element (``arctan2.reduce([1., 1., 1.])`` is arctan2(1, 1) on
+            # such hosts, depending on the shape); accumulate is the documented left fold.
+            folds = ufunc.accumulate(chunk, axis=axes[0], dtype=dtype)
+            out = np.take(folds, [-1], axis=axes[0])
         else:
             out = ufunc.reduce(chunk, axis=axes, dtype=dtype, keepdims=True)
         if not isinstance(out, np.ndarray):
@@ -415,6 +421,9 @@ def keep_freed_memory() -> None:
     mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)
     mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD)
 
+
+# Non-reorderable ufuncs whose reduce NumPy may run wrongly (`CpuBackend.reduce`).
+_FOLDED = frozenset({np.arctan2, np.power})
 
 # NumPy's ufuncs that `_special_values` patches, wrapped once.
 _STANDARD = {ufunc: _special_values.standard(np, ufunc, ufunc) for ufunc in _special_values.FIXED}

@@ -226,15 +226,16 @@ SIMD_REDUCE_BUGS = {np.arctan2, np.power}
 
 
 def numpy_reduce(ufunc):
-    """``ufunc.reduce``; on CUDA, for NumPy arrays, NumPy's documented semantics where its
-    own loop may break them (`SIMD_REDUCE_BUGS`): the left fold ``r = op(r, a[i])`` along
-    the axis, one elementwise call per step (the same loop and dtype, no overlapping
-    operands). The cpu backend runs NumPy's reduce itself: NumPy's result is its contract.
+    """``ufunc.reduce``; for NumPy arrays, NumPy's documented semantics where its own loop
+    may break them (`SIMD_REDUCE_BUGS`): the left fold ``r = op(r, a[i])`` along the axis,
+    one elementwise call per step (the same loop and dtype, no overlapping operands).
+    Both backends give the fold: NumPy's broken result depends on the shape it is given,
+    so a chunked array's would differ from the whole array's.
     """
 
     def reduce(a, axis=0, keepdims=False):
         result = ufunc.reduce(a, axis=axis, keepdims=keepdims)  # NumPy's errors, dtype
-        if not ON_CUDA or not isinstance(a, np.ndarray) or ufunc not in SIMD_REDUCE_BUGS:
+        if not isinstance(a, np.ndarray) or ufunc not in SIMD_REDUCE_BUGS:
             return result
         if a.ndim == 0 or np.asarray(result).dtype.kind != "f":
             return result  # nothing folded (a 0-d array), or an integer loop (exact)
