@@ -21,6 +21,7 @@ import numpy as np
 
 from . import _debug, _kernels, _regions, _special_values
 from ._cuda_clock import CudaClock
+from ._cuda_columns import column_sum
 from ._cuda_elementwise import launcher
 from ._cuda_host import CudaHostCopies, contiguous
 from ._cuda_kernels import ADAPTERS, pick_kernel, plain_fill, write_scalar, zero_bits
@@ -335,6 +336,9 @@ class CudaBackend(CudaClock, CudaHostCopies):
         NaNs as the identity where `skip_nan` (``np.add`` and ``np.multiply``: CuPy's
         ``nansum`` and ``nanprod``, one kernel; complex NaNs replaced first)."""
         cupy = self._cupy
+        sums = column_sum(cupy, ufunc, chunk, axes, result_dtype, skip_nan)
+        if sums is not None:  # a large sum(axis=0), at bandwidth
+            return sums
         name = _REDUCERS.get(ufunc.__name__)
         if skip_nan and chunk.dtype.kind == "c":
             # CuPy's complex nan kernels give only complex results and read NaN in the

@@ -28,7 +28,10 @@ SCALAR = "s"  # a Python scalar, passed by value in the loop's input type
 _KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 _SCALAR_RANK = {bool: 0, int: 1, float: 2, complex: 3}
 _THREADS = 256
+_BLOCKS_PER_SM = 16  # the most blocks a launch uses, per multiprocessor
 _VECTOR_BYTES = 16
+# ``MDARRAY_CUDA_OWN_KERNELS=0``: CuPy's own kernels and copies everywhere.
+OWN_KERNELS = os.environ.get("MDARRAY_CUDA_OWN_KERNELS", "1") != "0"
 _OPTIONS: tuple = ()  # NVRTC options past CuPy's own
 # Operands smaller than this run on CuPy's ufunc: a launch from Python costs about as much
 # host time as CuPy's whole call (an H200 host: 17.5 against 14.4 us for 4096 float32),
@@ -41,7 +44,7 @@ def launcher(cupy, ufunc, own):
     """What runs NumPy's `ufunc` on the cuda backend, given `own`, CuPy's ufunc of that
     name: an `Elementwise` over it where it is one of CuPy's ufuncs, else `own` as it
     is (``MDARRAY_CUDA_OWN_KERNELS=0``: CuPy's own ufuncs always)."""
-    if os.environ.get("MDARRAY_CUDA_OWN_KERNELS", "1") == "0":
+    if not OWN_KERNELS:
         return own
     return Elementwise(cupy, ufunc) if isinstance(own, cupy.ufunc) else own
 
@@ -179,7 +182,7 @@ class Elementwise:
         kernel = cupy._core.core.compile_with_cache(source, _OPTIONS).get_function(name)
         count = cupy.cuda.Device(device).attributes["MultiProcessorCount"]
         units = call.size if call.rows else -(-call.size // vector)
-        return kernel, (max(1, min(count * 16, -(-units // _THREADS))),)
+        return kernel, (max(1, min(count * _BLOCKS_PER_SM, -(-units // _THREADS))),)
 
 
 _UNSEEN = object()

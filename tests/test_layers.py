@@ -43,6 +43,7 @@ LAYERS = (
             "_cuda_elementwise",
             "_cuda_clock",
             "_cuda_host",
+            "_cuda_columns",
             "_cuda_backend",
             "_backend",
             "_processes",
