@@ -90,11 +90,10 @@ def _insert(arr, obj, values, axis=None):
 def _trim_zeros(filt, trim="fb", axis=None):
     """``numpy.trim_zeros``: per trimmed axis the first and last position with a
     nonzero (one ``any`` over the other axes), and the slice between them."""
-    trim = trim.lower()
-    if trim not in {"fb", "bf", "f", "b"}:
-        raise ValueError(f"unexpected character(s) in `trim`: {trim!r}")
     if filt.ndim == 0:
         return fallback(np.trim_zeros, (filt,), {"trim": trim, "axis": axis}, "numpy.trim_zeros")
+    np.trim_zeros(np.ones((1,) * filt.ndim), trim, axis)  # NumPy's errors for trim and axis
+    trim = trim.lower()
     if axis is None:
         axes = tuple(range(filt.ndim))
     else:

@@ -13,6 +13,7 @@ multi-process implementation yet).
 
 from __future__ import annotations
 
+import functools
 import operator
 
 import numpy as np
@@ -126,7 +127,7 @@ def _cond(x, p=None):
             # NumPy computes in double precision and returns x's own precision.
             double = np.complex128 if np.iscomplexobj(x) else np.float64
             inexact = x.dtype if np.issubdtype(x.dtype, np.inexact) else np.dtype(double)
-            real = np.finfo(inexact).dtype
+            real = _cond_dtype(inexact, p)
             wide = x.astype(double)
             try:
                 inverse = np.linalg.inv(wide)
@@ -136,6 +137,15 @@ def _cond(x, p=None):
             r = r.astype(real, copy=False)
         lost = np.isnan(r) & ~np.any(np.isnan(x), axis=(-2, -1))
         return np.where(lost, np.inf, r).astype(r.dtype, copy=False)
+
+
+@functools.cache
+def _cond_dtype(dtype: np.dtype, p) -> np.dtype:
+    """The dtype of NumPy's own ``cond`` of a `dtype` matrix for norm `p`, from a 2x2
+    probe: the real dtype of its precision (NumPy 2.4), or complex for a complex matrix
+    and a norm other than 2 (NumPy 2.3)."""
+    with np.errstate(all="ignore"):
+        return np.asarray(np.linalg.cond(np.eye(2, dtype=dtype), p)).dtype
 
 
 @implements(np.linalg.tensorinv, spmd=True, one_device=True)

@@ -183,16 +183,22 @@ def _fill_diagonal(a, val, wrap=False):
     return None
 
 
-def _writes_flat() -> bool:
-    """Whether NumPy's ``put_along_axis(..., axis=None)`` writes into the array: NumPy 2.4
-    writes into a flattened copy, so the array stays as it was (the calls still check
-    their arguments); a release that writes through is followed."""
-    probe = np.zeros(1)
-    np.put_along_axis(probe, np.zeros(1, np.intp), 1.0, None)
-    return bool(probe[0])
+def _flat_rule() -> str:
+    """How NumPy's ``put_along_axis(..., axis=None)`` writes, read from NumPy at import:
+    ``"put"`` through ``arr.flat``, values repeated or cut to the indices' length, as
+    `put` (NumPy 2.3); else values broadcast against the indices, ``"through"`` the array
+    or into a flattened ``"copy"``, so the array stays as it was (NumPy 2.4)."""
+    probe = np.zeros(3)
+    try:
+        np.put_along_axis(probe, np.arange(3), np.ones(2), None)
+    except ValueError:
+        probe = np.zeros(1)
+        np.put_along_axis(probe, np.zeros(1, np.intp), 1.0, None)
+        return "through" if probe[0] else "copy"
+    return "put"
 
 
-_WRITES_FLAT = _writes_flat()
+_FLAT_RULE = _flat_rule()
 
 
 @implements(np.put_along_axis)
@@ -229,13 +235,15 @@ def _put_along_axis(arr, indices, values, axis):
         for d, n in enumerate(shape)
     ]
     result_shape = np.broadcast_shapes(*(g.shape for g in grids))
+    if flat and _FLAT_RULE == "put":
+        return _put(arr, along, values)
     cast = _in_dtype(values, arr.dtype)
     if np.broadcast_shapes(np.shape(cast), result_shape) != result_shape:
         raise ValueError(
             f"shape mismatch: value array of shape {np.shape(cast)} could not be broadcast "
             f"to indexing result of shape {result_shape}"
         )
-    if flat and not _WRITES_FLAT:
+    if flat and _FLAT_RULE == "copy":
         return None  # NumPy wrote into a flattened copy: the array is unchanged
     grid = tuple(np.broadcast_to(g, result_shape) for g in grids)
     positions = np.ravel_multi_index(grid, shape).ravel()

@@ -159,7 +159,7 @@ def test_view_reads_the_bytes_as_numpy_and_writes_through(source, target, data):
 
 def test_view_in_whole_chunks_and_numpys_errors():
     value = np.arange(24, dtype=np.int32).reshape(2, 12)
-    layout = mdarray.Layout.block(value.shape, axis=1, devices=mdarray.devices()[:2] * 2)
+    layout = mdarray.Layout.block(value.shape, axis=1, devices=(mdarray.devices() * 4)[:4])
     x = mdarray.distributed_array(value, layout)  # column blocks of 3: whole int64 items?
     with pytest.raises(ValueError, match="whole int64 items"):
         x.view(np.int64)
