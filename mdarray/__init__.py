@@ -273,11 +273,16 @@ __all__.extend(sorted(_ELEMENTWISE_FUNCTIONS))
 __all__.extend(sorted(_NUMPY_FUNCTIONS))
 
 # Every function keeps its operands' device group (DESIGN: ``x[:5].device == x.device``).
+# The elementwise ones call a NumPy ufunc or function, whose protocol method
+# (``__array_ufunc__``, ``__array_function__``) keeps the group and joins an SPMD run
+# already: wrapped again, a call would do that bookkeeping twice.
 globals().update(
     {
         name: keeping_groups(value)
         for name, value in globals().items()
-        if name in __all__ and isinstance(value, FunctionType)
+        if name in __all__
+        and isinstance(value, FunctionType)
+        and name not in _ELEMENTWISE_FUNCTIONS
     }
 )
 

@@ -215,3 +215,14 @@ def test_call_budget(name, count):
     if ON_CUDA and count > 1:
         budget = CUDA_FOUR_DEVICES[name]
     assert calls(fn) <= budget
+
+
+@pytest.mark.parametrize(
+    ("ours", "numpys"), [(mdarray.add, np.add), (mdarray.sin, np.sin), (mdarray.pow, np.power)]
+)
+def test_namespace_functions_cost_what_their_ufunc_costs(ours, numpys):
+    # mdarray.add and its kin call the ufunc, whose __array_ufunc__ keeps the device group
+    # and joins an SPMD run: no second round of that bookkeeping around it.
+    x = mdarray.asarray(np.arange(64.0).reshape(8, 8))
+    args = (x, x)[: numpys.nin]
+    assert calls(lambda: ours(*args)) <= calls(lambda: numpys(*args)) + 1
