@@ -28,11 +28,13 @@ from ._cpu_threads import device_threads
 from ._debug import HOST
 
 #: Bytes of a call (its largest array, read or written whole) from which its devices'
-#: kernels run on the devices' threads. A hand-over costs about 35 us; on 2 shared cores
-#: a + b of float64 on 4 devices threaded took 2.1x its loop's time at 1 MiB, 1.3x at 4,
-#: 1.1x at 16 and 1.0x at 64 MiB (a + b of 4096x4096: 0.6x), and where each device's
-#: thread has a core of its own the break-even is lower still.
+#: kernels run on the devices' threads, where each device's thread has a core of its own.
+#: A hand-over costs about 35 us; on 2 shared cores a + b of float64 on 4 devices threaded
+#: took 2.1x its loop's time at 1 MiB, 1.3x at 4, 1.1x at 16 and 0.9x at 64 MiB (a + b of
+#: 4096x4096: 0.6x), and CG on 2048x2048 float32 (16 MiB arrays) 1.15x: with fewer cores
+#: than devices the threshold is `SHARED_CORES_BYTES`.
 PARALLEL_BYTES = 16 << 20
+SHARED_CORES_BYTES = 64 << 20
 
 
 def _warnings_raise() -> bool:
@@ -78,7 +80,8 @@ class CpuBackend:
         #: sets it, 0 for every call, a huge value for none.
         self.threads = device_threads(n_devices)
         self.pool = ResultPool(int(os.environ.get("MDARRAY_CPU_POOL_BYTES", POOL_LIMIT)))
-        self.parallel_bytes = int(os.environ.get("MDARRAY_CPU_PARALLEL_BYTES", PARALLEL_BYTES))
+        default = PARALLEL_BYTES if self.threads.count >= n_devices else SHARED_CORES_BYTES
+        self.parallel_bytes = int(os.environ.get("MDARRAY_CPU_PARALLEL_BYTES", default))
         if self.threads.count < 2:
             self.parallel_bytes = 1 << 62  # one core or one device: nothing runs at once
         keep_freed_memory()
