@@ -190,18 +190,21 @@ ALGORITHMS = {
 }
 
 
-def per_iteration(env: Env, fn, iters: int, repeat: int) -> float:
-    """Median seconds per iteration of ``fn(iters)`` (after one warm run)."""
-    fn(iters)
-    env.sync()
-    times = []
-    for _ in range(repeat):
-        env.sync()
-        start = time.perf_counter()
+def per_iteration(env: Env, fns: tuple, iters: int, repeat: int) -> list[float]:
+    """Median seconds per iteration of each of `fns` called with `iters` (after one warm
+    run each), their runs interleaved: a slower spell of the machine weighs on all alike."""
+    times: list[list[float]] = [[] for _ in fns]
+    for fn in fns:
         fn(iters)
-        env.sync()
-        times.append((time.perf_counter() - start) / iters)
-    return statistics.median(times)
+    env.sync()
+    for _ in range(repeat):
+        for fn, spent in zip(fns, times):
+            env.sync()
+            start = time.perf_counter()
+            fn(iters)
+            env.sync()
+            spent.append((time.perf_counter() - start) / iters)
+    return [statistics.median(spent) for spent in times]
 
 
 def bench_algorithm(name: str, size: str):
@@ -218,9 +221,15 @@ def bench_algorithm(name: str, size: str):
             error = float(np.max(np.abs(got - expected))) / scale
             if not error <= rtol:
                 raise AssertionError(f"{name}: relative error {error:.2e} > {rtol}")
-            runs = max(3, repeat // 4)
-            ref = per_iteration(env, lambda i: algorithm(env.xp, ref_data, i), iters, runs)
-            ours = per_iteration(env, lambda i: algorithm(mdarray, our_data, i), iters, runs)
+            ref, ours = per_iteration(
+                env,
+                (
+                    lambda i: algorithm(env.xp, ref_data, i),
+                    lambda i: algorithm(mdarray, our_data, i),
+                ),
+                iters,
+                max(3, repeat // 2),
+            )
         shape = host[0].shape if isinstance(host, tuple) else host.shape
         report.add(
             f"{name} {'x'.join(map(str, shape))} float32, per iteration",

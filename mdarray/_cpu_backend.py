@@ -69,6 +69,7 @@ class CpuBackend:
     # took 1.6 s in all, of 2^13 rows (2^19 elements) 0.71 s, the whole 2.5 s.
     factor_block_elements = 1 << 19
     nccl = None  # GPUs only
+    shared_memory = True  # virtual devices: one host memory
 
     def __init__(self, n_devices: int) -> None:
         if n_devices < 1:
@@ -384,6 +385,22 @@ class CpuBackend:
                 if source != device:
                     _debug.record_transfer(source, device, piece.nbytes)
         return self.combine(ufunc, pieces, copies, dtype)
+
+    def combine_to(self, ufunc, pieces, sources, targets: tuple, dtype) -> list:
+        """`combine_from` on each target ``(device, copies)`` of `targets`, folded once:
+        the devices share the host's memory, so the first target folds and the others get
+        their copies of its value (recorded as moves), each a part of one allocation."""
+        first = targets[0][0]
+        total = sum(copies for _, copies in targets)
+        out = self.combine_from(ufunc, pieces, sources, first, total, dtype)
+        parts = []
+        start = 0
+        for device, copies in targets:
+            if device != first and _debug.counting():
+                _debug.record_transfer(first, device, out[0].nbytes * copies)
+            parts.append(out[start : start + copies])
+            start += copies
+        return parts
 
 
 def _into(ufunc, out, *args):

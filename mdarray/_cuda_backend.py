@@ -37,6 +37,8 @@ class CudaBackend(CudaClock, CudaHostCopies):
     # Each device's stream runs its work while the host issues the next device's: `each`
     # (the cpu backend's threads) is never worth it here.
     parallel_bytes = 1 << 62
+    # Each GPU reads its own memory: a piece read by several devices moves to each.
+    shared_memory = False
 
     def __init__(self) -> None:
         import cupy  # noqa: PLC0415  (lazy: mdarray works without CuPy)
@@ -406,6 +408,15 @@ class CudaBackend(CudaClock, CudaHostCopies):
         one): those of other devices moved there first (`move`)."""
         moved = [p if s == device else self.move(p, s, device) for p, s in zip(pieces, sources)]
         return self.combine(ufunc, moved, copies, dtype)
+
+    def combine_to(self, ufunc, pieces, sources, targets: tuple, dtype) -> list:
+        """`combine_from` on each target ``(device, copies)`` of `targets`: each device
+        folds the pieces itself (its moves in, no second hop out), the devices at once."""
+        out = []
+        for device, copies in targets:
+            with self.on(device):
+                out.append(self.combine_from(ufunc, pieces, sources, device, copies, dtype))
+        return out
 
     def combine(self, ufunc, pieces, copies: int, dtype):
         """`ufunc` folded left over `pieces` (arrays of one shape on the current device, at

@@ -51,18 +51,18 @@ def folded(chunks: Chunks, buffers: tuple, combine, device, copies: int):
 
 def combined(chunks: Chunks, combine) -> Chunks | None:
     """`chunks` in REPLICA mode, packed (each device's slab its copies of the value),
-    where `dense_plan` applies; else None. Each device folds the copies itself, as
-    `_redistribute.combine_overlaps` does (one piece per other device moves to it)."""
+    where `dense_plan` applies; else None. The copies fold left in chunk order, as
+    `_redistribute.combine_overlaps` folds them; where is the backend's (`combine_to`)."""
     plan = dense_plan(chunks.layout)
     if plan is None:
         return None
-    slabs = []
-    buffers = chunks.buffers
+    backend = chunks.backend
+    sources = chunks.layout.chunk_devices
     # Combining copies moves a value already made: NumPy warned where it was made.
     with np.errstate(all="ignore"):
-        for device, copies in plan[1]:
-            slabs.append(folded(chunks, buffers, combine, device, copies).reshape(-1))
-    return Chunks.packed(chunks.layout, slabs, chunks.backend, chunks.dtype, check=False)
+        parts = backend.combine_to(combine, chunks.buffers, sources, plan[1], chunks.dtype)
+    slabs = [part.reshape(-1) for part in parts]
+    return Chunks.packed(chunks.layout, slabs, backend, chunks.dtype, check=False)
 
 
 def host_value(chunks: Chunks, combine) -> np.ndarray | None:

@@ -280,7 +280,7 @@ def _runner(plan, given: tuple, vectors: tuple, dtype, result: DistArray, backen
         for side, (x, vector) in enumerate(zip(given, vectors))
     )
     modes = tuple(x.mode for x in given)
-    return product_runner(plan, matrices, vectors, modes, dtype, result.layout, backend.xp)
+    return product_runner(plan, matrices, vectors, modes, dtype, result.layout, backend)
 
 
 def _plain_product(a: DistArray, b: DistArray, dtype):

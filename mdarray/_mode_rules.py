@@ -33,6 +33,7 @@ only for floats.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -184,6 +185,9 @@ _WORDS = ("finite", "nonzero", "positive", "negative", "small", "large")
 
 
 def _checks(value) -> tuple:
+    if type(value) is float:  # the common scalar, without NumPy's per-call cost
+        size = abs(value)
+        return (math.isfinite(value), value != 0, value > 0, value < 0, size <= 1, size >= 1)
     with np.errstate(all="ignore"):
         return (
             bool(np.isfinite(value)),

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 
+from . import _debug
 from ._array import wrap
 from ._layout import Layout
 from ._modes import REPLICA
@@ -112,18 +113,19 @@ def _one_chunk(layout: Layout, box: tuple, device) -> tuple | None:
     return (k, (*chunk_index, Ellipsis), layout.chunk_devices[k])
 
 
-def runner(plan, matrices: tuple, vectors: tuple, modes: tuple, dtype, layout: Layout, xp):
+def runner(plan, matrices: tuple, vectors: tuple, modes: tuple, dtype, layout: Layout, backend):
     """A decided ``a @ b`` (no ``out``, ``dtype`` or conversion) as a runner: `plan` run
     on the operands' buffers (in `modes`), each operand seen under its planned layout
     (`matrices`: a vector's as a matrix), the result in its final `layout`. Where each
-    task finds its pieces (`_recipe`) is decided here, once."""
-    kernel = product_kernel(xp, *vectors)
+    task finds its pieces (`_recipe`) is decided here, once: a piece fetched for one
+    device serves the others where the backend's devices share memory."""
+    kernel = product_kernel(backend.xp, *vectors)
     slots: dict = {}
     steps = tuple(
         (
             task.device,
-            _recipe(matrices[0], modes[0], task.a_source, task.device, 0, slots),
-            _recipe(matrices[1], modes[1], task.b_source, task.device, 1, slots),
+            _recipe(matrices[0], modes[0], task.a_source, task.device, 0, slots, backend),
+            _recipe(matrices[1], modes[1], task.b_source, task.device, 1, slots, backend),
         )
         for task in plan.tasks
     )
@@ -134,8 +136,7 @@ def runner(plan, matrices: tuple, vectors: tuple, modes: tuple, dtype, layout: L
         a, b = inputs
         sa = as_matrix(a.storage, matrices[0]) if vectors[0] else a.storage
         sb = as_matrix(b.storage, matrices[1]) if vectors[1] else b.storage
-        backend = sa.backend
-        fetched = [None] * len(slots)
+        fetched: list = [None] * len(slots)
         on = backend.on
         results = []
         for device, recipe_a, recipe_b in steps:
@@ -152,16 +153,30 @@ def runner(plan, matrices: tuple, vectors: tuple, modes: tuple, dtype, layout: L
     return run
 
 
-def _recipe(layout: Layout, mode, source: tuple, device, side: int, slots: dict) -> tuple:
+def _slot(slots: dict, side: int, box: tuple, device, backend) -> tuple:
+    """``(slot, the device that fetches into it)`` of one operand's piece `box` needed on
+    `device`: a slot per device, or one for all where the backend's devices share memory
+    (`Backend.shared_memory`: the first device needing it fetches, the others read it)."""
+    key = (side, box) if backend.shared_memory else (side, box, device)
+    if key not in slots:
+        slots[key] = (len(slots), device)
+    return slots[key]
+
+
+def _recipe(layout: Layout, mode, source: tuple, device, side: int, slots: dict,
+            backend) -> tuple:  # fmt: skip
     """How a task of a decided product finds one operand's piece, its operand laid out as
-    `layout` (as planned): the
-    plan's ``("chunk", k, index)``, or a fetch into a slot shared by the tasks of one
-    device needing the same box: ``("one", slot, k, view, device)`` (a view of one chunk,
-    moved), ``("steps", slot, gather steps, shape)`` or ``("region", slot, box)``."""
+    `layout` (as planned): the plan's ``("chunk", k, index)``, or a fetch into a slot
+    (`_slot`), read on another device than the one that fetched it as
+    ``("read", slot, fetcher)``, else fetched as ``("one", slot, k, view, device)`` (a
+    view of one chunk, moved), ``("steps", slot, gather steps, shape)`` or ``("region",
+    slot, box)``."""
     if source[0] == "chunk":
         return source
     box = source[1]
-    slot = slots.setdefault((side, box, device), len(slots))
+    slot, fetcher = _slot(slots, side, box, device, backend)
+    if fetcher != device:
+        return ("read", slot, fetcher)
     if mode is REPLICA:
         one = _one_chunk(layout, box, device)
         if one is not None:
@@ -178,6 +193,11 @@ def _take(x: Chunks, mode, recipe: tuple, device, fetched: list):
     if kind == "chunk":
         chunk = x.buffers[recipe[1]]
         return chunk if recipe[2] is None else chunk[recipe[2]]
+    if kind == "read":  # fetched by an earlier task's device, read here
+        piece = fetched[recipe[1]]
+        if _debug.counting():
+            _debug.record_transfer(recipe[2], device, piece.nbytes)
+        return piece
     piece = fetched[recipe[1]]
     if piece is None:
         if kind == "one":

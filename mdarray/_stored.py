@@ -12,6 +12,7 @@ from . import _processes
 from ._backend import DeviceSet
 from ._decided import DECIDERS, RUNNERS, never, remember
 from ._layout import Layout
+from ._mode_rules import host_facts
 from ._modes import REPLICA, Mode
 from ._storage import Chunks, reader
 
@@ -108,8 +109,9 @@ def decided_key(op: Any, inputs: tuple, kwargs: dict) -> tuple | None:
     """The key of a call of `op` for `mdarray._decided`: per input its layout (by id),
     mode, dtype and backend, or a Python scalar's kind (an int's sign and bit length, a
     bool's value: what NumPy's promotion reads of them), and ``out``'s the same; None for
-    a call that takes no runner (other operands or keywords, several outputs, a Python
-    scalar beside a partial operand, whose mode rule may read its value)."""
+    a call that takes no runner (other operands or keywords, several outputs). Beside a
+    partial operand a float's or complex's facts join the key (`_mode_rules.host_facts`:
+    what a mode rule may read of its value)."""
     key: list = [op]
     partial = scalar = False
     part: Any
@@ -133,7 +135,7 @@ def decided_key(op: Any, inputs: tuple, kwargs: dict) -> tuple | None:
             return None
         key.append(("out", out[0]._call_key))
     if partial and scalar:
-        return None
+        key.extend(host_facts(x) for x in inputs if type(x) is float or type(x) is complex)
     return tuple(key)
 
 

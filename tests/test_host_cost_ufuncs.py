@@ -90,6 +90,15 @@ def test_mode_rules_follow_scalar_values(arrays):
     assert np.multiply(s, 0.25).mode is mdarray.SUM
     assert np.multiply(s, float("inf")).mode is mdarray.REPLICA
     np.testing.assert_allclose(np.multiply(s, 0.25).get(), hx.sum(dtype=np.float32) * 0.25, 1e-5)
+    # A repeated call replays its runner, keyed by the scalar's facts: a partial MAX times a
+    # negative scalar is a MIN, never the MAX a positive scalar's runner would give.
+    with per_chunk():
+        m = mdarray.max(x)
+    for c in (2.0, -2.0, 0.5, -0.5, 2.0, -2.0, 0.5j, 1 + 0j, -1 + 0j, 0.0, float("nan")):
+        for got in _twice(lambda c=c: np.multiply(m, c)):
+            with np.errstate(invalid="ignore"):
+                np.testing.assert_allclose(got.get(), np.multiply(hx.max(), c), 1e-6)
+    assert np.multiply(m, -2.0).mode is not mdarray.MAX
 
 
 def test_out_and_where(arrays):
@@ -175,13 +184,14 @@ BUDGETS = {
     "s * x": (30, 104),  # (118)
     "sr * x": (32, 57),  # (55)
     "s / s": (35, 95),  # (103)
+    "0.5 * s": (28, 40),  # (54 while a float beside a partial took no runner)
     "where": (57, 89),  # (92)
     "x - row": (35, 40),  # (40)
     "x @ w": (65, 92),  # (92; 285 before a repeated product replayed its plan)
 }
 # The cuda backend's device contexts are real (a Python frame per entry and exit), and its
 # partial copies move before they fold: the budgets from before, over four devices.
-CUDA_FOUR_DEVICES = {"a + a": 53, "s * x": 148, "sr * x": 70, "s / s": 130, "where": 119,
+CUDA_FOUR_DEVICES = {"a + a": 53, "s * x": 148, "sr * x": 70, "s / s": 130, "0.5 * s": 50, "where": 119,
                      "x - row": 53, "x @ w": 112}  # fmt: skip
 
 
@@ -198,6 +208,7 @@ def _ops(devices):
         "s * x": lambda: s * x,
         "sr * x": lambda: sr * x,
         "s / s": lambda: s / s,
+        "0.5 * s": lambda: 0.5 * s,
         "where": lambda: mdarray.where(x > 0, x, 0.0),
         "x - row": lambda: x - row,
         "x @ w": lambda: x @ w,

@@ -15,6 +15,7 @@ from hypothesis.extra import numpy as hnp
 import mdarray
 from mdarray import MAX, MIN, PROD, REPLICA, SUM, Layout
 from mdarray._array import wrap
+from mdarray._dense_partials import dense_plan
 from mdarray._storage import Chunks
 from mdarray.testing import assert_chunks_hold, assert_dist_equal
 from mdarray.testing import strategies as mst
@@ -234,6 +235,24 @@ def test_replica_to_sum_without_overlaps_copies_nothing():
     assert all(a is b for a, b in zip(x.storage.buffers, y.storage.buffers))
 
 
+def _folded_once_moves(x) -> Counter | None:
+    """The moves of combining partial copies that each hold the whole array on a backend
+    whose devices share memory (`Backend.combine_to`): the layout's first device reads
+    every other device's copies, then each other device gets its copies of the value."""
+    plan = dense_plan(x.layout)
+    if plan is None or not x.storage.backend.shared_memory:
+        return None
+    first = x.layout.devices[0]
+    moves = Counter()
+    for device in x.layout.chunk_devices:
+        if device != first:
+            moves[(device, first)] += x.nbytes
+    for device, copies in plan[1]:
+        if device != first:
+            moves[(first, device)] += x.nbytes * copies
+    return +moves
+
+
 @given(dist_pairs())
 def test_partial_to_replica_combines_only_overlaps(pair):
     x, expected = pair
@@ -259,6 +278,8 @@ def test_partial_to_replica_combines_only_overlaps(pair):
                 if other_device != device:
                     common = len(_elements(box) & _elements(other_box))
                     expect[(other_device, device)] += common * x.itemsize
+    if x.mode.is_partial and _folded_once_moves(x) is not None:
+        expect = _folded_once_moves(x)
     assert moved.bytes == expect
 
 
@@ -449,9 +470,10 @@ def test_partials_of_one_box_combine_in_one_call(counting):
 
 @pytest.mark.skipif(len(D) < 2, reason="needs two devices")
 def test_partials_across_devices_combine_once_per_target(counting):
-    # One copy per device: each target chunk brings the other copies (one move each, by
-    # `Backend.combine_from`: on cpu the fold reads them where they lie) and combines them
-    # in one call; partial -> blocks the same for each block.
+    # One copy per device. Where devices keep their own memory, each target chunk brings
+    # the other copies (one move each, by `Backend.combine_from`) and combines them in one
+    # call; where they share it (cpu), the first device folds once for all and each other
+    # gets the value (`Backend.combine_to`). Partial -> blocks the same for each block.
     n = len(D)
     x = mdarray.distributed_array(
         np.arange(8.0 * n).reshape(n, 8),
@@ -463,10 +485,11 @@ def test_partials_across_devices_combine_once_per_target(counting):
     with mdarray.count_transfers() as moved:
         y = s.change_mode(REPLICA)
     assert_chunks_hold(y, expected)
-    assert calls.calls["combine"] == n
-    assert moved.copies == n * (n - 1)
-    assert moved.total == n * (n - 1) * 8 * 8
-    assert calls.pieces == [(n, 1)] * n
+    folds = 1 if s.storage.backend.shared_memory else n
+    assert calls.calls["combine"] == folds
+    assert moved.copies == 2 * (n - 1) if folds == 1 else n * (n - 1)
+    assert moved.total == moved.copies * 8 * 8
+    assert calls.pieces == ([(n, n)] if folds == 1 else [(n, 1)] * n)
     assert y.storage.slabs is not None
     calls = counting()
     blocks = Layout.block((8,), devices=D)
