@@ -27,7 +27,7 @@ from ._modes import REPLICA, Mode, as_mode
 from ._ndarray_methods import NDArrayMethods
 from ._operands import OURS, TAKEN, Operators, foreign
 from ._python_protocols import PythonProtocols
-from ._registry import FUNCTIONS, LOCAL, UFUNC_METHODS, UFUNC_OVERRIDES, method, runs_here
+from ._registry import FUNCTIONS, LOCAL, UFUNC_METHODS, UFUNC_OVERRIDES, method
 from ._storage import Chunks
 from ._stored import Stored, decided_call, decided_function
 
@@ -317,7 +317,7 @@ class DistArray(Stored, NDArrayMethods, PythonProtocols, Operators):
             if answer is not OURS:
                 return answer
         impl = UFUNC_OVERRIDES.get((ufunc, method_name)) or UFUNC_METHODS.get(method_name)
-        if impl is None or not runs_here(impl):
+        if impl is None or not _processes.runs_here(impl):
             return in_group(method("fallback_ufunc")(ufunc, method_name, inputs, kwargs), inputs)
         return in_group(impl(ufunc, inputs, kwargs), inputs)
 
@@ -342,7 +342,7 @@ class DistArray(Stored, NDArrayMethods, PythonProtocols, Operators):
             if answer is not OURS:
                 return answer
         impl = FUNCTIONS.get(func)
-        if impl is not None and runs_here(impl):
+        if impl is not None and _processes.runs_here(impl):
             return in_group(impl(*args, **kwargs), (*args, *kwargs.values()))
         return in_group(method("fallback_function")(func, types, args, kwargs), args)
 

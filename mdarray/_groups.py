@@ -24,9 +24,9 @@ from ._info import __array_namespace_info__
 from ._layout import make_2d_index_map
 from ._memory_report import memory_report
 from ._modes import as_mode
-from ._processes import entry
+from ._processes import entry, runs_here
 from ._profile import profile
-from ._registry import FUNCTIONS, LOCAL, local, runs_here
+from ._registry import FUNCTIONS, LOCAL, local
 from ._stored import decided_function
 
 
@@ -37,7 +37,7 @@ def keeping_groups(func: Callable[..., Any], numpy: ModuleType = np) -> Callable
     object.
 
     In a run of several processes a `func` not marked to run across them
-    (`_registry.runs_here`) takes the fallback with its NumPy twin (the function it
+    (`_processes.runs_here`) takes the fallback with its NumPy twin (the function it
     implements, or the one of its name in `numpy`, the module its namespace mirrors),
     unless the twin's own implementation is marked (`func` then reaches it).
     """

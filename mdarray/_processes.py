@@ -38,6 +38,7 @@ import numpy as np
 from . import _profile
 from ._call_check import CallCheck, is_agreed, mark_agreed
 from ._config import MPI_INSTALL, missing, transparent
+from ._registry import SPMD
 
 __all__ = ["Group", "Remote", "collective", "current", "entry", "is_local", "owner"]
 
@@ -264,6 +265,12 @@ def owner(device: int) -> int:
 def several() -> bool:
     """Whether this is an SPMD run of more than one process."""
     return _GROUP is not None and _GROUP.size > 1
+
+
+def runs_here(impl) -> bool:
+    """Whether `impl` (an implementation in `_registry`'s tables) may run as it is:
+    always in one process; in a run of several, only one marked ``spmd=True``."""
+    return impl in SPMD or not several()
 
 
 def check_root(root: Any) -> None:

@@ -15,7 +15,7 @@
   through the movement layer. The decorators' ``spmd=True`` adds one. In a run of
   several processes DistArray sends every other function to the fallback (gathered on
   every process, computed there, each keeping its part): correct everywhere, fast where
-  marked (`runs_here`).
+  marked (`_processes.runs_here`).
 - `GATHERED`: NumPy function -> why it has no distributed implementation, for the
   functions where gathering to the host is the operation itself (``numpy.save`` writes
   one file through the host). The fallback's warning and error and the docs' table say
@@ -26,8 +26,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any, TypeVar
-
-from . import _processes
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -42,12 +40,6 @@ LOCAL: set[Callable[..., Any]] = set()
 # under the policy where data moves there.
 ONE_DEVICE: set[Callable[..., Any]] = set()
 GATHERED: dict[Any, str] = {}
-
-
-def runs_here(impl) -> bool:
-    """Whether `impl` may run as it is: always in one process; in a run of several, only
-    an implementation marked ``spmd=True``."""
-    return impl in SPMD or not _processes.several()
 
 
 def local(impl: F) -> F:
