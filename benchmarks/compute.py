@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 import mdarray
-import mdarray._backend
+import mdarray._backends.backend
 
 from ._harness import (
     Env,
@@ -279,8 +279,7 @@ def _jax_works(jax, hosts: dict, repeat: int) -> dict:
     """Seconds of each work of `bench_threads` in JAX: operands split by rows over its
     devices (as mdarray's), results as mdarray's (a + b split by rows, sum replicated)."""
     import jax.numpy as jnp
-    from jax.sharding import Mesh, NamedSharding
-    from jax.sharding import PartitionSpec as P
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
     mesh = Mesh(np.array(jax.devices()[:4]), ("x",))
     rows, whole = NamedSharding(mesh, P("x", None)), NamedSharding(mesh, P())
@@ -314,7 +313,7 @@ def bench_threads(env: Env, report: Report, repeat: int) -> None:
     is installed. Bandwidth: the bytes the work must read and write over its time."""
     if env.cuda:
         raise NotImplementedError("the device threads are the cpu backend's")
-    backend = mdarray._backend.backend()
+    backend = mdarray._backends.backend.backend()
     n, m = 4096, 2048
     rng = np.random.default_rng(25)
     hosts = {

@@ -60,7 +60,7 @@ def floors(env: Env, shape) -> None:
 
 
 def _enter_on() -> None:
-    from mdarray import _backend
+    from mdarray._backends import backend as _backend
 
     with _backend.backend().on(0):
         pass

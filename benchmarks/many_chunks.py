@@ -41,7 +41,8 @@ import time
 import numpy as np
 
 import mdarray
-from mdarray import Layout, _plan_cache
+from mdarray import Layout
+from mdarray._core import plan_cache as _plan_cache
 
 from ._harness import Env, Report, finish, wanted
 

@@ -181,7 +181,7 @@ def main() -> None:
 def ring_variants(env: Env, a) -> None:
     """mdarray's get() of 1 GiB through the staging ring, per ring shape."""
     import mdarray
-    from mdarray import _backend
+    from mdarray._backends import backend as _backend
 
     backend = _backend.backend()
     x = mdarray.distributed_array(a, {0: [(slice(k * 4096, (k + 1) * 4096),) for k in range(4)]})

@@ -6,47 +6,36 @@ Importing mdarray imports every op module; importing a module registers its ops.
 from types import FunctionType
 from typing import TYPE_CHECKING
 
-# Modules that only register implementations (ufunc calls, CuPy's hooks, the fallback).
-from . import (  # noqa: F401
-    _applying,
-    _comparisons,
-    _contractions,
-    _cupy_hooks,
-    _diagonals,
-    _fallback,
-    _histograms,
-    _index_arithmetic,
-    _indexing,
-    _insertions,
-    _linalg_compositions,
-    _moments,
-    _nan_reductions,
-    _numpy_compositions,
-    _numpy_formulas,
-    _numpy_linalg,
-    _numpy_statistics,
-    _numpy_writes,
-    _padding,
-    _polynomials,
-    _printing,
-    _ranges,
-    _selection,
-    _stacking,
-    _stencils,
-    _ufuncs,
-)
-
 # The array API's extensions, as submodules: mdarray.linalg and mdarray.fft; and NumPy's
 # lib.stride_tricks, which array-agnostic code reaches through a namespace.
-from . import distributed as distributed
-from . import fft as fft
-from . import lib as lib
-from . import linalg as linalg
-from ._array import DistArray
-from ._backend import DeviceSet, default_backend, devices, synchronize
-from ._config import PerformanceWarning, TransferError, options, set_options
-from ._constants import e, inf, nan, newaxis, pi
-from ._creation_functions import (
+from . import distributed as distributed, fft as fft, lib as lib, linalg as linalg
+from ._array import printing as _printing  # noqa: F401
+from ._array.array import DistArray
+from ._backends.backend import DeviceSet, default_backend, devices, synchronize
+from ._core.constants import e, inf, nan, newaxis, pi
+from ._core.debug import TransferCount, count_transfers
+from ._core.modes import MAX, MIN, PROD, REPLICA, SUM, Mode, as_mode
+from ._layouts.layout import Layout, make_2d_index_map
+from ._namespace.groups import keeping_groups
+from ._namespace.info import __array_namespace_info__
+from ._namespace.numpy_functions import FUNCTIONS as _NUMPY_FUNCTIONS
+
+# Modules that only register implementations (ufunc calls, CuPy's hooks, the fallback).
+from ._ops.arranging import (
+    applying as _applying,  # noqa: F401
+    diagonals as _diagonals,  # noqa: F401
+    insertions as _insertions,  # noqa: F401
+    numpy_compositions as _numpy_compositions,  # noqa: F401
+    numpy_writes as _numpy_writes,  # noqa: F401
+    padding as _padding,  # noqa: F401
+)
+from ._ops.arranging.indexing_functions import take, take_along_axis
+from ._ops.arranging.rearranging_functions import repeat, roll, tile
+from ._ops.creation import (
+    index_arithmetic as _index_arithmetic,  # noqa: F401
+    ranges as _ranges,  # noqa: F401
+)
+from ._ops.creation.creation_functions import (
     arange,
     asarray,
     distributed_array,
@@ -67,7 +56,7 @@ from ._creation_functions import (
     zeros,
     zeros_like,
 )
-from ._data_type_functions import (
+from ._ops.creation.data_type_functions import (
     astype,
     bool,
     can_cast,
@@ -89,15 +78,46 @@ from ._data_type_functions import (
     uint32,
     uint64,
 )
-from ._debug import TransferCount, count_transfers
-from ._elementwise_functions import ARRAY_API_FUNCTIONS as _ELEMENTWISE_FUNCTIONS
-from ._fusion import fuse
-from ._groups import keeping_groups
-from ._indexing_functions import take, take_along_axis
-from ._info import __array_namespace_info__
-from ._layout import Layout, make_2d_index_map
-from ._linear_algebra_functions import matmul, tensordot, vecdot
-from ._manipulation_functions import (
+from ._ops.creation.ways_in import from_callback, from_local_chunks
+from ._ops.elementwise import (
+    cupy_hooks as _cupy_hooks,  # noqa: F401
+    numpy_formulas as _numpy_formulas,  # noqa: F401
+)
+from ._ops.elementwise.elementwise_functions import ARRAY_API_FUNCTIONS as _ELEMENTWISE_FUNCTIONS
+from ._ops.engine import (
+    fallback as _fallback,  # noqa: F401
+    ufuncs as _ufuncs,  # noqa: F401
+)
+from ._ops.engine.fusion import fuse
+from ._ops.indexing import indexing as _indexing  # noqa: F401
+from ._ops.linalg import (
+    contractions as _contractions,  # noqa: F401
+    linalg_compositions as _linalg_compositions,  # noqa: F401
+    numpy_linalg as _numpy_linalg,  # noqa: F401
+    polynomials as _polynomials,  # noqa: F401
+)
+from ._ops.linalg.linear_algebra_functions import matmul, tensordot, vecdot
+from ._ops.reductions import (
+    histograms as _histograms,  # noqa: F401
+    moments as _moments,  # noqa: F401
+    nan_reductions as _nan_reductions,  # noqa: F401
+    numpy_statistics as _numpy_statistics,  # noqa: F401
+    selection as _selection,  # noqa: F401
+)
+from ._ops.reductions.scans import cumulative_prod, cumulative_sum
+from ._ops.reductions.statistical_functions import (
+    all,
+    any,
+    max,
+    mean,
+    min,
+    prod,
+    std,
+    sum,
+    var,
+)
+from ._ops.shape import stacking as _stacking  # noqa: F401
+from ._ops.shape.manipulation_functions import (
     broadcast_arrays,
     broadcast_to,
     concat,
@@ -112,13 +132,12 @@ from ._manipulation_functions import (
     swapaxes,
     unstack,
 )
-from ._memory_report import MemoryReport, memory_report
-from ._modes import MAX, MIN, PROD, REPLICA, SUM, Mode, as_mode
-from ._numpy_functions import FUNCTIONS as _NUMPY_FUNCTIONS
-from ._profile import Profile, profile
-from ._rearranging_functions import repeat, roll, tile
-from ._scans import cumulative_prod, cumulative_sum
-from ._searching_functions import (
+from ._ops.shape.utility_functions import diff
+from ._ops.sorting import (
+    comparisons as _comparisons,  # noqa: F401
+    stencils as _stencils,  # noqa: F401
+)
+from ._ops.sorting.searching_functions import (
     argmax,
     argmin,
     count_nonzero,
@@ -126,21 +145,11 @@ from ._searching_functions import (
     searchsorted,
     where,
 )
-from ._set_functions import unique_all, unique_counts, unique_inverse, unique_values
-from ._sorting_functions import argsort, sort
-from ._statistical_functions import (
-    all,
-    any,
-    max,
-    mean,
-    min,
-    prod,
-    std,
-    sum,
-    var,
-)
-from ._utility_functions import diff
-from ._ways_in import from_callback, from_local_chunks
+from ._ops.sorting.set_functions import unique_all, unique_counts, unique_inverse, unique_values
+from ._ops.sorting.sorting_functions import argsort, sort
+from ._runtime.config import PerformanceWarning, TransferError, options, set_options
+from ._runtime.profile import Profile, profile
+from ._storage.memory_report import MemoryReport, memory_report
 
 __version__ = "0.1.0"  # the package version (pyproject.toml reads it from here)
 __array_api_version__ = "2024.12"

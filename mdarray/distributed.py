@@ -27,10 +27,10 @@ import builtins
 import os
 from typing import Any
 
-from . import _processes
-from ._backend import backend as _default_backend
-from ._config import MPI_INSTALL, missing
-from ._transport import NcclLinks
+from ._backends.backend import backend as _default_backend
+from ._runtime.config import MPI_INSTALL, missing
+from ._spmd import processes as _processes
+from ._spmd.transport import NcclLinks
 
 __all__ = [
     "finalize",

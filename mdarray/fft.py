@@ -1,14 +1,15 @@
 """The array API's ``fft`` extension: ``mdarray.fft.fft(x)``, ``.fftfreq(n)``, ...
 
 The transforms gather their operand (fallbacks under the policy of `mdarray.options`) and
-return DistArrays; the shifts run on the chunks (see `mdarray._fft`).
+return DistArrays; the shifts run on the chunks (see `mdarray._ops.fft.fft`).
 """
 
 from types import FunctionType
 
 import numpy as np
 
-from ._fft import (
+from ._namespace.groups import keeping_groups
+from ._ops.fft.fft import (
     fft,
     fftfreq,
     fftn,
@@ -24,7 +25,6 @@ from ._fft import (
     rfftfreq,
     rfftn,
 )
-from ._groups import keeping_groups
 
 __all__ = [
     "fft",

@@ -3,17 +3,17 @@
 Each function takes DistArrays and returns DistArrays (named tuples of them for ``eigh``,
 ``qr``, ``slogdet`` and ``svd``). Products and norms run on the chunks; ``qr``, ``svd``,
 ``svdvals``, ``pinv`` and ``matrix_rank`` of a tall matrix split by rows run by TSQR
-(`mdarray._tsqr`); solves, inverses, determinants and eigenvalues gather whole matrices
+(`mdarray._ops.linalg.tsqr`); solves, inverses, determinants and eigenvalues gather whole matrices
 onto one device, as fallbacks under the policy of `mdarray.options` (see
-`mdarray._linalg`).
+`mdarray._ops.linalg.linalg`).
 """
 
 from types import FunctionType
 
 import numpy as np
 
-from ._groups import keeping_groups
-from ._linalg import (
+from ._namespace.groups import keeping_groups
+from ._ops.linalg.linalg import (
     EighResult,
     QRResult,
     SlogdetResult,

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import mdarray
-from mdarray._backend import backend
+from mdarray._backends.backend import backend
 from mdarray.testing import assert_dist_allclose, assert_dist_equal
 
 

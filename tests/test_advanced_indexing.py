@@ -5,12 +5,10 @@ layouts and modes under ``fallback="raise"``, with what moves counted."""
 import numpy as np
 import pytest
 from _layouts import devices, dist_pairs, spread
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 import mdarray
-from mdarray.testing import assert_chunks_hold, assert_dist_equal
-from mdarray.testing import strategies as mst
+from mdarray.testing import assert_chunks_hold, assert_dist_equal, strategies as mst
 
 
 def _chunks_on_host(x):

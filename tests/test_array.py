@@ -7,8 +7,8 @@ from hypothesis import given
 
 import mdarray
 from mdarray import SUM, DistArray, Layout
-from mdarray._array import wrap
-from mdarray._storage import Chunks
+from mdarray._array.array import wrap
+from mdarray._storage.chunks import Chunks
 from mdarray.testing import assert_dist_equal
 
 D = mdarray.devices()
@@ -80,7 +80,7 @@ def test_no_public_constructor():
 
 
 def test_the_one_constructor_validates():
-    backend = mdarray._backend.backend()
+    backend = mdarray._backends.backend.backend()
     layout = Layout((4,), two_chunks(slice(0, 2), slice(2, 4)))
     good = [backend.full((2,), 1.0, np.float64, d) for d in layout.chunk_devices]
     x = wrap(Chunks.of(layout, good, backend, np.float64), mdarray.REPLICA)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import mdarray
-from mdarray import _registry
+from mdarray._core import registry as _registry
 
 REGISTERED_HERE = [
     np.shape, np.ndim, np.size, np.result_type, np.can_cast, np.copy, np.astype,

@@ -9,18 +9,16 @@ import inspect
 
 import numpy as np
 import pytest
-from hypothesis import example, given
-from hypothesis import strategies as st
+from hypothesis import example, given, strategies as st
 
 import mdarray
-from mdarray import _backend
+from mdarray._backends import backend as _backend
 
 try:
     import resource
 except ImportError:  # not on Windows
     resource = None  # type: ignore[assignment]
-from mdarray._staging import row_copies as _row_copies
-from mdarray._staging import segments as _segments
+from mdarray._backends.cuda.staging import row_copies as _row_copies, segments as _segments
 
 
 @pytest.fixture

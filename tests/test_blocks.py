@@ -8,12 +8,12 @@ overlapping an input) are checked to give NumPy's values too."""
 import numpy as np
 import pytest
 from _layouts import device, spread
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 import mdarray
-from mdarray import _indexing, _ufunc_fast, _ufunc_plans
-from mdarray._chunkwise import blocks
+from mdarray._exec.chunkwise import blocks
+from mdarray._ops.engine import ufunc_fast as _ufunc_fast, ufunc_plans as _ufunc_plans
+from mdarray._ops.indexing import indexing as _indexing
 from mdarray.testing import _host
 
 

@@ -14,7 +14,7 @@ import pytest
 from _backend_facts import numpy_dtypes_only
 
 import mdarray
-from mdarray import _decided, _plan_cache
+from mdarray._core import decided as _decided, plan_cache as _plan_cache
 from mdarray.testing import _host
 
 D = mdarray.devices()

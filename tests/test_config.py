@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import mdarray
-from mdarray import _config
-from mdarray._config import get_options
+from mdarray._runtime import config as _config
+from mdarray._runtime.config import get_options
 
 
 def test_defaults_and_scoping():
@@ -150,7 +150,7 @@ def _run(code, env):
 
 
 def test_environment_is_read_at_import():
-    code = "import mdarray; o = mdarray._config.get_options(); print(o.fallback, o.transfer_guard)"
+    code = "import mdarray; o = mdarray._runtime.config.get_options(); print(o.fallback, o.transfer_guard)"
     env = {**os.environ, "MDARRAY_FALLBACK": "allow", "MDARRAY_TRANSFER_GUARD": "raise"}
     done = _run(code, env)
     assert done.stdout.split() == ["allow", "raise"], done.stderr

@@ -5,13 +5,11 @@ import numpy as np
 import pytest
 from _layouts import dist_pairs
 from _oracle import assert_matches
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import mdarray
 from mdarray import SUM, Layout
-from mdarray.testing import assert_dist_equal
-from mdarray.testing import strategies as mst
+from mdarray.testing import assert_dist_equal, strategies as mst
 
 DEVICES = mdarray.devices()
 DTYPES = st.sampled_from(["float64", "float32", "int32", "int8", "complex128", "bool"])

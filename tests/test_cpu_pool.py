@@ -1,4 +1,4 @@
-"""The cpu backend's pool of large results (`mdarray._cpu_pool`): a block is handed out
+"""The cpu backend's pool of large results (`mdarray._backends.cpu.pool`): a block is handed out
 again only once no array references it, the pool stays within its limit, results from it
 are NumPy's values, and `memory_report` shows it."""
 
@@ -7,8 +7,9 @@ import pytest
 from _backend_facts import ON_CUDA
 
 import mdarray
-from mdarray import _backend, _cpu_pool
-from mdarray._cpu_pool import ResultPool
+from mdarray._backends import backend as _backend
+from mdarray._backends.cpu import pool as _cpu_pool
+from mdarray._backends.cpu.pool import ResultPool
 
 pytestmark = pytest.mark.skipif(ON_CUDA, reason="the cpu backend's pool")
 

@@ -1,4 +1,4 @@
-"""The cpu backend's device threads (`mdarray._cpu_threads`): a large call's kernels run at
+"""The cpu backend's device threads (`mdarray._backends.cpu.threads`): a large call's kernels run at
 once on the devices' threads and give what the loop in the caller's thread gives, bit for
 bit; a worker's error (NumPy's error state included) is raised in the caller and leaves
 ``out`` as it was where the loop does; a small call never hands a row over."""
@@ -14,8 +14,9 @@ from test_whole_writes import (
 )
 
 import mdarray
-from mdarray import _backend, _cpu_backend, _cpu_threads
-from mdarray._cpu_threads import DeviceThreads
+from mdarray._backends import backend as _backend
+from mdarray._backends.cpu import backend as _cpu_backend, threads as _cpu_threads
+from mdarray._backends.cpu.threads import DeviceThreads
 
 pytestmark = pytest.mark.skipif(ON_CUDA, reason="the cpu backend's threads")
 

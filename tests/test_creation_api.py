@@ -6,12 +6,15 @@ import re
 import numpy as np
 import pytest
 from _layouts import device, devices, dist_pairs, distinct
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 import mdarray
-from mdarray.testing import assert_chunks_hold, assert_dist_allclose, assert_dist_equal
-from mdarray.testing import strategies as mst
+from mdarray.testing import (
+    assert_chunks_hold,
+    assert_dist_allclose,
+    assert_dist_equal,
+    strategies as mst,
+)
 
 
 def _devices(shape):

@@ -6,13 +6,11 @@
 import numpy as np
 import pytest
 from _layouts import dist_pairs, sources, two_chunks
-from hypothesis import assume, example, given
-from hypothesis import strategies as st
+from hypothesis import assume, example, given, strategies as st
 
 import mdarray
 from mdarray import MAX, PROD, REPLICA, SUM, Layout
-from mdarray.testing import assert_chunks_hold, assert_dist_equal
-from mdarray.testing import strategies as mst
+from mdarray.testing import assert_chunks_hold, assert_dist_equal, strategies as mst
 
 D = mdarray.devices()
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import mdarray
-from mdarray import _backend
+from mdarray._backends import backend as _backend
 from mdarray.testing import assert_allclose, assert_array_equal, assert_dist_equal
 
 cupy = pytest.importorskip("cupy")

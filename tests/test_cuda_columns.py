@@ -1,4 +1,4 @@
-"""The cuda backend's column sums (`mdarray._cuda_columns`): ``sum(axis=0)`` of large
+"""The cuda backend's column sums (`mdarray._backends.cuda.columns`): ``sum(axis=0)`` of large
 C-ordered chunks by mdarray's own kernels, against NumPy on the same data.
 
 Skipped unless CuPy imports and the default backend is cuda (``MDARRAY_BACKEND=cuda`` on
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import mdarray
-from mdarray import _cuda_columns
+from mdarray._backends.cuda import columns as _cuda_columns
 
 cupy = pytest.importorskip("cupy")
 

@@ -1,4 +1,4 @@
-"""The cuda backend's generated elementwise launches (`mdarray._cuda_elementwise`) give
+"""The cuda backend's generated elementwise launches (`mdarray._backends.cuda.elementwise`) give
 CuPy's values bit for bit, take the calls they are for, and leave the rest to CuPy.
 
 Skipped unless CuPy imports and the default backend is cuda (``MDARRAY_BACKEND=cuda`` on
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import mdarray
-from mdarray import _cuda_elementwise
-from mdarray._cuda_elementwise import Elementwise
+from mdarray._backends.cuda import elementwise as _cuda_elementwise
+from mdarray._backends.cuda.elementwise import Elementwise
 
 cupy = pytest.importorskip("cupy")
 

@@ -4,14 +4,12 @@ identity, and the dtype queries NumPy asks of a DistArray."""
 import numpy as np
 import pytest
 from _layouts import devices, dist_pairs
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import mdarray
-from mdarray._mode_rules import keeps_mode
-from mdarray.testing import assert_chunks_hold, assert_dist_equal
-from mdarray.testing import strategies as mst
+from mdarray._core.mode_rules import keeps_mode
+from mdarray.testing import assert_chunks_hold, assert_dist_equal, strategies as mst
 
 REAL = mst.dtypes(complex_=False)
 

@@ -44,4 +44,4 @@ def test_counter_is_removed_after_an_error():
         raise RuntimeError
     mdarray.distributed_array(np.ones(4), {D[0]: ()})
     assert moved.total == 0
-    assert not mdarray._debug._counters.get()
+    assert not mdarray._core.debug._counters.get()

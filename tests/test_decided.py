@@ -1,4 +1,4 @@
-"""Decided calls (`mdarray._decided`): a repeated ufunc call runs what its first call
+"""Decided calls (`mdarray._core.decided`): a repeated ufunc call runs what its first call
 decided. Every case compares with NumPy on the same data after the runner exists, and
 changes one thing the runner's key or its run-time checks must catch: the layout (another
 object, equal or not), the mode, the dtype, a Python scalar's kind, writes, an operand
@@ -11,7 +11,8 @@ from _call_counts import calls
 from _layouts import row_blocks
 
 import mdarray
-from mdarray import Layout, _decided
+from mdarray import Layout
+from mdarray._core import decided as _decided
 
 SHAPE = (24, 6)
 

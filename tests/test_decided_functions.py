@@ -1,4 +1,4 @@
-"""Decided function calls (`mdarray._decided`'s deciders): a repeated ``np.sum``,
+"""Decided function calls (`mdarray._core.decided`'s deciders): a repeated ``np.sum``,
 ``mdarray.mean``, ``np.argmin``, ``np.where`` ... runs what its first call decided. Each
 case makes the runner first, then changes one thing its key must catch (an axis, a dtype,
 keepdims, positional against keyword arguments, a float's sign, the layout, the mode,
@@ -11,7 +11,8 @@ from _call_counts import calls
 from _layouts import row_blocks, spread
 
 import mdarray
-from mdarray import _decided, _processes
+from mdarray._core import decided as _decided
+from mdarray._spmd import processes as _processes
 
 SHAPE = (12, 6)
 
@@ -150,7 +151,7 @@ def test_several_processes_take_no_runner(x, monkeypatch):
     np.sum(x, axis=0)
     assert any(k[0] is np.sum for k in _decided.RUNNERS)
     monkeypatch.setattr(_processes, "_GROUP", object())
-    assert mdarray._stored.decided_function(np.sum, (x,), {"axis": 0}) is None
+    assert mdarray._storage.stored.decided_function(np.sum, (x,), {"axis": 0}) is None
 
 
 @pytest.mark.parametrize("size", [1, 3])

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import mdarray
-from mdarray import _registry
+from mdarray._core import registry as _registry
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 API = DOCS / "api.rst"

@@ -10,15 +10,18 @@ import numpy as np
 import pytest
 from _backend_facts import ulps, without_kernel_differences
 from _layouts import device, devices, dist_pairs, distinct, spread
-from hypothesis import example, given, settings
-from hypothesis import strategies as st
+from hypothesis import example, given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import mdarray
 from mdarray import Layout
-from mdarray._elementwise_functions import ARRAY_API_FUNCTIONS, ARRAY_API_UFUNCS
-from mdarray.testing import assert_chunks_hold, assert_dist_allclose, assert_dist_equal
-from mdarray.testing import strategies as mst
+from mdarray._ops.elementwise.elementwise_functions import ARRAY_API_FUNCTIONS, ARRAY_API_UFUNCS
+from mdarray.testing import (
+    assert_chunks_hold,
+    assert_dist_allclose,
+    assert_dist_equal,
+    strategies as mst,
+)
 
 UFUNCS = sorted({u for u in vars(np).values() if isinstance(u, np.ufunc)}, key=lambda u: u.__name__)
 ELEMENTWISE = [u for u in UFUNCS if u.signature is None]
@@ -347,7 +350,7 @@ def test_gufuncs_without_an_implementation_fall_back():
     }
     assert set(calls) == {g.__name__ for g in GUFUNCS}
     for gufunc in GUFUNCS:
-        if (gufunc, "__call__") in mdarray._registry.UFUNC_OVERRIDES:
+        if (gufunc, "__call__") in mdarray._core.registry.UFUNC_OVERRIDES:
             continue  # an implementation of its own, tested with its module
         values = calls[gufunc.__name__]
         args = [

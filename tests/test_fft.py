@@ -6,14 +6,12 @@ import inspect
 import numpy as np
 import pytest
 from _layouts import devices, dist_pairs
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import mdarray
-from mdarray import _registry
 from mdarray import fft as mfft
-from mdarray.testing import assert_dist_equal
-from mdarray.testing import strategies as mst
+from mdarray._core import registry as _registry
+from mdarray.testing import assert_dist_equal, strategies as mst
 
 ONE_D = "(x, /, *, n=None, axis=-1, norm='backward')"
 N_D = "(x, /, *, s=None, axes=None, norm='backward')"

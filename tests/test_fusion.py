@@ -5,15 +5,18 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 from _layouts import dist_pairs, spread
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 import mdarray
 from mdarray import Layout
-from mdarray._cpu_backend import CpuBackend
-from mdarray._cuda_backend import _fused
-from mdarray.testing import assert_chunks_hold, assert_dist_allclose, assert_dist_equal
-from mdarray.testing import strategies as mst
+from mdarray._backends.cpu.backend import CpuBackend
+from mdarray._backends.cuda.backend import _fused
+from mdarray.testing import (
+    assert_chunks_hold,
+    assert_dist_allclose,
+    assert_dist_equal,
+    strategies as mst,
+)
 
 
 def sin_chain(x, y):

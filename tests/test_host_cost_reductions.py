@@ -20,11 +20,12 @@ from _backend_facts import ON_CUDA
 from _call_counts import calls
 from _layouts import device, dist_pairs, spread
 from _partials import per_chunk
-from hypothesis import assume, given, settings
-from hypothesis import strategies as st
+from hypothesis import assume, given, settings, strategies as st
 
 import mdarray
-from mdarray import _dense_partials, _reduction, _searching_functions
+from mdarray._movement import dense_partials as _dense_partials
+from mdarray._ops.engine import reduction as _reduction
+from mdarray._ops.sorting import searching_functions as _searching_functions
 from mdarray.testing import _host, assert_allclose, assert_array_equal
 
 SHAPE = (64, 64)
@@ -45,7 +46,7 @@ PLACES = {"one device": (device(0),), "spread": tuple(mdarray.devices())}
 
 # Budgets: about 20% above the counts reached (one device, spread over 4), so a change that
 # puts planning back on the repeated path fails here (the reductions run what their first
-# call decided, `mdarray._decided`; a one-chunk scalar is read alone). Counts spread over 4 devices where
+# call decided, `mdarray._core.decided`; a one-chunk scalar is read alone). Counts spread over 4 devices where
 # they differ (each device folds the partial copies itself: one move per other device).
 OPS = {
     "xp.sum(x)": (lambda x, s, v: mdarray.sum(x), 32, 41),

@@ -1,4 +1,4 @@
-"""The planned elementwise path (`mdarray._ufunc_plans`): results equal NumPy's on every
+"""The planned elementwise path (`mdarray._ops.engine.ufunc_plans`): results equal NumPy's on every
 kind of operand, plans are never stale, and a repeated call stays within its budget of
 Python calls (`tests/_call_counts.py`; budgets about 20% above what the plans reach)."""
 
@@ -9,7 +9,7 @@ from _call_counts import calls
 from _partials import per_chunk
 
 import mdarray
-from mdarray import _plan_cache
+from mdarray._core import plan_cache as _plan_cache
 
 SHAPE = (64, 64)
 

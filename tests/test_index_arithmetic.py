@@ -1,12 +1,11 @@
-"""Positions and bits (`mdarray._index_arithmetic`) against NumPy on the same data,
+"""Positions and bits (`mdarray._ops.creation.index_arithmetic`) against NumPy on the same data,
 under ``fallback="raise"``, on several layouts and drawn ones."""
 
 import numpy as np
 import pytest
 from _layouts import LAYOUT_NAMES, dist_pairs, on_layout
 from _oracle import native_like_numpy
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 RNG = np.random.default_rng(4)
 N = RNG.integers(0, 24, size=(5, 3))

@@ -5,12 +5,10 @@ replica written, errors that change nothing, and what moves."""
 import numpy as np
 import pytest
 from _layouts import devices, dist_pairs, spread
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 import mdarray
-from mdarray.testing import assert_chunks_hold, assert_dist_equal
-from mdarray.testing import strategies as mst
+from mdarray.testing import assert_chunks_hold, assert_dist_equal, strategies as mst
 
 
 def _chunks_on_host(x):

@@ -4,13 +4,11 @@ mode, and failed assignments leaving every chunk as it was."""
 import numpy as np
 import pytest
 from _layouts import devices, dist_pairs, spread
-from hypothesis import example, given
-from hypothesis import strategies as st
+from hypothesis import example, given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import mdarray
-from mdarray.testing import assert_chunks_hold, assert_dist_equal
-from mdarray.testing import strategies as mst
+from mdarray.testing import assert_chunks_hold, assert_dist_equal, strategies as mst
 
 
 def _chunks_on_host(x):

@@ -8,12 +8,10 @@ import numpy as np
 import pytest
 from _layouts import devices, dist_pairs
 from _oracle import check_against_numpy
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import mdarray
-from mdarray.testing import assert_chunks_hold, assert_dist_equal
-from mdarray.testing import strategies as mst
+from mdarray.testing import assert_chunks_hold, assert_dist_equal, strategies as mst
 
 
 def _indices(data, shape, length):

@@ -6,8 +6,7 @@ steps, and the cases where the self-assignment must not be skipped."""
 import numpy as np
 import pytest
 from _layouts import devices, spread
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import mdarray

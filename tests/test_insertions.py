@@ -1,12 +1,11 @@
-"""Arrays built from pieces (`mdarray._insertions`) against NumPy on the same data,
+"""Arrays built from pieces (`mdarray._ops.arranging.insertions`) against NumPy on the same data,
 under ``fallback="raise"``, on several layouts and drawn ones."""
 
 import numpy as np
 import pytest
 from _layouts import LAYOUT_NAMES, dist_pairs, on_layout
 from _oracle import native_like_numpy
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 H = np.arange(24.0).reshape(6, 4)
 Z = np.zeros((5, 6))

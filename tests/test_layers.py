@@ -1,10 +1,16 @@
-"""The package's layers, held in code: imports point down, never in a cycle.
+"""The package's layers, held in code: one folder per layer, imports point down, never in
+a cycle.
 
-Each module of `mdarray` belongs to one layer (docs/design.md says what each owns). A
-module imports modules of its own layer or of layers below it; the import graph has no
+Each module of `mdarray` lies in a folder (a subpackage) that `FOLDERS` places in order,
+from the ground up; the public modules (``mdarray``, ``mdarray.linalg``, ``mdarray.fft``,
+``mdarray.distributed``, ``mdarray.lib``, ``mdarray.testing``) are the top. A module
+imports modules of its own folder or of folders below it; nothing above the array layer
+imports the SPMD layer (op code reaches processes through storage and movement), but for
+the modules `SPMD_ABOVE_ARRAY` lists, which are to leave it; the import graph has no
 cycle; no function imports a module (CuPy, imported lazily so mdarray works without it,
 is the one exception); no module outside DistArray's own reads its private attributes;
-no module grows past 600 lines. A new module must be given a layer here.
+no module grows past 600 lines and no folder past 12 modules. A new folder must be
+placed here (docs/design.md draws the same map).
 """
 
 import ast
@@ -13,140 +19,78 @@ from pathlib import Path
 import pytest
 
 import mdarray
-from mdarray._array import DistArray
-from mdarray._stored import Stored
+from mdarray._array.array import DistArray
+from mdarray._storage.stored import Stored
 
 PACKAGE = Path(mdarray.__file__).parent
 
-# From the ground up.
-LAYERS = (
-    (
-        "values and backends",
-        {
-            "_config",
-            "_constants",
-            "_plan_cache",
-            "_decided",
-            "_debug",
-            "_profile",
-            "_regions",
-            "_modes",
-            "_mode_rules",
-            "_registry",
-            "_kernels",
-            "_special_values",
-            "_staging",
-            "_cpu_threads",
-            "_cpu_pool",
-            "_cpu_backend",
-            "_cuda_kernels",
-            "_cuda_elementwise",
-            "_cuda_clock",
-            "_cuda_host",
-            "_cuda_columns",
-            "_cuda_backend",
-            "_backend",
-            "_processes",
-            "_call_check",
-            "_transport",
-            "_layout",
-            "_limits",
-            "_visualize",
-            "_svg",
-            "_svg_canvas",
-        },
-    ),
-    ("storage", {"_memory", "_memory_report", "_storage", "_stored"}),
-    ("movement", {"_fetch", "_dense_partials", "_movement_plans", "_redistribute"}),
-    ("chunkwise execution", {"_chunkwise", "_operands"}),
-    ("DistArray", {"_array", "_ndarray_methods", "_python_protocols"}),
-    (
-        "op modules",
-        {
-            "_fallback",
-            "_groups",
-            "_numpy_functions",
-            "_ufuncs",
-            "_ufunc_plans",
-            "_ufunc_fast",
-            "_ufunc_cells",
-            "_fusion",
-            "_elementwise_functions",
-            "_creation_functions",
-            "_ways_in",
-            "_data_type_functions",
-            "_index_plans",
-            "_indexing",
-            "_advanced_indexing",
-            "_point_indexing",
-            "_index_writes",
-            "_along_axis",
-            "_manipulation_functions",
-            "_reduction",
-            "_statistical_functions",
-            "_moments",
-            "_scans",
-            "_nan_reductions",
-            "_selection",
-            "_histograms",
-            "_searching_functions",
-            "_sorting_functions",
-            "_set_functions",
-            "_indexing_functions",
-            "_rearranging_functions",
-            "_stacking",
-            "_numpy_compositions",
-            "_numpy_writes",
-            "_numpy_formulas",
-            "_polynomials",
-            "_index_arithmetic",
-            "_insertions",
-            "_ranges",
-            "_applying",
-            "_printing",
-            "_diagonals",
-            "_padding",
-            "_utility_functions",
-            "_stencils",
-            "_linear_algebra_functions",
-            "_contraction_blocks",
-            "_product_operands",
-            "_product_runs",
-            "_contractions",
-            "_comparisons",
-            "_numpy_statistics",
-            "_linalg",
-            "_numpy_linalg",
-            "_linalg_compositions",
-            "_one_device",
-            "_tsqr",
-            "_fft",
-            "_cupy_hooks",
-            "_info",
-        },
-    ),
-    (
-        "public namespace",
-        {
-            "__init__",
-            "__main__",
-            "linalg",
-            "fft",
-            "distributed",
-            "lib",
-            "lib.stride_tricks",
-            "testing",
-            "testing.strategies",
-        },
-    ),
+# From the ground up: (folder, what it owns).
+FOLDERS = (
+    ("_core", "values and tables: boxes, modes and their rules, caches, dispatch tables"),
+    ("_kernels", "per-chunk kernels written once over an array module"),
+    ("_backends.cpu", "the cpu backend"),
+    ("_backends.cuda", "the cuda backend"),
+    ("_backends", "the Backend protocol and the choice of backend"),
+    ("_runtime", "options and profile"),
+    ("_spmd", "processes, the collective-call check, the transport between processes"),
+    ("_layouts", "layouts and their pictures"),
+    ("_storage", "chunks, their memory, Stored"),
+    ("_movement", "movement plans, fetches, combines"),
+    ("_exec", "chunkwise execution, operands, the out= writer"),
+    ("_array", "DistArray and its protocols"),
+    ("_ops", "the operations, one folder per family (the package holds no code)"),
+    ("_ops.engine", "the engines: fallback, elementwise, reductions, one device"),
+    ("_ops.indexing", "indexing"),
+    ("_ops.shape", "shape"),
+    ("_ops.creation", "creation"),
+    ("_ops.elementwise", "elementwise functions"),
+    ("_ops.arranging", "functions that place elements anew"),
+    ("_ops.linalg", "linear algebra"),
+    ("_ops.reductions", "reductions and statistics"),
+    ("_ops.sorting", "sorting, searching, sets"),
+    ("_ops.fft", "fft"),
+    ("_namespace", "the public namespace's machinery"),
+    ("", "the public modules"),
 )
-LAYER = {module: level for level, (_, modules) in enumerate(LAYERS) for module in modules}
+RANK = {folder: rank for rank, (folder, _) in enumerate(FOLDERS)}
+ARRAY = RANK["_array"]
+#: Modules above the array layer that still import the SPMD layer: each is to reach
+#: processes through storage and movement instead, and leave this list.
+SPMD_ABOVE_ARRAY = {
+    "_namespace.groups",
+    "_ops.creation.creation_functions",
+    "_ops.creation.ways_in",
+    "_ops.engine.fusion",
+    "_ops.engine.one_device",
+    "_ops.engine.reduction",
+    "_ops.engine.ufunc_fast",
+    "_ops.engine.ufunc_plans",
+    "_ops.engine.ufuncs",
+    "_ops.indexing.advanced",
+    "_ops.indexing.along_axis",
+    "_ops.indexing.indexing",
+    "_ops.linalg.linalg",
+    "_ops.linalg.linear_algebra_functions",
+    "_ops.linalg.product_operands",
+    "_ops.linalg.product_runs",
+    "_ops.linalg.tsqr",
+    "_ops.reductions.histograms",
+    "_ops.reductions.nan_reductions",
+    "_ops.reductions.scans",
+    "_ops.shape.manipulation_functions",
+    "_ops.sorting.comparisons",
+    "_ops.sorting.searching_functions",
+    "_ops.sorting.set_functions",
+    "_ops.sorting.sorting_functions",
+}
 LAZY = {"cupy", "cupyx", "mpi4py"}
 MAX_LINES = 600
+MAX_MODULES = 12
 
 
 def _modules() -> dict:
-    """``{module name relative to mdarray: parsed source}``."""
+    """``{module name relative to mdarray: (path, parsed source)}``; a package by its
+    folder's name (``_core``), the top package as ``__init__``."""
     out = {}
     for path in sorted(PACKAGE.rglob("*.py")):
         name = ".".join(path.relative_to(PACKAGE).with_suffix("").parts)
@@ -155,17 +99,30 @@ def _modules() -> dict:
     return out
 
 
+def folder(name: str) -> str | None:
+    """The folder of `FOLDERS` that module `name` lies in ("" for the public modules), or
+    None where none is listed."""
+    if name in ("__init__", "__main__") or name.split(".", maxsplit=1)[0] in (
+        "linalg",
+        "fft",
+        "distributed",
+        "lib",
+        "testing",
+    ):
+        return ""
+    path, _ = MODULES[name]
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    return package if package in RANK else None
+
+
 MODULES = _modules()
 MODULES_FOUND = set(MODULES)
-
-
-PACKAGES = {"__init__", "testing"}  # modules that are a package's __init__
 
 
 def _imports(name: str, tree) -> list:
     """``(imported mdarray module or None, line, at module level)`` for every import."""
     parts = [] if name == "__init__" else name.split(".")
-    package = parts if name in PACKAGES else parts[:-1]
+    package = parts if MODULES[name][0].name == "__init__.py" else parts[:-1]
     top_level = {id(node) for node in tree.body}
     out = []
     for node in ast.walk(tree):
@@ -179,7 +136,11 @@ def _imports(name: str, tree) -> list:
             elif node.module == "mdarray":
                 targets = [a.name if a.name in MODULES_FOUND else "__init__" for a in node.names]
             elif (node.module or "").startswith("mdarray."):
-                targets = [node.module.removeprefix("mdarray.")]
+                base = node.module.removeprefix("mdarray.")
+                targets = [
+                    f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES_FOUND else base
+                    for a in node.names
+                ]
             else:
                 targets = [None]
         elif isinstance(node, ast.Import):
@@ -195,21 +156,51 @@ def _imports(name: str, tree) -> list:
     return out
 
 
-def test_every_module_has_a_layer():
-    missing = sorted(set(MODULES) - set(LAYER))
-    assert not missing, f"give these modules a layer in tests/test_layers.py: {missing}"
+def test_every_module_lies_in_a_listed_folder():
+    missing = sorted(name for name in MODULES if folder(name) is None)
+    assert not missing, f"place these modules' folders in FOLDERS (tests/test_layers.py): {missing}"
+
+
+def test_folders_stay_small():
+    counts: dict = {}
+    for name, (path, _) in MODULES.items():
+        if path.name != "__init__.py" and folder(name):
+            counts[folder(name)] = counts.get(folder(name), 0) + 1
+    large = {f: n for f, n in counts.items() if n > MAX_MODULES}
+    assert not large, f"split these folders by concern: {large}"
 
 
 @pytest.mark.parametrize("name", sorted(MODULES))
 def test_imports_point_down(name):
     path, tree = MODULES[name]
+    here = folder(name)
     for imported, line, _ in _imports(name, tree):
-        if imported is None or imported not in LAYER:
+        if imported is None or imported not in MODULES:
             continue
-        assert LAYER[imported] <= LAYER[name], (
-            f"{path.name}:{line} imports {imported} ({LAYERS[LAYER[imported]][0]}) from "
-            f"{name} ({LAYERS[LAYER[name]][0]}): imports must point down"
+        there = folder(imported)
+        assert RANK[there] <= RANK[here], (
+            f"{path.name}:{line} imports {imported} ({there}) from {name} ({here}): "
+            "a folder imports only itself and the folders below it"
         )
+
+
+def test_only_listed_modules_above_the_array_layer_import_the_spmd_layer():
+    importers = {
+        name
+        for name, (_, tree) in MODULES.items()
+        if RANK[folder(name)] > ARRAY
+        and folder(name) != ""
+        and any(
+            imported is not None and imported.startswith("_spmd")
+            for imported, _, _ in _imports(name, tree)
+        )
+    }
+    assert importers - SPMD_ABOVE_ARRAY == set(), (
+        "op code reaches processes through storage and movement"
+    )
+    assert SPMD_ABOVE_ARRAY - importers == set(), (
+        "these no longer import _spmd: drop them from the list"
+    )
 
 
 @pytest.mark.parametrize("name", sorted(MODULES))
@@ -271,7 +262,7 @@ def _private_attributes(cls) -> set:
 
 @pytest.mark.parametrize("name", sorted(MODULES))
 def test_no_private_attribute_of_distarray_read_outside(name):
-    if name in ("_array", "_storage", "_stored"):
+    if name in ("_array.array", "_storage.chunks", "_storage.stored"):
         return
     path, tree = MODULES[name]
     private = _private_attributes(DistArray)

@@ -6,8 +6,7 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import example, given
-from hypothesis import strategies as st
+from hypothesis import example, given, strategies as st
 
 import mdarray
 from mdarray import Layout

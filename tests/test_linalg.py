@@ -6,14 +6,12 @@ import inspect
 import numpy as np
 import pytest
 from _layouts import dist_pairs
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import mdarray
-from mdarray import _registry
 from mdarray import linalg as la
-from mdarray.testing import assert_dist_allclose, assert_dist_equal
-from mdarray.testing import strategies as mst
+from mdarray._core import registry as _registry
+from mdarray.testing import assert_dist_allclose, assert_dist_equal, strategies as mst
 
 # The standard's signatures (array_api_stubs/_2024_12/linalg.py), in inspect's spelling.
 SIGNATURES = {

@@ -1,5 +1,5 @@
 """``numpy.linalg``'s ``cross``, ``multi_dot``, ``cond``, ``tensorinv`` and
-``tensorsolve`` (`mdarray._linalg_compositions`) against NumPy on the same data, under
+``tensorsolve`` (`mdarray._ops.linalg.linalg_compositions`) against NumPy on the same data, under
 ``fallback="raise"``."""
 
 import numpy as np

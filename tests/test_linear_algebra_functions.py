@@ -4,15 +4,13 @@ import numpy as np
 import pytest
 from _call_counts import calls
 from _layouts import dist_pairs
-from hypothesis import example, given, settings
-from hypothesis import strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 import mdarray
 from mdarray import SUM, Layout
-from mdarray._array import wrap
-from mdarray._backend import backend as default_backend
-from mdarray.testing import assert_dist_allclose, assert_dist_equal
-from mdarray.testing import strategies as mst
+from mdarray._array.array import wrap
+from mdarray._backends.backend import backend as default_backend
+from mdarray.testing import assert_dist_allclose, assert_dist_equal, strategies as mst
 
 DEVICES = mdarray.devices()
 

@@ -36,8 +36,7 @@ from hypothesis.extra import numpy as hnp
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, multiple, rule
 
 import mdarray
-from mdarray.testing import assert_chunks_hold
-from mdarray.testing import strategies as mst
+from mdarray.testing import assert_chunks_hold, strategies as mst
 
 DTYPES = [np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.complex128)]
 SHAPES = st.sampled_from([(4,), (3, 4), (2, 3, 2), (5,), (1, 4)])

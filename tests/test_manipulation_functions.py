@@ -5,12 +5,10 @@ import itertools
 import numpy as np
 import pytest
 from _layouts import devices, dist_pairs, spread
-from hypothesis import example, given
-from hypothesis import strategies as st
+from hypothesis import example, given, strategies as st
 
 import mdarray
-from mdarray.testing import assert_chunks_hold, assert_dist_equal
-from mdarray.testing import strategies as mst
+from mdarray.testing import assert_chunks_hold, assert_dist_equal, strategies as mst
 
 
 @given(st.data())

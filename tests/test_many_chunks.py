@@ -14,11 +14,11 @@ import sys
 import numpy as np
 import pytest
 from _layouts import D
-from hypothesis import example, given
-from hypothesis import strategies as st
+from hypothesis import example, given, strategies as st
 
 import mdarray
-from mdarray import Layout, _plan_cache, _regions
+from mdarray import Layout
+from mdarray._core import plan_cache as _plan_cache, regions as _regions
 
 N = 150  # chunks of the smaller case; the larger has 4N
 GROWTH = 5.0

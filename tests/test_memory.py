@@ -1,4 +1,4 @@
-"""Copies and pickles of arrays (`mdarray._memory`), against NumPy's on the same data.
+"""Copies and pickles of arrays (`mdarray._storage.memory`), against NumPy's on the same data.
 
 A copy (``copy.copy``, ``copy.deepcopy``) or a pickling round trip is a new array with
 the same value, layout, mode, dtype and devices, sharing nothing with the original; arrays
@@ -16,7 +16,7 @@ import pytest
 from _backend_facts import numpy_dtypes_only
 
 import mdarray
-from mdarray import _memory
+from mdarray._storage import memory as _memory
 
 DEVICES = mdarray.devices()
 GRID = mdarray.Layout.grid((4, 6), (2, 2), devices=DEVICES[:4])

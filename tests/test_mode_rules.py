@@ -9,15 +9,14 @@ no data, and give NumPy's value of the combined operands.
 import numpy as np
 import pytest
 from _layouts import devices, spread
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import mdarray
 from mdarray import Layout
-from mdarray._array import DistArray, wrap
-from mdarray._backend import backend as default_backend
-from mdarray._mode_rules import (
+from mdarray._array.array import DistArray, wrap
+from mdarray._backends.backend import backend as default_backend
+from mdarray._core.mode_rules import (
     IDEMPOTENT,
     REDUCTION_MODES,
     REORDERABLE,
@@ -26,9 +25,8 @@ from mdarray._mode_rules import (
     keeps_mode,
     reduction_mode,
 )
-from mdarray._storage import Chunks
-from mdarray.testing import assert_dist_equal
-from mdarray.testing import strategies as mst
+from mdarray._storage.chunks import Chunks
+from mdarray.testing import assert_dist_equal, strategies as mst
 
 DTYPES = {
     "b": ["bool"],

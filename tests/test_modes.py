@@ -4,8 +4,7 @@ import pickle
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 import mdarray
 from mdarray import MAX, MIN, PROD, REPLICA, SUM, Mode

@@ -7,8 +7,7 @@ import warnings
 import numpy as np
 import pytest
 from _layouts import dist_pairs
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from test_statistical_functions import axes
 
 import mdarray

@@ -3,8 +3,7 @@
 import numpy as np
 import pytest
 from _layouts import dist_pairs
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import mdarray
 

@@ -1,4 +1,4 @@
-"""NumPy functions made of distributed operations (`mdarray._numpy_compositions`) against
+"""NumPy functions made of distributed operations (`mdarray._ops.arranging.numpy_compositions`) against
 NumPy on the same data: drawn shapes, dtypes, layouts and modes, under
 ``fallback="raise"`` (nothing gathers), the same values, dtypes and shapes, or the same
 exception type."""
@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 from _layouts import dist_pairs
 from _oracle import native_like_numpy
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import mdarray
 from mdarray.testing import strategies as mst

@@ -1,13 +1,12 @@
-"""NumPy's formulas that are not ufuncs (`mdarray._numpy_formulas`) and
-``apply_along_axis`` / ``apply_over_axes`` (`mdarray._applying`) against NumPy on the
+"""NumPy's formulas that are not ufuncs (`mdarray._ops.elementwise.numpy_formulas`) and
+``apply_along_axis`` / ``apply_over_axes`` (`mdarray._ops.arranging.applying`) against NumPy on the
 same data, under ``fallback="raise"``, on several layouts and drawn ones."""
 
 import numpy as np
 import pytest
 from _layouts import LAYOUT_NAMES, dist_pairs, on_layout
 from _oracle import native_like_numpy
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import mdarray
 

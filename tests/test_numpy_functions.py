@@ -5,12 +5,11 @@ import doctest
 import numpy as np
 import pytest
 from _layouts import dist_pairs
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import mdarray
-from mdarray import _registry
-from mdarray._numpy_functions import FUNCTIONS, NAMES
+from mdarray._core import registry as _registry
+from mdarray._namespace.numpy_functions import FUNCTIONS, NAMES
 
 # name -> call on (a, b): two arrays of shape (3, 4), `a` with a NaN where nan* care.
 CALLS = {

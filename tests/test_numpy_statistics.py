@@ -7,13 +7,11 @@ import numpy as np
 import pytest
 from _layouts import dist_pairs
 from _oracle import assert_matches
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import mdarray
 from mdarray import Layout
-from mdarray.testing import assert_dist_allclose, assert_dist_equal
-from mdarray.testing import strategies as mst
+from mdarray.testing import assert_dist_allclose, assert_dist_equal, strategies as mst
 
 DEVICES = mdarray.devices()
 

@@ -1,4 +1,4 @@
-"""NumPy's writers (`mdarray._numpy_writes`) against NumPy on the same data, under
+"""NumPy's writers (`mdarray._ops.arranging.numpy_writes`) against NumPy on the same data, under
 ``fallback="raise"``: the same writes into the array (several layouts and modes), the
 same errors, and nothing written where a call fails."""
 
@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 from _layouts import LAYOUT_NAMES, dist_pairs, on_layout
 from _oracle import native_like_numpy
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import mdarray
 

@@ -16,7 +16,7 @@ import pytest
 from _backend_facts import numpy_dtypes_only
 
 import mdarray
-from mdarray._operands import DEFER, HOST, verdict
+from mdarray._exec.operands import DEFER, HOST, verdict
 
 
 def _dist(a):

@@ -7,13 +7,16 @@ import numpy as np
 import pytest
 from _backend_facts import raised_by_backend, ulps
 from _layouts import devices, dist_pairs, spread
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import mdarray
 from mdarray import Layout
-from mdarray.testing import assert_chunks_hold, assert_dist_allclose, assert_dist_equal
-from mdarray.testing import strategies as mst
+from mdarray.testing import (
+    assert_chunks_hold,
+    assert_dist_allclose,
+    assert_dist_equal,
+    strategies as mst,
+)
 
 BINARY = [
     operator.add,

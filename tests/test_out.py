@@ -5,8 +5,7 @@
 import numpy as np
 import pytest
 from _layouts import device, devices, distinct
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 import mdarray
 from mdarray import Layout

@@ -2,13 +2,11 @@
 
 import numpy as np
 from _layouts import dist_pairs
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 import mdarray
-from mdarray._array import wrap
-from mdarray.testing import assert_dist_equal
-from mdarray.testing import strategies as mst
+from mdarray._array.array import wrap
+from mdarray.testing import assert_dist_equal, strategies as mst
 
 
 @given(dist_pairs(dtype=np.float64, mode=mdarray.REPLICA), st.sampled_from([2.0, -1.5]))

@@ -8,8 +8,8 @@ import tracemalloc
 import numpy as np
 
 import mdarray
-from mdarray import _plan_cache, _regions
-from mdarray._movement_plans import reshard_plan
+from mdarray._core import plan_cache as _plan_cache, regions as _regions
+from mdarray._movement.plans import reshard_plan
 
 
 def _strided_layout(n, devices, steps, shift):

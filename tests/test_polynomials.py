@@ -1,12 +1,11 @@
-"""NumPy's polynomial functions (`mdarray._polynomials`) against NumPy on the same
+"""NumPy's polynomial functions (`mdarray._ops.linalg.polynomials`) against NumPy on the same
 coefficients, under ``fallback="raise"``, on several layouts."""
 
 import numpy as np
 import pytest
 from _layouts import LAYOUT_NAMES, dist_pairs, on_layout
 from _oracle import native_like_numpy
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import mdarray
 

@@ -1,4 +1,4 @@
-"""``array2string``, ``array_str`` and ``array_repr`` of a DistArray (`mdarray._printing`)
+"""``array2string``, ``array_str`` and ``array_repr`` of a DistArray (`mdarray._array.printing`)
 give NumPy's text for the same values, under ``fallback="raise"``, and move only what
 is printed."""
 

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import mdarray
-from mdarray import _call_check, _processes
-from mdarray._call_check import Births, describe
+from mdarray._spmd import call_check as _call_check, processes as _processes
+from mdarray._spmd.call_check import Births, describe
 
 PACKAGE = Path(mdarray.__file__).parent
 
@@ -105,20 +105,20 @@ def test_one_process_runs_no_agreement():
 
 
 def test_every_message_goes_through_the_agreeing_layer():
-    """Only `_processes` (and `_call_check`, on a communicator of its own) call the
+    """Only the SPMD layer (`_spmd`: processes, and call_check on a communicator of its own) calls the
     communicator; others reach it through `Group`'s collectives or `Exchange.run`, each
     after an agreement round, so a process whose call failed makes the others raise
     wherever they wait."""
-    allowed = {"_processes.py", "_call_check.py", "_transport.py"}
+    spmd = PACKAGE / "_spmd"
     found = [
         f"{path.name}:{node.lineno}"
         for path in sorted(PACKAGE.rglob("*.py"))
-        if path.name not in allowed
+        if path.parent != spmd
         for node in ast.walk(ast.parse(path.read_text()))
         if isinstance(node, ast.Attribute) and node.attr == "comm"
     ]
     assert not found, f"use Group's collectives, not its communicator: {found}"
-    transport = ast.parse((PACKAGE / "_transport.py").read_text())
+    transport = ast.parse((PACKAGE / "_spmd" / "transport.py").read_text())
     users = {
         function.name
         for function in ast.walk(transport)

@@ -1,6 +1,6 @@
 """Waiting, memory and time: `mdarray.synchronize`, `DistArray.block_until_ready`,
-`mdarray.memory_report` and `mdarray.profile` (`mdarray._profile`,
-`mdarray._memory_report`)."""
+`mdarray.memory_report` and `mdarray.profile` (`mdarray._runtime.profile`,
+`mdarray._storage.memory_report`)."""
 
 import gc
 import io
@@ -127,7 +127,7 @@ def test_memory_report_prints_a_table_and_gives_a_dict():
     assert text == repr(report)
     assert text.splitlines()[0].startswith(f"mdarray memory ({mdarray.default_backend()}")
     assert len(text.splitlines()) == 2 + len(mdarray.devices())
-    # CuPy's pool, or the cpu backend's pool of large results (`mdarray._cpu_pool`).
+    # CuPy's pool, or the cpu backend's pool of large results (`mdarray._backends.cpu.pool`).
     assert all(used <= total for used, total in report.pool.values())
 
 

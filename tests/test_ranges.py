@@ -1,12 +1,11 @@
 """``linspace``, ``logspace`` and ``geomspace`` with DistArray endpoints
-(`mdarray._ranges`) against NumPy on the same endpoints, under ``fallback="raise"``."""
+(`mdarray._ops.creation.ranges`) against NumPy on the same endpoints, under ``fallback="raise"``."""
 
 import numpy as np
 import pytest
 from _layouts import LAYOUT_NAMES, dist_pairs, on_layout
 from _oracle import native_like_numpy
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 RNG = np.random.default_rng(6)
 S = RNG.normal(size=(3, 4))

@@ -5,8 +5,7 @@ import numpy as np
 import pytest
 from _layouts import devices, dist_pairs, holders, spread
 from _oracle import check_against_numpy
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import mdarray
 from mdarray.testing import assert_dist_equal

@@ -8,17 +8,15 @@ import numpy as np
 import pytest
 from _layouts import dist_pairs, two_chunks
 from _partials import per_chunk
-from hypothesis import example, given
-from hypothesis import strategies as st
+from hypothesis import example, given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import mdarray
 from mdarray import MAX, MIN, PROD, REPLICA, SUM, Layout
-from mdarray._array import wrap
-from mdarray._dense_partials import dense_plan
-from mdarray._storage import Chunks
-from mdarray.testing import assert_chunks_hold, assert_dist_equal
-from mdarray.testing import strategies as mst
+from mdarray._array.array import wrap
+from mdarray._movement.dense_partials import dense_plan
+from mdarray._storage.chunks import Chunks
+from mdarray.testing import assert_chunks_hold, assert_dist_equal, strategies as mst
 
 MODES = [REPLICA, SUM, PROD, MAX, MIN]
 D = mdarray.devices()
@@ -357,7 +355,7 @@ def partial_copies(draw):
     with np.errstate(all="ignore"):
         for (_, index), copy in zip(layout.chunks, copies):
             expected[index] = combine(expected[index], copy)
-    backend = mdarray._backend.backend()
+    backend = mdarray._backends.backend.backend()
     buffers = [backend.from_host(c, d) for c, d in zip(copies, layout.chunk_devices)]
     return wrap(Chunks.of(layout, buffers, backend, dtype), mode), expected
 
@@ -381,8 +379,8 @@ def _assert_same_values(got, expected, mode):
         wrap(
             Chunks.of(
                 Layout((2,), {D[0]: [slice(None)] * 3}),
-                [mdarray._backend.backend().from_host(np.array([-0.0, -0.0]), D[0])] * 3,
-                mdarray._backend.backend(),
+                [mdarray._backends.backend.backend().from_host(np.array([-0.0, -0.0]), D[0])] * 3,
+                mdarray._backends.backend.backend(),
             ),
             SUM,
         ),
@@ -438,7 +436,7 @@ class _CountingBackend:
 
 @pytest.fixture
 def counting(monkeypatch):
-    return lambda: _CountingBackend(mdarray._backend.backend(), monkeypatch)
+    return lambda: _CountingBackend(mdarray._backends.backend.backend(), monkeypatch)
 
 
 def test_partials_of_one_box_combine_in_one_call(counting):

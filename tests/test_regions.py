@@ -3,10 +3,9 @@
 import itertools
 
 import numpy as np
-from hypothesis import example, given
-from hypothesis import strategies as st
+from hypothesis import example, given, strategies as st
 
-from mdarray import _regions
+from mdarray._core import regions as _regions
 
 
 @st.composite

@@ -10,9 +10,9 @@ import pytest
 import test_elementwise_functions as elementwise
 
 import mdarray
-from mdarray import _registry
-from mdarray._elementwise_functions import ARRAY_API_FUNCTIONS
-from mdarray._numpy_functions import FUNCTIONS as NUMPY_FUNCTIONS
+from mdarray._core import registry as _registry
+from mdarray._namespace.numpy_functions import FUNCTIONS as NUMPY_FUNCTIONS
+from mdarray._ops.elementwise.elementwise_functions import ARRAY_API_FUNCTIONS
 
 UFUNCS = sorted({u for u in vars(np).values() if isinstance(u, np.ufunc)}, key=lambda u: u.__name__)
 

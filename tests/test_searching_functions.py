@@ -5,14 +5,12 @@ import warnings
 import numpy as np
 import pytest
 from _layouts import devices, dist_pairs, spread
-from hypothesis import example, given, settings
-from hypothesis import strategies as st
+from hypothesis import example, given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import mdarray
 from mdarray import Layout
-from mdarray.testing import assert_dist_equal
-from mdarray.testing import strategies as mst
+from mdarray.testing import assert_dist_equal, strategies as mst
 
 DEVICES = mdarray.devices()
 

@@ -5,13 +5,13 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from test_nan_reductions import check, nan_arrays
 from test_statistical_functions import axes
 
 import mdarray
-from mdarray import Layout, _selection
+from mdarray import Layout
+from mdarray._ops.reductions import selection as _selection
 
 DEVICES = mdarray.devices()
 REAL = [np.float64, np.float32, np.int64, np.int32, np.uint8]

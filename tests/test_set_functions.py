@@ -3,8 +3,7 @@ drawn layouts and modes: NaNs distinct, signed zeros one, named tuples of DistAr
 
 import numpy as np
 from _layouts import devices, dist_pairs
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import mdarray
 from mdarray.testing import assert_dist_equal

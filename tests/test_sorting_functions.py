@@ -4,11 +4,10 @@ descending order that keeps equal elements in their original order, 0-d and empt
 import numpy as np
 import pytest
 from _layouts import devices, dist_pairs
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import mdarray
-from mdarray import _sorting_functions
+from mdarray._ops.sorting import sorting_functions as _sorting_functions
 from mdarray.testing import assert_dist_equal
 
 # Few distinct values, so ties are common; NaNs and both zeros sometimes.

@@ -1,5 +1,5 @@
 """The array API standard's special values, on every backend, where NumPy's or CuPy's
-kernels depart from them (mdarray/_special_values.py); NumPy's values everywhere else."""
+kernels depart from them (mdarray/_kernels/special_values.py); NumPy's values everywhere else."""
 
 import math
 import warnings
@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 from _layouts import devices
 from _oracle import on_backend
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import mdarray

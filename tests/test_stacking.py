@@ -4,12 +4,10 @@ modes, natively (``fallback="raise"``); the splits move nothing."""
 import numpy as np
 import pytest
 from _layouts import dist_pairs
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import mdarray
-from mdarray.testing import assert_dist_equal
-from mdarray.testing import strategies as mst
+from mdarray.testing import assert_dist_equal, strategies as mst
 
 
 def _check(func, args, numpy_args, kwargs=None):

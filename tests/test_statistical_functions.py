@@ -7,14 +7,12 @@ import numpy as np
 import pytest
 from _backend_facts import ON_CUDA
 from _layouts import dist_pairs, spread, two_chunks
-from hypothesis import assume, example, given
-from hypothesis import strategies as st
+from hypothesis import assume, example, given, strategies as st
 from numpy.lib.array_utils import normalize_axis_tuple
 
 import mdarray
 from mdarray import MAX, MIN, PROD, REPLICA, SUM, Layout
-from mdarray.testing import assert_dist_equal
-from mdarray.testing import strategies as mst
+from mdarray.testing import assert_dist_equal, strategies as mst
 
 DEVICES = mdarray.devices()
 

@@ -5,8 +5,7 @@ inside the partitions unspecified)."""
 import numpy as np
 import pytest
 from _layouts import devices, dist_pairs, fetched, holders
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import mdarray
 from mdarray.testing import assert_dist_equal

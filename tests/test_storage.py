@@ -10,7 +10,7 @@ import pytest
 
 import mdarray
 from mdarray import Layout
-from mdarray._chunkwise import map_elements
+from mdarray._exec.chunkwise import map_elements
 from mdarray.testing import _host
 
 D = mdarray.devices()

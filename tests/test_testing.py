@@ -9,8 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from _layouts import two_chunks
-from hypothesis import find, given, settings
-from hypothesis import strategies as st
+from hypothesis import find, given, settings, strategies as st
 from hypothesis.errors import NoSuchExample
 from hypothesis.extra.array_api import make_strategies_namespace
 
@@ -22,8 +21,8 @@ from mdarray.testing import (
     assert_chunks_hold,
     assert_dist_allclose,
     assert_dist_equal,
+    strategies as mst,
 )
-from mdarray.testing import strategies as mst
 
 D = mdarray.devices()
 DEMO = Path(__file__).resolve().parent.parent / "docs" / "examples" / "property_test_demo.py"

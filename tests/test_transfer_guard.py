@@ -10,7 +10,7 @@ from _layouts import D
 
 import mdarray
 import mdarray.testing
-from mdarray import _config
+from mdarray._runtime import config as _config
 
 several = pytest.mark.skipif(len(D) < 2, reason="moves between devices need two devices")
 
@@ -154,10 +154,10 @@ def test_set_options_guards_every_context_until_changed():
     finally:
         mdarray.set_options(**dataclasses.asdict(before))
     x + y
-    assert mdarray._debug.counting() == ()  # nothing observes copies again
+    assert mdarray._core.debug.counting() == ()  # nothing observes copies again
 
 
 def test_guard_left_with_its_block():
     with mdarray.options(transfer_guard="raise"):
-        assert _config.TRANSFER_GUARD in mdarray._debug.counting()
-    assert _config.TRANSFER_GUARD not in mdarray._debug.counting()
+        assert _config.TRANSFER_GUARD in mdarray._core.debug.counting()
+    assert _config.TRANSFER_GUARD not in mdarray._core.debug.counting()

@@ -1,4 +1,4 @@
-"""The transport between processes (`mdarray._transport`), in a run of one process.
+"""The transport between processes (`mdarray._spmd.transport`), in a run of one process.
 
 `mdarray.distributed.initialize()` without ``mpiexec`` makes an MPI run of one process; an
 `Exchange` from that process to itself then goes through the same MPI (or NCCL) calls as
@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 
 import mdarray
-from mdarray import _fetch, _transport
-from mdarray._backend import backend as default_backend
-from mdarray._transport import Exchange
+from mdarray._backends.backend import backend as default_backend
+from mdarray._movement import fetch as _fetch
+from mdarray._spmd import transport as _transport
+from mdarray._spmd.transport import Exchange
 
 pytest.importorskip("mpi4py", reason="the transport needs mpi4py (the mpi extra)")
 

@@ -1,18 +1,17 @@
-"""TSQR (mdarray._tsqr): QR, SVD, singular values, pseudo-inverse, rank and least squares
+"""TSQR (mdarray._ops.linalg.tsqr): QR, SVD, singular values, pseudo-inverse, rank and least squares
 of tall matrices split by rows, natively (under ``fallback="raise"``), against NumPy
 over drawn row layouts (uneven, empty, strided, several chunks per device, overlapping,
 replicated) and modes; what moves (only the small R factors and combining pieces); and
-the one-device path of the square-matrix functions (mdarray._one_device)."""
+the one-device path of the square-matrix functions (mdarray._ops.engine.one_device)."""
 
 import numpy as np
 import pytest
 from _layouts import D, devices, distinct, spread
-from hypothesis import example, given, settings
-from hypothesis import strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 import mdarray
 from mdarray import linalg as la
-from mdarray._backend import backend
+from mdarray._backends.backend import backend
 from mdarray.testing import strategies as mst
 
 DTYPES = [np.float64, np.float32, np.complex128, np.complex64]

@@ -1,14 +1,14 @@
 """Elementwise calls on operands whose chunks do not line up run cell by cell
-(`mdarray._ufunc_cells`): NumPy's values on drawn layouts, nothing gathered, and across
+(`mdarray._ops.engine.ufunc_cells`): NumPy's values on drawn layouts, nothing gathered, and across
 devices only the cells' halo pieces move."""
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import mdarray
-from mdarray import Layout, _ufunc_plans
+from mdarray import Layout
+from mdarray._ops.engine import ufunc_plans as _ufunc_plans
 from mdarray.testing import strategies as mst
 
 DEVICES = mdarray.devices()

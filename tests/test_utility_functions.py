@@ -4,8 +4,7 @@ under ``fallback="raise"``, and moving only the halo rows."""
 import numpy as np
 import pytest
 from _layouts import devices, dist_pairs, holders
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import mdarray
 from mdarray.testing import assert_dist_equal

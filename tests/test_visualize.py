@@ -7,11 +7,11 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 from _layouts import dist_pairs, two_chunks
-from hypothesis import example, given, settings
-from hypothesis import strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 import mdarray
-from mdarray import Layout, _svg, _svg_canvas, _visualize
+from mdarray import Layout
+from mdarray._layouts import svg as _svg, svg_canvas as _svg_canvas, visualize as _visualize
 from mdarray.testing import strategies as mst
 
 D = mdarray.devices()

@@ -1,4 +1,4 @@
-"""The ways data gets in (mdarray/_ways_in.py) in one process: distributed_array's src=,
+"""The ways data gets in (mdarray/_ops/creation/ways_in.py) in one process: distributed_array's src=,
 from_local_chunks and from_callback, against NumPy and distributed_array.
 
 (Their SPMD behaviour, several processes under mpiexec, is tested in tests/spmd/.)

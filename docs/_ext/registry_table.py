@@ -1,10 +1,10 @@
 """The docs' native-vs-fallback table, written from mdarray's registry at build time.
 
 A NumPy function called on a DistArray runs the implementation registered for it in
-``mdarray._registry.FUNCTIONS`` (a ufunc method: ``UFUNC_METHODS`` or ``UFUNC_OVERRIDES``);
+``mdarray._core.registry.FUNCTIONS`` (a ufunc method: ``UFUNC_METHODS`` or ``UFUNC_OVERRIDES``);
 one with none takes the fallback (gather, compute with NumPy, distribute the result). In a
 run of several processes only the implementations in ``SPMD`` run as they are; the rest
-take the fallback too (``_registry.runs_here``). Where gathering is the operation itself
+take the fallback too (``mdarray._spmd.processes.runs_here``). Where gathering is the operation itself
 (``numpy.save``), ``_registry.GATHERED`` says why, and the row says it too.
 `function_rows` and `ufunc_rows` read that from the registry, `markdown` writes the table, and the Sphinx hook puts it where
 ``interop.md`` includes it; ``tests/test_docs.py`` checks it against the registry.
@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 import mdarray  # noqa: F401  (every op module registers its implementations)
-from mdarray import _registry
+from mdarray._core import registry as _registry
 
 NATIVE = "native"
 ONE_DEVICE = "one device"

@@ -5,13 +5,11 @@ example of docs/testing.md (tests/test_testing.py runs these tests too).
 """
 
 import numpy as np
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from hypothesis.extra.array_api import make_strategies_namespace
 
 import mdarray
-from mdarray.testing import assert_allclose, assert_array_equal
-from mdarray.testing import strategies as mst
+from mdarray.testing import assert_allclose, assert_array_equal, strategies as mst
 
 
 def softmax(x, axis=-1):

@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from .._array import DistArray
-from .._groups import keeping_groups
+from .._array.array import DistArray
+from .._namespace.groups import keeping_groups
 
 __all__ = ["sliding_window_view"]
 

@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._array import DistArray
-from .._config import mark_explicit
+from .._array.array import DistArray
+from .._runtime.config import mark_explicit
 
 __all__ = [
     "assert_allclose",

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import DTypeLike
 
-from .._config import missing
+from .._runtime.config import missing
 
 try:
     from hypothesis import strategies as st
@@ -39,11 +39,11 @@ try:
 except ImportError as error:
     raise missing("hypothesis", "pip install hypothesis", "mdarray.testing.strategies") from error
 
-from .._array import DistArray
-from .._backend import devices as backend_devices
-from .._creation_functions import distributed_array
-from .._layout import Layout
-from .._modes import MAX, MIN, PROD, REPLICA, SUM, Mode, as_mode
+from .._array.array import DistArray
+from .._backends.backend import devices as backend_devices
+from .._core.modes import MAX, MIN, PROD, REPLICA, SUM, Mode, as_mode
+from .._layouts.layout import Layout
+from .._ops.creation.creation_functions import distributed_array
 
 __all__ = [
     "dist_arrays",

@@ -11,7 +11,7 @@ from mpi4py import MPI
 
 import mdarray
 from mdarray import distributed
-from mdarray._processes import Remote
+from mdarray._spmd.processes import Remote
 
 # The tests' own communicator: their messages never meet the library's.
 COMM = MPI.COMM_WORLD.Dup()

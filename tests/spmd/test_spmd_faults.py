@@ -150,7 +150,7 @@ def test_the_processes_agree_on_an_error_they_catch():
 @contextlib.contextmanager
 def allocations_fail():
     """The culprit's backend raises MemoryError on every allocation, in the block."""
-    backend = mdarray._backend.backend()
+    backend = mdarray._backends.backend.backend()
 
     def refuse(*args, **kwargs):
         raise MemoryError("allocation refused (injected)")

@@ -9,8 +9,7 @@ the same data."""
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import mdarray
@@ -114,7 +113,7 @@ CASES = {
     "pad wrap": lambda x: np.pad(x, ((2, 4), (1, 0)), mode="wrap"),
     "tril": lambda x: np.tril(x, 1),
     "triu": lambda x: np.triu(x, -1),
-    # NumPy functions made of distributed operations (mdarray._numpy_compositions)
+    # NumPy functions made of distributed operations (mdarray._ops.arranging.numpy_compositions)
     "fliplr": np.fliplr,
     "flipud": np.flipud,
     "rot90": lambda x: np.rot90(x, 3),

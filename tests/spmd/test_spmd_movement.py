@@ -4,12 +4,13 @@ every process. Each result equals NumPy's on the same data, which every process 
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import mdarray
-from mdarray import MAX, MIN, PROD, REPLICA, SUM, _fetch, _transport, distributed
+from mdarray import MAX, MIN, PROD, REPLICA, SUM, distributed
+from mdarray._movement import fetch as _fetch
+from mdarray._spmd import transport as _transport
 from mdarray.testing import strategies as mst
 
 from ._spmd import (

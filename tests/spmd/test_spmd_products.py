@@ -7,8 +7,7 @@ DistArrays both take, run with ``fallback="raise"`` and compared with NumPy."""
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import mdarray

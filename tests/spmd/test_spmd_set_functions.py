@@ -5,8 +5,7 @@ processes. The inverse and first indices still take the fallback there."""
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import mdarray
@@ -14,8 +13,7 @@ from mdarray.testing import strategies as mst
 
 from ._spmd import check_value, everywhere, run
 from .test_spmd_operations import LAYOUTS, layouts
-from .test_spmd_sorting import data as vector
-from .test_spmd_sorting import layouts_1d
+from .test_spmd_sorting import data as vector, layouts_1d
 
 
 def check_counts(got, values, counts) -> None:

@@ -4,8 +4,7 @@ one step), and N-D arrays sorted per chunk along a whole axis."""
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import mdarray

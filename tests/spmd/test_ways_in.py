@@ -12,7 +12,7 @@ import pytest
 import mdarray
 import mdarray.testing
 from mdarray import MAX, PROD, SUM, Layout
-from mdarray._processes import Remote
+from mdarray._spmd.processes import Remote
 from mdarray.distributed import local_devices, rank, size
 
 

@@ -1,0 +1,1 @@
+"""DistArray, the facade: its protocols, ndarray's methods, Python's protocols and printing."""

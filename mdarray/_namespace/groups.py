@@ -1,0 +1,110 @@
+"""Public functions keep their operands' device group (DESIGN.md: ``x[:5].device ==
+x.device``), and in an SPMD run of several processes those without a multi-process
+implementation take the fallback: the namespaces wrap each of their functions with
+`keeping_groups`."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from mdarray._array.array import in_group, placed_in
+from mdarray._backends.backend import DeviceSet, default_backend, devices, synchronize
+from mdarray._core.debug import count_transfers
+from mdarray._core.modes import as_mode
+from mdarray._core.registry import FUNCTIONS, LOCAL, local
+from mdarray._layouts.layout import make_2d_index_map
+from mdarray._ops.engine.fallback import distarrays_in, fallback, numpy_twin
+from mdarray._ops.engine.fusion import fuse
+from mdarray._runtime import profile as _profile
+from mdarray._runtime.config import options, transparent
+from mdarray._runtime.profile import profile
+from mdarray._spmd.processes import entry, runs_here
+from mdarray._storage.memory_report import memory_report
+from mdarray._storage.stored import decided_function
+
+from .info import __array_namespace_info__
+
+
+def keeping_groups(func: Callable[..., Any], numpy: ModuleType = np) -> Callable[..., Any]:
+    """`func` (a public function) whose results keep its DistArray operands' device group
+    (`in_group`), unless a ``device=`` argument places them. One wrapper per function, so
+    a name exported by two modules (``mdarray.matmul``, ``mdarray.linalg.matmul``) is one
+    object.
+
+    In a run of several processes a `func` not marked to run across them
+    (`_processes.runs_here`) takes the fallback with its NumPy twin (the function it
+    implements, or the one of its name in `numpy`, the module its namespace mirrors),
+    unless the twin's own implementation is marked (`func` then reaches it).
+    """
+    known = _KEEPING_GROUPS.get(func)
+    if known is not None:
+        return known
+    try:
+        creates = "device" in inspect.signature(func).parameters
+    except (TypeError, ValueError):  # no signature to read
+        creates = False
+
+    @functools.wraps(func)
+    @transparent
+    def function(*args: Any, **kwargs: Any) -> Any:
+        if _profile.recording and _profile.open_here() and func not in LOCAL:  # profiled
+            return _profile.recorded(func.__name__, function, args, kwargs)
+        if (done := decided_function(func, args, kwargs)) is not None:
+            return _grouped(done, args, kwargs, creates)
+        group = entry()
+        if group is not None and func not in LOCAL:  # an outermost call of an SPMD run
+            return group.call(func.__name__, function, args, kwargs)
+        twin = None if runs_here(func) else numpy_twin(func, numpy)
+        if (
+            twin is not None
+            and not runs_here(FUNCTIONS.get(twin))
+            and distarrays_in((args, kwargs))
+        ):
+            result = fallback(twin, args, kwargs, f"mdarray.{func.__name__}")
+        else:
+            result = func(*args, **kwargs)
+        return _grouped(result, args, kwargs, creates)
+
+    _KEEPING_GROUPS[func] = function
+    return function
+
+
+def _grouped(result: Any, args: tuple, kwargs: dict, creates: bool) -> Any:
+    """`result` in its device group: the DeviceSet that ``device=`` names, else its
+    operands' group (`in_group`); what a function that `creates` arrays (it takes
+    ``device=``) makes of no DistArray operand is in the default group, every device of
+    its backend (DESIGN.md). So a 0-d array
+    made with ``device=x.device``, which lives on one of those devices, has ``.device ==
+    x.device``, the idiom array-API libraries use for a scalar beside x."""
+    device = kwargs.get("device")
+    if device is None:
+        result = in_group(result, (*args, *kwargs.values()))
+        return placed_in(result, None) if creates else result
+    return placed_in(result, device) if isinstance(device, DeviceSet) else result
+
+
+_KEEPING_GROUPS: dict[Callable[..., Any], Callable[..., Any]] = {}
+
+
+# The namespace's functions of metadata alone, besides those of NumPy's functions
+# (`_data_type_functions`): no step of an SPMD run, so one process may call them alone.
+for _function in (
+    devices,
+    default_backend,
+    as_mode,
+    count_transfers,
+    memory_report,
+    options,
+    profile,
+    synchronize,
+    make_2d_index_map,
+    fuse,
+    __array_namespace_info__,
+):
+    local(_function)

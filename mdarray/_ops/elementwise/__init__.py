@@ -1,0 +1,1 @@
+"""Elementwise functions of the namespace, NumPy's non-ufunc formulas, and CuPy's override hooks."""

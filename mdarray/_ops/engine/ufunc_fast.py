@@ -1,0 +1,349 @@
+"""The ufunc fast path: REPLICA operands of one layout (or whose device blocks agree)
+and Python scalars, ``out`` at most, go from the operands' chunks to the kernels with no
+planning and no copies; and the runners that replay what it decided (`mdarray._core.decided`).
+"""
+
+from __future__ import annotations
+
+from itertools import repeat
+
+from mdarray._array.array import DistArray, wrap
+from mdarray._core.decided import remember
+from mdarray._core.modes import REPLICA
+from mdarray._exec.chunkwise import blocks, blocks_agree, commit, writes_in_place
+from mdarray._spmd.processes import Remote, agreeing, is_local, several
+from mdarray._storage.chunks import Chunks
+from mdarray._storage.stored import decided_key
+
+from .ufunc_plans import resolve
+
+PY_SCALARS = (bool, int, float, complex)
+
+
+def fast_call(ufunc, inputs, kwargs):
+    """REPLICA DistArrays of one layout and Python scalars, ``out`` at most: kernels with
+    no planning. None when the general path is needed.
+
+    Packed operands (`Layout.packing`) line up slab to slab, so the kernel runs once per
+    device on the slabs; others run once per chunk.
+    """
+    layout = None
+    mixed = False  # layouts differ, their device blocks agree (`block_call`)
+    keys = []
+    operands = []  # the storage of DistArray operands, scalars as they are
+    for x in inputs:
+        kind = type(x)
+        if kind is DistArray:
+            if x.mode is not REPLICA:
+                return None
+            storage = x.storage
+            if layout is None:
+                layout, backend = storage.layout, storage.backend
+            elif storage.layout is not layout and storage.layout != layout:
+                if not blocks_agree(layout, storage.layout):
+                    return None
+                mixed = True
+            keys.append(storage.dtype)
+            operands.append(storage)
+        elif kind in PY_SCALARS:
+            keys.append((kind, x if kind is int or kind is bool else None))
+            operands.append(x)
+        else:
+            return None
+    if layout is None:
+        return None
+    out = kwargs.get("out")
+    if len(kwargs) != (out is not None):
+        return None
+    out_keys = None
+    if out is not None:
+        for o in out:
+            if type(o) is not DistArray or o.mode is not REPLICA:
+                return None
+            if o.layout != layout:
+                if not blocks_agree(layout, o.layout):
+                    return None
+                mixed = True
+        out_keys = tuple(o.dtype for o in out)
+    dtypes = resolve(ufunc, tuple(keys), out_keys, None, ())
+    kernel = backend.ufunc_kernel(ufunc)
+    if kernel is None:
+        return None
+    # Results first, then a commit, unless one kernel call writes `out` whole.
+    staged = _staged(ufunc, backend, layout, dtypes, operands, out)
+    # No collective until the kernels ran: a process whose kernel raised must not
+    # leave the others waiting (`agreeing`).
+    across = several()  # else every chunk is this process's
+    packed = all(type(x) is not Chunks or x.slabs is not None for x in operands)
+    # Staged into packed outs of this layout: they take the results whole (no copy). In a
+    # run of several processes the general path writes, after every process's kernels
+    # are agreed to have run.
+    refill = (
+        staged
+        and not across
+        and packed
+        and not mixed
+        and all(o.storage.slabs is not None for o in out)
+    )
+    staged = staged and not refill
+    if (mixed or staged or not packed) and not across and layout.device_blocks is not None:
+        # Views and other unpacked chunks whose memory lines up run per block too.
+        result = block_call(kernel, layout, backend, operands, out, dtypes, direct=not staged)
+        if result is not None:
+            decided(ufunc, inputs, kwargs, _block_runner(ufunc, kernel, layout, backend, dtypes))
+        if result is not None or mixed or staged:
+            return result
+    elif mixed or staged:
+        return None
+    may_fail = across and backend.may_fail(ufunc)
+    if packed:
+        with agreeing(may_fail):
+            result = _slab_call(
+                ufunc, kernel, layout, backend, operands, out, dtypes, across, refill
+            )
+        if result is not None and not across:
+            decided(ufunc, inputs, kwargs, _slab_runner(ufunc, kernel, layout, backend, dtypes))
+        return result
+    columns = [x.buffers if type(x) is Chunks else repeat(x) for x in operands]
+    on = backend.on
+    if out is not None:
+        if len(layout.chunks) > 1:
+            return None  # several kernels: the general path computes, then commits
+        for device, args, targets in zip(
+            layout.chunk_devices, zip(*columns), zip(*(o.storage.writable() for o in out))
+        ):
+            if across and not is_local(device):
+                continue
+            with on(device):
+                kernel(*args, out=targets)
+        return out[0] if len(out) == 1 else out
+    results = []
+    with agreeing(may_fail):
+        for device, args in zip(layout.chunk_devices, zip(*columns)):
+            if across and not is_local(device):
+                results.append(_remote_results(ufunc.nout, args, dtypes, device))
+                continue
+            with on(device):
+                results.append(kernel(*args))
+    return _wrap_results(ufunc, layout, results, backend, REPLICA, dtypes)
+
+
+def decided(ufunc, inputs, kwargs, runner) -> None:
+    """Leave `runner` for the calls like this one (`mdarray._core.decided`)."""
+    arrays = [x for x in (*inputs, *(kwargs.get("out") or ())) if type(x) is DistArray]
+    remember(decided_key(ufunc, inputs, kwargs), runner, tuple(x.layout for x in arrays))
+
+
+def _storages(inputs) -> list:
+    return [x.storage if type(x) is DistArray else x for x in inputs]
+
+
+def _staged(ufunc, backend, layout, dtypes, operands, out) -> bool:
+    """Whether ``out`` is written by a commit after all kernels ran (`writes_in_place`:
+    decided per call, as the error state is the call's)."""
+    return out is not None and not writes_in_place(
+        backend, ufunc, len(layout.devices), dtypes, (*operands, *out), each=True
+    )
+
+
+def _slab_runner(ufunc, kernel, layout, backend, dtypes):
+    """What `fast_call` decided for packed operands, as a runner: the kernels over the
+    slabs, while every operand is packed; a staged ``out`` only where it takes the
+    results whole (else the whole way)."""
+
+    def runner(inputs, out):
+        operands = _storages(inputs)
+        for x in operands:
+            if type(x) is Chunks and x.slabs is None:
+                return None
+        refill = out is not None and _staged(ufunc, backend, layout, dtypes, operands, out)
+        if refill and any(o.storage.slabs is None for o in out):
+            return None
+        return _slab_call(ufunc, kernel, layout, backend, operands, out, dtypes, False, refill)
+
+    return runner
+
+
+def _block_runner(ufunc, kernel, layout, backend, dtypes):
+    """What `fast_call` decided for operands whose device blocks agree, as a runner."""
+
+    def runner(inputs, out):
+        operands = _storages(inputs)
+        direct = out is None or not _staged(ufunc, backend, layout, dtypes, operands, out)
+        return block_call(kernel, layout, backend, operands, out, dtypes, direct=direct)
+
+    return runner
+
+
+def _remote_results(nout: int, args, dtypes, device):
+    """What a chunk of another process's device yields here: a `Remote` per output."""
+    shape = next(a.shape for a in args if isinstance(a, Remote))
+    remote = tuple(Remote(shape, dtype, device) for dtype in dtypes)
+    return remote if nout > 1 else remote[0]
+
+
+def _slab_call(ufunc, kernel, layout, backend, operands, out, dtypes, across: bool, refill=False):
+    """One kernel per device over the slabs of packed operands (see `fast_call`);
+    `across`: a run of several processes; `refill`: ``out`` takes the results' memory."""
+    targets: list[tuple] | None = None
+    if refill:
+        dtypes = tuple(o.dtype for o in out)
+    elif out is not None:
+        targets = []
+        for o in out:
+            slabs = o.storage.own_slabs()
+            if slabs is None:
+                return None
+            targets.append(slabs)
+    results = []
+    writes = []
+    done = None  # a large call's kernels, run at once on the devices' threads
+    if (
+        targets is None
+        and not across
+        and layout.extent * dtypes[0].itemsize >= backend.parallel_bytes
+    ):
+        rows = list(zip(layout.devices, _slab_args(operands)))
+        # NumPy's own result dtype (a refill's are `out`'s): results may go to the pool.
+        pooled = dtypes[0] if len(dtypes) == 1 and not refill else None
+        done = iter(backend.each(kernel, rows, pooled))
+    for d, device in enumerate(layout.devices):
+        # `fast_call` came here only with every Chunks operand packed (slabs not None).
+        args = [x.slabs[d] if type(x) is Chunks else x for x in operands]  # type: ignore[index]
+        if across and not is_local(device):
+            if targets is None:
+                results.append(_remote_results(len(dtypes), args, dtypes, device))
+            continue
+        if targets is not None:
+            writes.append((device, args, [t[d] for t in targets]))
+            continue
+        with backend.on(device):
+            got = kernel(*args) if done is None else next(done)
+            got = got if isinstance(got, tuple) else (got,)
+            if refill:  # an operand handed back as the result is not new memory
+                got = tuple([g.copy() if any(g is a for a in args) else g for g in got])
+            # NumPy's dtype is the contract where CuPy promotes differently.
+            results.append([g if g.dtype == t else g.astype(t) for g, t in zip(got, dtypes)])
+    if writes:
+        backend.write_each(kernel, writes)  # in place (`writes_in_place`)
+    results = [r if isinstance(r, (list, tuple)) else (r,) for r in results]
+    if out is not None:
+        for i, o in enumerate(out if refill else ()):
+            o.storage.refill([r[i] for r in results])
+        return out[0] if len(out) == 1 else out
+    values = [
+        wrap(Chunks.packed(layout, [r[i] for r in results], backend, dtype, check=False))
+        for i, dtype in enumerate(dtypes)
+    ]
+    return values[0] if ufunc.nout == 1 else tuple(values)
+
+
+def _slab_args(operands) -> list:
+    """Per device the kernel's arguments over packed `operands` (slabs and scalars)."""
+    count = next(len(x.slabs) for x in operands if type(x) is Chunks)  # type: ignore[arg-type]
+    return [
+        [x.slabs[d] if type(x) is Chunks else x for x in operands]  # type: ignore[index]
+        for d in range(count)
+    ]
+
+
+def block_call(kernel, layout, backend, operands, out, dtypes, *, direct: bool):
+    """One kernel per device over the device blocks of operands (and ``out``) whose
+    blocks agree (`Layout.device_blocks`) though their chunks may differ, in one process;
+    None where some block is not one array.
+
+    ``out`` is written by the kernels themselves where `direct`, unless it overlaps an
+    input other than element for element (None: the general path orders such writes);
+    else (a kernel that may raise midway) every device's result is computed and cast
+    first and then copied in, so a failure writes nothing."""
+    targets: list = []
+    written: dict = {}  # id of an out's storage -> its blocks: an input that is out reads them
+    for o in out or ():
+        o.storage.make_writable()
+        column = blocks(o.storage)
+        if column is None:
+            return None
+        targets.append(column)
+        written[id(o.storage)] = column
+    overlaps = backend.xp.may_share_memory
+    columns: list = []
+    for x in operands:
+        if type(x) is not Chunks:
+            columns.append(None)
+            continue
+        column = written.get(id(x)) or blocks(x)
+        if column is None:
+            return None
+        if direct and id(x) not in written:
+            for o, target in zip(out or (), targets):
+                if not x.apart_from(o.storage) and any(map(overlaps, column, target)):
+                    return None
+        columns.append(column)
+    results = []
+    if direct and out is not None:  # in place (`writes_in_place`)
+        backend.write_each(
+            kernel,
+            [
+                (device, [x if c is None else c[d] for x, c in zip(operands, columns)], t)
+                for d, (device, t) in enumerate(zip(layout.devices, zip(*targets)))
+            ],
+        )
+        return out[0] if len(out) == 1 else out
+    done = None  # a large call's kernels, run at once on the devices' threads
+    if layout.extent * dtypes[0].itemsize >= backend.parallel_bytes:
+        rows = [
+            (device, [x if c is None else c[d] for x, c in zip(operands, columns)])
+            for d, device in enumerate(layout.devices)
+        ]
+        done = iter(backend.each(kernel, rows, dtypes[0] if len(dtypes) == 1 else None))
+    for d, device in enumerate(layout.devices):
+        args = [x if c is None else c[d] for x, c in zip(operands, columns)]
+        with backend.on(device):
+            got = kernel(*args) if done is None else next(done)
+            got = got if isinstance(got, tuple) else (got,)
+            wanted = dtypes if out is None else [o.dtype for o in out]
+            results.append([g if g.dtype == t else g.astype(t) for g, t in zip(got, wanted)])
+    if out is not None:
+        if not direct:
+            commit(
+                backend,
+                [
+                    (device, target[d], (), result)
+                    for d, device in enumerate(layout.devices)
+                    for target, result in zip(targets, results[d])
+                ],
+            )
+        return out[0] if len(out) == 1 else out
+    # A block result in C order is its device's slab of `layout` (its blocks' order).
+    values = [
+        wrap(
+            Chunks.packed(layout, [r[i].reshape(-1) for r in results], backend, dtype, check=False)
+        )
+        for i, dtype in enumerate(dtypes)
+    ]
+    return values[0] if len(values) == 1 else tuple(values)
+
+
+def _wrap_results(ufunc, layout, results, backend, mode, dtypes):
+    """DistArrays from per-chunk results (tuples for several outputs), in `dtypes`."""
+    if ufunc.nout == 1:
+        return wrap_buffers(layout, results, backend, mode, dtypes[0])
+    return tuple(
+        wrap_buffers(layout, [r[i] for r in results], backend, mode, dtypes[i])
+        for i in range(ufunc.nout)
+    )
+
+
+def wrap_buffers(layout, buffers, backend, mode, dtype):
+    if any(b.dtype != dtype for b in buffers):
+        # A backend whose kernels promote differently from NumPy (CuPy in corner cases):
+        # NumPy's dtype is the contract.
+        casts = []
+        for device, buffer in zip(layout.chunk_devices, buffers):
+            if isinstance(buffer, Remote):
+                casts.append(Remote(buffer.shape, dtype, device))
+                continue
+            with backend.on(device):
+                casts.append(buffer.astype(dtype))
+        buffers = casts
+    return wrap(Chunks.of(layout, buffers, backend, dtype), mode)

@@ -1,0 +1,1 @@
+"""The ``fft`` extension and ``numpy.fft``."""

@@ -1,0 +1,413 @@
+"""Indexing: ``x[key]`` and ``x[key] = value``.
+
+Basic indexing (ints, slices with any step, Ellipsis, None) moves no data: every source
+chunk that holds selected elements gives the selected part of itself, as a view on its
+device, and those parts are the chunks of the result. The mode is kept, since every copy
+of a selected element comes along. An int drops its axis; selecting single elements gives
+0-d arrays.
+
+Assignment writes every copy of the selected elements: the value in REPLICA mode; in a
+partial mode the value into the copy that owns the element (the layout's first chunk
+holding it) and the identity into the others. Everything that can fail (the key, the
+value's shape, its cast, moving it to the devices) happens before the first write, so a
+failed assignment leaves every chunk as it was.
+
+Advanced indices run natively (`_advanced_indexing`) for a boolean mask alone (of x's
+shape or of its leading axes: ``x[mask]``, ``x[mask] = value``) and for one 1-D integer
+array among full slices (``x[idx]``, ``x[:, idx]``, ``x[..., idx]``, and assignment to
+them by `_index_writes`); in a run of several processes only the reads (``x[mask]``,
+``x[idx]``) do so far. The others go through the gathered fallback path
+(`mdarray.options(fallback=...)`).
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from mdarray._array.array import DistArray, wrap
+from mdarray._core import regions as _regions
+from mdarray._core.modes import REPLICA
+from mdarray._core.registry import implements_method
+from mdarray._exec.chunkwise import blocks, blocks_agree, commit, write_out
+from mdarray._movement.plans import shadowed_within
+from mdarray._movement.redistribute import region_value
+from mdarray._ops.engine.fallback import fallback, gathered
+from mdarray._runtime.config import check_fallback
+from mdarray._spmd.processes import Remote, is_local, several
+from mdarray._storage.chunks import Chunks
+
+from .advanced import (
+    host_indices,
+    is_int_vector,
+    mask_getitem,
+    mask_setitem,
+    take_rows,
+)
+from .index_plans import (
+    basic_key,
+    getitem_plan,
+    hashable_key,
+    is_advanced,
+    key_plan,
+    selection_box,
+    value_order,
+    write_plan,
+)
+from .points import point_arrays, put_points, take_points
+from .writes import integer_setitem
+
+
+def _planned_getitem(x: DistArray, plan) -> DistArray:
+    """``x[key]`` by its `key_plan`: views of the chunks (copies for a scalar)."""
+    basic, layout, parts, groups, copy, blocks = plan
+    if not parts:
+        return wrap(Chunks.empty(layout, x.dtype, x.storage.backend), x.mode)
+    result = wrap(x.storage.select(layout, groups, basic, blocks), x.mode)
+    if copy:
+        # NumPy gives a scalar for an integer per axis, a copy: later writes to x do not
+        # reach it (``x[2, ...]`` is a 0-d view, as NumPy's is).
+        result = wrap(result.storage.map(lambda b: b.copy()), result.mode)
+    return result
+
+
+def basic_getitem(x: DistArray, key: tuple) -> DistArray:
+    """`x` indexed by a normalized basic key (see `basic_key`): views, no transfers."""
+    layout, parts = getitem_plan(x.layout, key)
+    backend = x.storage.backend
+    if not parts:
+        return wrap(Chunks.empty(layout, x.dtype, backend), x.mode)
+    sources = [k for k, _ in parts]
+    view = x.storage.view(layout, lambda t, b: b[parts[t][1]], sources)
+    return wrap(view, x.mode)
+
+
+@implements_method("getitem")
+def getitem(x: DistArray, key) -> DistArray:
+    """``x[key]``: basic keys run per chunk, one integer array along one axis by
+    `take_rows`, a boolean mask by `mask_getitem`; other advanced keys through the
+    fallback policy.
+
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.distributed_array(np.arange(8), mdarray.Layout.block((8,), devices=[0, 1]))
+    >>> y = x[::-3]  # views of the chunks: device 1 holds 7 and 4, device 0 holds 1
+    >>> y.get(), y.index_map
+    (array([7, 4, 1]), {0: [(slice(2, 3, 1),)], 1: [(slice(0, 2, 1),)]})
+    """
+    if type(key) is str or (type(key) is list and key and type(key[0]) is str):
+        return _fields(x, key)
+    hashable = hashable_key(key)
+    if hashable is not None:
+        return _planned_getitem(x, key_plan(x.layout, hashable))
+    basic = basic_key(key, x.shape)
+    if basic is None:
+        mask = _mask_of(x, key)
+        if mask is not None:
+            return (
+                mask_getitem(x[None], mask.reshape(1)) if not mask.ndim else mask_getitem(x, mask)
+            )
+        axis = _integer_axis(x, key)
+        if axis is not None:
+            items = key if isinstance(key, tuple) else (key,)
+            indices = next(item for item in items if is_advanced(item))
+            return take_rows(x, host_indices(indices, x.shape[axis], axis), axis)
+        points = point_arrays(x, key)
+        if points is not None and (got := take_points(x, points)) is not None:
+            return got
+        return fallback(operator.getitem, (x, key), {}, "DistArray.__getitem__ (advanced index)")
+    result = basic_getitem(x, basic)
+    if all(isinstance(item, int) for item in basic) and not _has_ellipsis(key):
+        # NumPy gives a scalar for an integer per axis, a copy: later writes to x do not
+        # reach it (``x[2, ...]`` is a 0-d view, as NumPy's is).
+        result = wrap(result.storage.map(lambda b: b.copy()), result.mode)
+    return result
+
+
+def _fields(x: DistArray, names) -> DistArray:
+    """``x["a"]`` or ``x[["a", "b"]]`` of a structured array: a view of those fields of
+    every chunk, as NumPy's (writes through either reach the other); NumPy's errors for
+    an unknown field or an array without fields."""
+    dtype = np.empty(0, x.dtype)[names].dtype
+    return wrap(x.storage.view(x.layout, lambda t, b: b[names], dtype=dtype), x.mode)
+
+
+def _has_ellipsis(key) -> bool:
+    return any(item is Ellipsis for item in (key if isinstance(key, tuple) else (key,)))
+
+
+# Assignment -------------------------------------------------------------------------
+
+
+@implements_method("setitem")
+def setitem(x: DistArray, key, value) -> None:
+    """``x[key] = value``: writes every copy of the selected elements, or none on error.
+
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.distributed_array(np.zeros(4), mdarray.Layout.replicated((4,), devices=[0, 1]))
+    >>> x[1:3] = [5, 6]
+    >>> [c.tolist() for c in x.all_chunks()[1]]
+    [[0.0, 5.0, 6.0, 0.0]]
+    """
+    if type(key) is str or (type(key) is list and key and type(key[0]) is str):
+        setitem(_fields(x, key), Ellipsis, value)
+        return
+    hashable = hashable_key(key)
+    if hashable is not None:
+        plan = key_plan(x.layout, hashable)
+        basic = plan[0]
+        if isinstance(value, DistArray):
+            if _onto_itself(x, basic, value):
+                _check_writable(x)
+            elif not _block_setitem(x, plan, value):
+                _distarray_setitem(x, basic, value)
+            return
+        if type(value) in (int, float, complex, bool) or isinstance(value, np.generic):
+            scalar = np.array(value, dtype=x.dtype)[()]
+            plan, _ = write_plan(x.layout, x.mode, basic, ())
+            _check_writable(x)
+            _write(x, plan, [scalar] * len(plan))
+            return
+        _write_all(x, _planned_writes(x, basic, value))
+        return
+    basic = basic_key(key, x.shape)
+    if basic is None and several():  # no multi-process implementation yet
+        _gathered_setitem(x, key, value)
+        return
+    if basic is None:
+        mask = _mask_of(x, key)
+        if mask is not None:
+            _check_writable(x)
+            if mask.ndim:
+                mask_setitem(x, mask, value)
+                return
+            # x[True] = v writes v (broadcast to (1, *x.shape)) over x; x[False] nothing.
+            chosen = bool(mask)
+            shape = np.broadcast_shapes(np.shape(value), (int(chosen), *x.shape))
+            if chosen:
+                setitem(x, Ellipsis, value[0] if np.ndim(value) == len(shape) else value)
+            return
+        axis = _integer_axis(x, key)
+        if axis is not None:
+            items = key if isinstance(key, tuple) else (key,)
+            indices = next(item for item in items if is_advanced(item))
+            _check_writable(x)
+            integer_setitem(x, indices, axis, value)
+            return
+        points = point_arrays(x, key)
+        if points is not None:
+            _check_writable(x)
+            if put_points(x, points, value):
+                return
+        _gathered_setitem(x, key, value)
+        return
+    _write_all(x, _planned_writes(x, basic, value))
+
+
+def _block_setitem(x: DistArray, plan, value: DistArray) -> bool:
+    """``x[key] = value`` as one copy per device where the selection's device blocks
+    agree with the value's (`Layout.device_blocks`: ``new[1:-1, 1:-1] = u[:-2, 1:-1] + ...``
+    on row chunks of one device); both REPLICA, one process, their memory apart. False
+    where this does not apply (`_distarray_setitem` writes then)."""
+    basic, layout, parts, groups, copy, block_keys = plan
+    if (
+        copy
+        or not parts
+        or x.mode is not REPLICA
+        or value.mode is not REPLICA
+        or several()
+        or not blocks_agree(layout, value.layout)
+    ):
+        return False
+    source = blocks(value.storage)
+    if source is None:
+        return False
+    backend = x.storage.backend
+    if value.dtype != x.dtype:
+        # Every block cast before any write (a cast may raise); a view's blocks span its
+        # chunks, so it casts as one array per device too.
+        dtype = x.dtype
+        cast = []
+        for device, piece in zip(layout.devices, source):
+            with backend.on(device):
+                cast.append(piece.astype(dtype))
+        source = tuple(cast)
+    _check_writable(x)
+    x.storage.make_writable()
+    target = blocks(x.storage.select(layout, groups, basic, block_keys))
+    if target is None or any(map(backend.xp.may_share_memory, source, target)):
+        return False
+    commit(
+        backend, [(d, block, (), piece) for d, block, piece in zip(layout.devices, target, source)]
+    )
+    return True
+
+
+def _onto_itself(x: DistArray, key: tuple, value: DistArray) -> bool:
+    """Whether ``x[key] = value`` would copy every element onto itself: ``x[key] op= y``
+    ends with ``x[key] = t``, t the view ``x[key]`` just written in place; each selected
+    element has one copy and t's chunks are that copy's memory."""
+    return (
+        value.mode is x.mode
+        and value.storage.is_view_of(x.storage, key)
+        and not x.layout.has_overlaps
+    )
+
+
+def _distarray_setitem(x: DistArray, key: tuple, value: DistArray) -> None:
+    """``x[key] = value`` for a DistArray value, by a plan cached on the layouts."""
+    plan, (lead, reorder) = write_plan(x.layout, x.mode, key, tuple(value.shape))
+    if value.dtype != x.dtype:
+        value = value.astype(x.dtype, copy=False)
+    _check_writable(x)
+    pieces = []
+    for _, device, _, region, _ in plan:
+        piece = region_value(value.storage, value.mode, region, device)
+        if lead is not None and not isinstance(piece, Remote):
+            piece = piece[lead][reorder]
+        pieces.append(piece)
+    _write(x, plan, pieces)
+
+
+def _write_all(x: DistArray, writes) -> None:
+    plan = [(k, None, index, None, shadowed) for k, index, _, shadowed in writes]
+    _write(x, plan, [piece for _, _, piece, _ in writes])
+
+
+def _planned_writes(x: DistArray, key: tuple, value) -> list:
+    """``(chunk, chunk index, value piece, shadowed indices)`` for every chunk that holds
+    selected elements, with every value piece already cast and on its device."""
+    box = selection_box(key)
+    operand = _operand_in_box_order(x, key, value)
+    _check_writable(x)
+    backend = x.storage.backend
+    writes = []
+    boxes, devices = x.layout.boxes, x.layout.chunk_devices
+    for k in x.layout.box_index.meeting(box):
+        chunk_box, device = boxes[k], devices[k]
+        common = _regions.intersect(box, chunk_box)
+        if common is None:
+            continue
+        within = tuple(
+            range(i.start, i.stop, i.step) for i in _regions.local_box_index(box, common)
+        )
+        piece = _operand_piece(operand, within, device, backend)
+        shadowed: tuple = ()
+        if x.mode.is_partial:
+            shadowed = shadowed_within(x.layout, common, k)
+        writes.append((k, _regions.local_box_index(chunk_box, common), piece, shadowed))
+    return writes
+
+
+def _write(x: DistArray, writes, pieces) -> None:
+    """Each `pieces` item written by its write (see `write_plan`) into x's chunks."""
+    backend = x.storage.backend
+    identity = x.mode.identity(x.dtype) if x.mode.is_partial else None
+    buffers = x.storage.writable([write[0] for write in writes])
+    assigns = []  # bit for bit: -0.0 stays -0.0
+    for (k, _, chunk_index, _, shadowed), piece in zip(writes, pieces):
+        buffer, device = buffers[k], x.layout.chunk_devices[k]
+        if not isinstance(buffer, Remote):
+            assigns.append((device, buffer, chunk_index, piece))
+            assigns.extend((device, buffer, index, identity) for index in shadowed)
+    commit(backend, assigns)
+
+
+def _operand_in_box_order(x: DistArray, key: tuple, value):
+    """`value` checked against the selection's shape, cast to x's dtype, and indexed so
+    its axes follow the selection box (ascending positions, one axis per source axis).
+    Axes of length 1 broadcast; a scalar is returned as a 0-d-free scalar of x's dtype."""
+    if not isinstance(value, DistArray) and not x.storage.backend.is_native(value):
+        if np.ndim(value) == 0 and not isinstance(value, np.ndarray):
+            return _scalar_value(x, value)
+        value = np.array(value, dtype=x.dtype) if not isinstance(value, np.ndarray) else value
+    lead, _, reorder = value_order(key, tuple(value.shape))
+    value = value.astype(x.dtype, copy=False) if value.dtype != x.dtype else value
+    return value[(None,) * lead][reorder]
+
+
+def _operand_piece(operand, within: tuple, device, backend):
+    """The part of the box-ordered operand that the selection-box region `within` reads,
+    on `device` (broadcast axes of length 1 stay 1)."""
+    if not is_local(device) and not isinstance(operand, DistArray):
+        return None  # another process writes that chunk (a DistArray's value moves, below)
+    if not hasattr(operand, "shape") or not operand.ndim:
+        if isinstance(operand, DistArray):
+            return region_value(operand.storage, operand.mode, (), device)
+        if backend.is_native(operand):
+            return backend.adopt(operand, device)
+        # A NumPy scalar, never a 0-d NumPy array: CuPy chunks take scalars only.
+        return operand[()] if isinstance(operand, np.ndarray) else operand
+    region = tuple(range(1) if n == 1 else r for n, r in zip(operand.shape, within))
+    if isinstance(operand, DistArray):
+        return region_value(operand.storage, operand.mode, region, device)
+    piece = operand[tuple(_regions.to_slice(r) for r in region)]
+    if isinstance(piece, np.ndarray):
+        return backend.from_host(piece, device)
+    return backend.adopt(piece, device)
+
+
+def _scalar_value(x: DistArray, value):
+    if isinstance(value, DistArray):
+        value = value.get()
+    return np.array(value, dtype=x.dtype)[()]
+
+
+def _check_writable(x: DistArray) -> None:
+    for k, chunk in enumerate(x.storage.buffers):
+        if isinstance(chunk, Remote):  # its process checks it, with the same outcome
+            continue
+        flags = getattr(chunk, "flags", None)
+        if flags is not None and hasattr(flags, "writeable") and not flags.writeable:
+            raise ValueError(
+                f"assignment destination is read-only (chunk {k} on device "
+                f"{x.layout.chunk_devices[k]} is a read-only view, e.g. from broadcast_to)"
+            )
+
+
+# Boolean masks and the gathered path -----------------------------------------------
+
+
+def _mask_of(x: DistArray, key):
+    """The boolean mask that `key` is alone (an array or list of bools, of at least one
+    axis where x has one), else None. A 0-d mask stands for a new first axis of length
+    one or zero (NumPy's ``x[True]``, ``x[False]``)."""
+    if isinstance(key, tuple) and len(key) == 1:
+        key = key[0]
+    if isinstance(key, list):
+        key = np.asarray(key)
+        if key.dtype.kind != "b":
+            return None
+    dtype = getattr(key, "dtype", None)
+    if dtype is None or dtype.kind != "b" or (key.ndim and not x.ndim):
+        return None
+    return key
+
+
+def _integer_axis(x: DistArray, key) -> int | None:
+    """The axis that `key` indexes with one 1-D integer array (or boolean mask of that
+    axis: ``x[:, mask]``), all its other items full slices or one Ellipsis; else None."""
+    items = key if isinstance(key, tuple) else (key,)
+    advanced = [p for p, item in enumerate(items) if is_advanced(item)]
+    ellipses = [p for p, item in enumerate(items) if item is Ellipsis]
+    others = [item for item in items if item is not Ellipsis and not is_advanced(item)]
+    if len(advanced) != 1 or len(ellipses) > 1 or len(items) - len(ellipses) > x.ndim:
+        return None
+    if not is_int_vector(items[advanced[0]], "iufb"):
+        return None
+    if any(item != slice(None) for item in others):
+        return None
+    position = advanced[0]
+    if ellipses and ellipses[0] < position:
+        return x.ndim - (len(items) - position)
+    return position
+
+
+def _gathered_setitem(x: DistArray, key, value) -> None:
+    """Advanced assignment on the host under the fallback policy, then written back into
+    every chunk in x's mode."""
+    check_fallback("DistArray.__setitem__ (advanced index)", x.nbytes)
+    _check_writable(x)
+    host = x.get()
+    host[gathered(key)] = gathered(value)
+    write_out(x, wrap(Chunks.from_host(host, x.layout, x.storage.backend)))

@@ -1,0 +1,1 @@
+"""Reductions and statistics: the statistical functions, moments, scans, NaN-ignoring reductions, histograms, order statistics, NumPy's statistics."""

@@ -1,0 +1,1 @@
+"""Shape: transposes, reshapes, broadcasting, joins, stacking and ``diff``."""

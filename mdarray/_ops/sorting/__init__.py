@@ -1,0 +1,1 @@
+"""Sorting, searching and sets: sort, argsort, argmin/argmax, where, searchsorted, unique, isin and comparisons, partitions."""

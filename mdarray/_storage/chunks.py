@@ -1,0 +1,600 @@
+"""Storage: the buffers of one layout on their devices, and who else uses their memory.
+
+`Chunks` is what a DistArray stores: a `Layout`, a backend, a dtype and one buffer (a NumPy
+or CuPy array) per chunk of the layout, on the chunk's device. It validates what it is
+given, keeps *packed* storage (one flat slab per device, the chunks views into it, so an
+elementwise op runs one kernel per device), and keeps copy on write exact with views:
+
+- A *family* is one logical array value: an array and its views (indexing, transposes,
+  reshapes that need no copy). Its members see each other's writes, as NumPy's views do.
+  `view` makes a member of this family.
+- Movement hands unchanged buffers to its result instead of copying them (a reshard that
+  keeps a chunk in place, a mode change that needs no change). `derive` makes such a
+  result: a new family that shares memory with this one.
+- Memory is tracked per *allocation* (a chunk's own array or a packed slab), with the
+  families using it (weakly, so the count follows their lifetimes). Each buffer is an
+  allocation and a *recipe* (the view of it the chunk is). `writable` moves a family that
+  shares an allocation with another live family onto a copy of it before handing buffers
+  out: every member switches to the copy, so the writer's views stay attached and no
+  other array sees the write.
+
+Chunks that nobody shares and nobody viewed carry none of this (the elementwise fast path
+pays nothing); the first `view` or `derive` sets it up. The bookkeeping is guarded by one
+lock, so arrays may be shared across threads.
+
+`Stored` is what the layers under DistArray see of an array: its storage and its mode.
+DistArray is its one subclass; the execution layer recognizes operands by it.
+
+In an SPMD run (`_processes`) a process holds only the buffers of its own devices; each
+chunk (and slab) of another process's device is a `Remote`, which knows its shape and
+dtype. The constructors here make and run buffers of this process's devices only.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Callable, Sequence
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from mdarray._core import regions as _regions
+from mdarray._core.limits import MAX_INDEX, allocatable, native
+from mdarray._layouts.layout import Layout, check_devices
+from mdarray._spmd.processes import Remote, current, is_local
+
+from .memory import (
+    Allocation,
+    Family,
+    check_buffers,
+    check_slabs,
+    copied_memories,
+    fill_remote,
+    loaded,
+    made_by,
+    own_memories,
+    resolve,
+    saved,
+    slab_part,
+    unpack,
+    zero_d,
+)
+
+_LOCK = threading.RLock()  # guards families, allocations and their moves across threads
+
+# Integer type codes equal to another's dtype (longlong is int64 on Linux) mapped to it.
+_ALIASES = {c: np.dtype(np.dtype(c).str) for c in "lLqQ" if np.dtype(np.dtype(c).str).char != c}
+
+
+def reader(path: str, doc: str) -> property:
+    """A read-only attribute read by C code (`operator.attrgetter` of `path`): as Python
+    properties, the hot paths' reads were a fifth of a small operation's Python calls."""
+    return property(attrgetter(path), doc=doc)
+
+
+class Chunks:
+    """The buffers of `layout` on its devices (see the module docstring).
+
+    Build with `of` (checked buffers), `packed` (slabs), `empty`, `full`, `from_host`,
+    `generate`, `map`, `derive` (memory shared with this one) or `view` (a view of this
+    one); never write `buffers` from outside except through `writable`. A Chunks belongs
+    to one array.
+    """
+
+    __slots__ = (
+        "__weakref__",
+        "_block_views",
+        "_buffers",
+        "_family",
+        "_origin",
+        "_refs",
+        "_slab_allocations",
+        "_slabs",
+        "backend",
+        "dtype",
+        "layout",
+    )
+
+    def __init__(self, layout: Layout, backend, dtype, buffers=None, slabs=None) -> None:
+        # Unchecked: the classmethods check what they are given.
+        self.layout = layout
+        self.backend = backend
+        self.dtype = _ALIASES.get(dtype.char, dtype)
+        self._buffers = buffers
+        self._slabs = slabs
+        # Set up by the first `view` or `derive` (see `_track`): the family, per chunk its
+        # (allocation, recipe), and for packed chunks the slabs' allocations.
+        self._family: Family | None = None
+        self._refs: tuple | None = None
+        self._slab_allocations: tuple | None = None
+        # Set by `select`: (a weak reference to the source, the selection's token).
+        self._origin: tuple | None = None
+        # (the slabs, {id of block keys: (keys, device blocks)}): see `slab_blocks`.
+        self._block_views: tuple | None = None
+
+    # Construction ---------------------------------------------------------------------
+
+    @classmethod
+    def of(cls, layout: Layout, buffers: Sequence, backend, dtype=None, *, check=True) -> Chunks:
+        """Chunks holding `buffers` (one per chunk, in layout order), checked: count,
+        shapes, dtypes (`dtype` or the first buffer's) and devices.
+
+        ``check=False`` is for buffers of `dtype` that a cached plan just made by kernels on
+        checked chunks, in the shapes it planned (reductions, the planned ufunc path), as
+        `packed`'s.
+        """
+        if not check:
+            buffers = list(buffers)
+            for k, b in enumerate(buffers):
+                if isinstance(b, np.generic) or not hasattr(b, "shape"):
+                    buffers[k] = zero_d(b)
+            return cls(layout, backend, np.dtype(dtype), tuple(buffers))
+        # NumPy's kernels give scalars for 0-d operands: a chunk is a writable 0-d array.
+        buffers = tuple(
+            zero_d(b) if isinstance(b, np.generic) or not hasattr(b, "shape") else b
+            for b in buffers
+        )
+        dtype = check_buffers(layout, buffers, dtype, backend)
+        return cls(layout, backend, dtype, buffers)
+
+    @classmethod
+    def packed(cls, layout: Layout, slabs: Sequence, backend, dtype, *, check=True) -> Chunks:
+        """Packed chunks: one flat slab per device of `layout` (`Layout.packing`), owned by
+        the result alone.
+
+        ``check=False`` is for slabs a kernel just made from checked operands of the same
+        layout (the elementwise fast path, where the checks would cost a third of a call).
+        """
+        slabs = tuple(slabs)
+        dtype = np.dtype(dtype)
+        if check:
+            check_slabs(layout, slabs, dtype, backend)
+        return cls(layout, backend, dtype, None, slabs)
+
+    @classmethod
+    def empty(cls, layout: Layout, dtype, backend) -> Chunks:
+        """Fresh packed chunks with unspecified values."""
+        dtype = np.dtype(dtype)
+        if layout.extent * dtype.itemsize > MAX_INDEX or not dtype.isnative:
+            dtype = allocatable(layout.extent, dtype)
+        check_devices(layout, backend)
+        slabs = tuple(
+            backend.empty((total,), dtype, device)
+            if is_local(device)
+            else Remote((total,), dtype, device)
+            for device, (_, total) in zip(layout.devices, layout.packing)
+        )
+        return cls(layout, backend, np.dtype(dtype), None, slabs)
+
+    @classmethod
+    def full(cls, layout: Layout, value, dtype, backend) -> Chunks:
+        """Fresh packed chunks filled with `value`."""
+        dtype = np.dtype(dtype)
+        if layout.extent * dtype.itemsize > MAX_INDEX or not dtype.isnative:
+            dtype = allocatable(layout.extent, dtype)
+        check_devices(layout, backend)
+        slabs = tuple(
+            backend.full((total,), value, dtype, device)
+            if is_local(device)
+            else Remote((total,), dtype, device)
+            for device, (_, total) in zip(layout.devices, layout.packing)
+        )
+        return cls(layout, backend, np.dtype(dtype), None, slabs)
+
+    @classmethod
+    def from_host(cls, array, layout: Layout, backend) -> Chunks:
+        """Packed chunks holding the parts of `array` (an array native to `backend`, or
+        anything `numpy.asarray` takes) that `layout` gives each chunk, copied onto the
+        chunks' devices."""
+        if not backend.is_native(array):
+            array = np.asarray(array)
+        if not array.dtype.isnative:  # a file format's big-endian data (`_limits`)
+            array = array.astype(native(array.dtype))
+        out = cls.empty(layout, array.dtype, backend)
+        copy_in = backend.from_host if isinstance(array, np.ndarray) else backend.adopt
+        for box, device, buffer in zip(layout.boxes, layout.chunk_devices, out.buffers):
+            if is_local(device):
+                # Ellipsis last: a view even of a 0-d array (an object array's item is
+                # no array).
+                part = (*(_regions.to_slice(r) for r in box), Ellipsis)
+                copy_in(array[part], device, out=buffer)
+        return out
+
+    @classmethod
+    def generate(cls, layout: Layout, backend, make: Callable[[int], Any], dtype) -> Chunks:
+        """Chunks whose buffer `k` is ``make(k)`` (run on chunk k's device), cast to
+        `dtype` where given."""
+        dtype = None if dtype is None else np.dtype(dtype)
+        buffers: list = []
+        for k, device in enumerate(layout.chunk_devices):
+            if not is_local(device):
+                buffers.append(None)
+                continue
+            with backend.on(device):
+                buffer = make(k)
+                if dtype is not None and buffer.dtype != dtype:
+                    buffer = buffer.astype(dtype)
+                buffers.append(buffer)
+        return cls.of(layout, fill_remote(layout, buffers, dtype), backend, dtype)
+
+    def derive(self, layout: Layout | None = None, buffers=None, dtype=None) -> Chunks:
+        """New Chunks (checked) of `buffers` in `layout` (both default to this one's): a
+        new array value, which shares memory with this one where a buffer is one of this
+        one's (copy on write keeps their writes apart)."""
+        layout = self.layout if layout is None else layout
+        buffers = self.buffers if buffers is None else tuple(buffers)
+        out = Chunks.of(layout, buffers, self.backend, self.dtype if dtype is None else dtype)
+        mine = {id(b): k for k, b in enumerate(self.buffers)}
+        if not any(id(b) in mine for b in out.buffers):
+            return out
+        with _LOCK:
+            self._track()
+            assert self._refs is not None
+            family = Family()
+            family.members.add(out)
+            refs = []
+            for t, buffer in enumerate(out.buffers):
+                k = mine.get(id(buffer))
+                ref = (
+                    (Allocation(buffer, layout.chunk_devices[t], self.backend), ())
+                    if k is None
+                    else self._refs[k]
+                )
+                ref[0].families.add(family)
+                refs.append(ref)
+            out._family = family
+            out._refs = tuple(refs)
+        return out
+
+    def view(
+        self, layout: Layout, make: Callable[[int, Any], Any], sources=None, dtype=None
+    ) -> Chunks:
+        """Chunks of `layout` whose chunk t is ``make(t, buffer)`` of this one's chunk
+        ``sources[t]`` (default t), made on its device: a view of this array where `make`
+        makes views (a slice, a transpose, a reshape; of `dtype` where given, a field of a
+        structured array), so writes through either reach the other, as with NumPy's
+        views. A chunk that `make` had to copy is the view's own."""
+        dtype = self.dtype if dtype is None else np.dtype(dtype)
+        with _LOCK:
+            self._track()
+            assert self._refs is not None
+            assert self._family is not None
+            xp = self.backend.xp
+            buffers = self.buffers
+            devices = self.layout.chunk_devices
+            out_buffers = []
+            refs: list[tuple[Allocation, tuple]] = []
+            for t, k in enumerate(range(len(buffers)) if sources is None else sources):
+                if isinstance(buffers[k], Remote):
+                    made = Remote(layout.chunk_shapes[t], dtype, devices[k])
+                    out_buffers.append(made)
+                    refs.append((Allocation(made, devices[k], self.backend), ()))
+                    continue
+                with self.backend.on(devices[k]):
+                    made = make(t, buffers[k])
+                out_buffers.append(made)
+                if made.size and not xp.may_share_memory(made, buffers[k]):
+                    refs.append((Allocation(made, devices[k], self.backend), ()))
+                else:
+                    allocation, recipe = self._refs[k]
+                    refs.append((allocation, (*recipe, made_by(make, t))))
+            out = Chunks.of(layout, out_buffers, self.backend, dtype)
+            out._family = self._family
+            out._refs = tuple(refs)
+            self._family.members.add(out)
+            for allocation, _ in refs:
+                allocation.families.add(self._family)
+        return out
+
+    def remap(self, layout: Layout, make: Callable[[int, Any], Any], token=None) -> Chunks:
+        """`view` for a `make` that always makes a view of its chunk of the same device
+        (a transpose): chunk t is ``make(t, chunk t)``, made when first read (`buffers`,
+        from the refs), so a view that an operation reads by its source's blocks costs
+        no array per chunk; `token` names it for `remapped`. Runs of several processes
+        take `view`."""
+        if current() is not None:
+            return self.view(layout, make)
+        with _LOCK:
+            if self._family is None:
+                self._track()
+            assert self._refs is not None
+            assert self._family is not None
+            out = Chunks(layout, self.backend, self.dtype)
+            out._family = self._family
+            out._refs = tuple(
+                (allocation, (*recipe, made_by(make, t)))
+                for t, (allocation, recipe) in enumerate(self._refs)
+            )
+            if token is not None:
+                out._origin = (weakref.ref(self), token, None)
+            self._family.members.add(out)
+        return out
+
+    def remapped(self) -> tuple | None:
+        """``(source, token)`` where this is ``source.remap(..., token)`` of a living
+        source (a family moves as a whole: that remapping now as then); else None."""
+        origin = self._origin
+        if origin is None or origin[2] is not None:
+            return None
+        source = origin[0]()
+        return None if source is None else (source, origin[1])
+
+    def select(self, layout: Layout, groups: tuple, token, block_keys=None) -> Chunks:
+        """The view of this array of `layout` whose chunks are basic-indexing views of
+        this one's: `groups` is ``((device, ((t, k, index, getter), ...)), ...)`` with
+        chunk t ``buffer k[index]`` (`index` of ints, slices and an Ellipsis, so a view on
+        every backend, of chunk t's shape in `layout`) and `getter` its
+        ``operator.itemgetter``. `token` (hashable) names the selection for `is_view_of`.
+        `block_keys` (see `view_blocks`) says how the view's device blocks lie in this
+        array's packed slabs, where they do.
+
+        `view` without its checks (a cached plan guarantees the shapes; the allocations
+        list this family), buffers made when first read. SPMD runs take `view`."""
+        if current() is not None:
+            entries = sorted(entry for _, group in groups for entry in group)
+            out = self.view(layout, lambda t, b: b[entries[t][2]], [e[1] for e in entries])
+            out._origin = (weakref.ref(self), token, None)
+            return out
+        with _LOCK:
+            if self._family is None:
+                self._track()
+            refs = self._refs
+            assert refs is not None
+            assert self._family is not None
+            out_refs: list = [None] * len(layout.chunk_devices)
+            for _, entries in groups:
+                for t, k, _, getter in entries:
+                    allocation, recipe = refs[k]
+                    out_refs[t] = (allocation, (*recipe, getter))
+            out = Chunks(layout, self.backend, self.dtype)
+            out._family = self._family
+            out._refs = tuple(out_refs)
+            out._origin = (weakref.ref(self), token, block_keys)
+            self._family.members.add(out)
+        return out
+
+    def view_blocks(self) -> tuple | None:
+        """Per device, this selection's device block as a view of its source's packed
+        slab (``slab.reshape(block shape)[index]`` by the `select` plan's block keys); None
+        where the plan gave none, the source is gone or no longer packed. A family moves
+        as a whole (`_move`), so the source's slabs are this view's memory."""
+        origin = self._origin
+        if origin is None or origin[2] is None:
+            return None
+        source = origin[0]()
+        if source is None or source._slabs is None:
+            return None
+        return source.slab_blocks(origin[2])
+
+    def slab_blocks(self, keys: tuple) -> tuple:
+        """Per device, ``slab.reshape(shape)[index]`` by `keys`' ``(slab, shape, index)``:
+        made once per keys (a cached plan's) while the slabs stay these."""
+        slabs = self._slabs
+        kept = self._block_views
+        if kept is None or kept[0] is not slabs:
+            kept = self._block_views = (slabs, {})
+        got = kept[1].get(id(keys))
+        if got is None or got[0] is not keys:
+            if len(kept[1]) >= 16:
+                kept[1].clear()
+            got = kept[1][id(keys)] = (keys, tuple([slabs[i].reshape(s)[x] for i, s, x in keys]))
+        return got[1]
+
+    def is_view_of(self, source: Chunks, token) -> bool:
+        """Whether this is the view `source.select(..., token)` made: its chunks are then
+        exactly that selection of `source`'s, now as then (a family moves as a whole)."""
+        origin = self._origin
+        return origin is not None and origin[1] == token and origin[0]() is source
+
+    def _track(self) -> None:
+        """Set up the family and allocations of chunks that had none (under `_LOCK`)."""
+        if self._family is not None:
+            return
+        layout = self.layout
+        if self._slabs is not None:
+            # Packed chunks are their slabs' parts, tracked or not: no buffers made.
+            self._attach_slabs(own_memories(self._slabs, layout.devices, self.backend))
+            return
+        buffers = self.buffers  # made before the refs: they stay the chunk buffers
+        self._attach(
+            [(Allocation(b, d, self.backend), ()) for b, d in zip(buffers, layout.chunk_devices)]
+        )
+
+    def _attach_slabs(self, slabs: Sequence[Allocation]) -> None:
+        """Track packed chunks as parts of the allocations `slabs` (one per device)."""
+        layout = self.layout
+        refs: list = [None] * len(layout.chunks)
+        for allocation, (entries, _) in zip(slabs, layout.packing):
+            for k, offset, size in entries:
+                refs[k] = (allocation, (slab_part(offset, size, layout.chunk_shapes[k]),))
+        self._attach(refs, tuple(slabs))
+
+    def _attach(self, refs: Sequence, slabs: tuple | None = None) -> None:
+        """A new family of this one member, on `refs` (per chunk: allocation, recipe)."""
+        family = Family()
+        family.members.add(self)
+        for allocation, _ in refs:
+            allocation.families.add(family)
+        self._refs = tuple(refs)
+        self._slab_allocations = slabs
+        self._family = family
+
+    # Copies and pickles ---------------------------------------------------------------
+
+    def copied(self, memo: dict | None = None) -> Chunks:
+        """An independent copy of these chunks, made on their devices: the same layout,
+        dtype and packing, sharing no memory with this one. `memo` is a
+        ``copy.deepcopy`` memo: memory that arrays copied together share stays shared
+        between their copies (copy on write keeps their writes apart), and the elements
+        of object arrays are copied too."""
+        memories, parts, tracked = self._saved()
+        memories = copied_memories(memories, memo)
+        return loaded(type(self), self.layout, self.backend, self.dtype, memories, parts, tracked)
+
+    def __copy__(self) -> Chunks:
+        return self.copied()
+
+    def __deepcopy__(self, memo: dict) -> Chunks:
+        return self.copied(memo)
+
+    def __reduce__(self) -> tuple:
+        """Pickled as its value: layout, backend name, dtype and each allocation the
+        chunks use once, with where each chunk lies in it (`_memory.saved`)."""
+        if current() is not None:
+            raise TypeError(
+                "a DistArray cannot be pickled in a run of several processes (each holds "
+                "only its own chunks): pickle x.get() instead"
+            )
+        memories, parts, tracked = self._saved()
+        return (
+            loaded,
+            (type(self), self.layout, self.backend.name, self.dtype, memories, parts, tracked),
+        )
+
+    def _saved(self) -> tuple:
+        """``(memories, parts, tracked)``: the allocations these chunks use and where
+        each chunk lies in them (`_memory.saved`; parts None for packed chunks, one
+        memory per slab), and whether copy on write tracks them."""
+        layout = self.layout
+        with _LOCK:
+            if self._family is None:
+                if self._slabs is not None:
+                    return own_memories(self._slabs, layout.devices, self.backend), None, False
+                memories = own_memories(self.buffers, layout.chunk_devices, self.backend)
+                return memories, [(k, None) for k in range(len(memories))], False
+            if self._slabs is not None:
+                return list(self._slab_allocations or ()), None, True
+            assert self._refs is not None
+            buffers = self.buffers
+            memories, parts = saved(buffers, self._refs, layout.chunk_devices, self.backend)
+            return memories, parts, True
+
+    def map(self, fn: Callable, *columns: Sequence, dtype=None) -> Chunks:
+        """Fresh Chunks of this layout: buffer k is ``fn(buffer k, *(c[k] for c in
+        columns))`` on chunk k's device (cast to `dtype` where the kernel gave another)."""
+        on = self.backend.on
+        out: list = []
+        for k, (buffer, device) in enumerate(zip(self.buffers, self.layout.chunk_devices)):
+            if isinstance(buffer, Remote):
+                out.append(None)
+                continue
+            with on(device):
+                result = fn(buffer, *(c[k] for c in columns))
+                if dtype is not None and result.dtype != dtype:
+                    result = result.astype(dtype)
+            out.append(result)
+        return Chunks.of(self.layout, fill_remote(self.layout, out, dtype), self.backend, dtype)
+
+    # Reading --------------------------------------------------------------------------
+
+    @property
+    def buffers(self) -> tuple:
+        """The chunk buffers in layout order (views into the slabs of packed chunks)."""
+        buffers = self._buffers
+        if buffers is None:
+            buffers = self._buffers = self._resolve()
+        return buffers
+
+    def _resolve(self) -> tuple:
+        if self._slabs is not None:
+            # Packed chunks are their slabs' parts, whether tracked or not (`_move` keeps
+            # the slabs and the refs in step).
+            return unpack(self.layout, self._slabs, self.backend)
+        out = []
+        for k, (allocation, recipe) in enumerate(self._refs or ()):
+            array = allocation.array
+            if isinstance(array, Remote):
+                out.append(Remote(self.layout.chunk_shapes[k], self.dtype, allocation.device))
+                continue
+            with self.backend.on(allocation.device):
+                out.append(resolve(array, recipe))
+        return tuple(out)
+
+    if TYPE_CHECKING:
+
+        @property
+        def slabs(self) -> tuple | None: ...
+
+    else:
+        slabs = reader("_slabs", "One flat slab per device of the layout, when packed; else None.")
+
+    # Writing --------------------------------------------------------------------------
+
+    def writable(self, chunks: Sequence[int] | None = None) -> tuple:
+        """The buffers, ready to be written in place: where one of `chunks` (all by
+        default) lives in memory another array value uses too, this array's family moves
+        to a copy of that memory first (its views come along; the other array keeps the
+        original)."""
+        self.make_writable(chunks)
+        return self.buffers
+
+    def make_writable(self, chunks: Sequence[int] | None = None) -> None:
+        """What `writable` does before it returns the buffers (which a write through
+        `blocks` or the slabs does not need made)."""
+        if self._family is None:
+            return
+        with _LOCK:
+            assert self._refs is not None
+            seen = None  # a packed slab's chunks follow one another: one check for them
+            for k in range(len(self._refs)) if chunks is None else chunks:
+                allocation = self._refs[k][0]
+                if allocation is seen:
+                    continue
+                seen = allocation
+                if len(allocation.families) > 1:
+                    self._move(allocation)
+
+    def apart_from(self, written: Chunks) -> bool:
+        """Whether this memory cannot meet `written`'s, just made writable: both tracked,
+        in different families (a writable family's memory is its own)."""
+        family = self._family
+        return family is not None and written._family is not None and family is not written._family
+
+    def own_slabs(self) -> tuple | None:
+        """The slabs of packed chunks, ready to be written in place as a whole (moved to
+        copies first where another array value uses them); None when not packed."""
+        if self._slabs is None or self._family is None:
+            return self._slabs
+        with _LOCK:
+            for allocation in self._slab_allocations or ():
+                if len(allocation.families) > 1:
+                    self._move(allocation)
+        return self._slabs
+
+    def refill(self, slabs: Sequence) -> None:
+        """Make `slabs` (new arrays, one per device as this layout packs it) the memory of
+        these packed chunks: the commit of a write computed into new memory. The family's
+        views follow; another array that shared the old memory keeps it."""
+        with _LOCK:
+            if self._family is None:
+                self._slabs, self._buffers, self._block_views = tuple(slabs), None, None
+                return
+            for allocation, slab in zip(self._slab_allocations or (), slabs):
+                self._move(allocation, slab)
+
+    def _move(self, allocation: Allocation, array=None) -> None:
+        """Move this family off `allocation` onto a copy of it, or onto `array` (new
+        memory of its shape holding what the family writes) (under `_LOCK`)."""
+        family = self._family
+        assert family is not None
+        if array is None:
+            array = allocation.array
+            if not isinstance(array, Remote):  # another process's memory: nothing to copy
+                array = self.backend.copy(array, allocation.device)
+        copy = Allocation(array, allocation.device, self.backend)
+        allocation.families.discard(family)
+        copy.families.add(family)
+        for member in list(family.members):
+            refs = member._refs or ()
+            if not any(a is allocation for a, _ in refs):
+                continue
+            member._refs = tuple((copy if a is allocation else a, r) for a, r in refs)
+            member._buffers = None
+            if member._slab_allocations is not None:
+                member._slab_allocations = tuple(
+                    copy if a is allocation else a for a in member._slab_allocations
+                )
+                member._slabs = tuple(a.array for a in member._slab_allocations)
+                member._block_views = None

@@ -1,0 +1,328 @@
+"""The memory under chunk buffers: allocations, the families using them, and recipes.
+
+`_storage` tracks memory per *allocation* (a chunk's own array or a packed slab), with the
+*families* (array values: an array and its views) that use it, and gives each chunk
+buffer a *recipe*: the steps that view the chunk in its allocation. A recipe is a flat
+tuple of steps run one after another, never a nesting of functions, so a chain of a
+thousand views of views reads its buffers in one loop.
+
+The same facts make an array's value portable: `saved` lists the memory an array's chunks
+use, each allocation once, and where in it each chunk lies (a byte offset and strides
+from the allocation's start), so pickling holds each byte once and a copy keeps the
+sharing between the arrays copied together (`copy.deepcopy([x, y])`, a pickle of both)
+while sharing nothing with the originals. `_storage` restores Chunks from it. The views
+of packed slabs (`unpack`) and their checks (`check_slabs`) live here too.
+"""
+
+from __future__ import annotations
+
+import copy
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from mdarray._backends.backend import get_backend
+from mdarray._layouts.layout import Layout, check_devices
+from mdarray._spmd import processes as _processes
+from mdarray._spmd.processes import Remote, is_local
+
+#: A chunk's recipe: steps that take its allocation's array to the chunk buffer.
+Recipe = tuple[Callable[[Any], Any], ...]
+
+
+class Allocation:
+    """Memory that chunks live in: a root array (a chunk's own buffer or a packed slab) on
+    a device of `backend`, and the families that use it (weakly).
+
+    Pickled, it is its data on the host once however many arrays use it; unpickled, it
+    waits (`backend` None) until the array that holds it places it on its device
+    (`place`)."""
+
+    __slots__ = ("__weakref__", "array", "backend", "device", "families")
+
+    def __init__(self, array, device: int, backend) -> None:
+        self.array = array
+        self.device = device
+        self.backend = backend
+        self.families: weakref.WeakSet[Family] = weakref.WeakSet()
+
+    def __reduce__(self) -> tuple:
+        array = self.array
+        if not isinstance(array, np.ndarray):  # a device array: its bytes come to the host
+            host = self.backend.host_empty(array.shape, array.dtype)
+            self.backend.to_host_into(host, array, self.device)
+            self.backend.synchronize([self.device])
+            array = host
+        return (Allocation, (array, self.device, None))
+
+    def copied(self, memo: dict | None) -> Allocation:
+        """A copy of this memory on its device, sharing nothing with it; `memo` (a
+        ``copy.deepcopy`` memo) also copies the elements of an object array."""
+        array = self.array
+        if isinstance(array, Remote):  # another process's memory: its own copy is made there
+            return Allocation(array, self.device, self.backend)
+        if memo is not None and array.dtype == object:
+            return Allocation(copy.deepcopy(array, memo), self.device, self.backend)
+        return Allocation(self.backend.copy(array, self.device), self.device, self.backend)
+
+    def place(self, backend) -> None:
+        """An unpickled allocation's data moved onto its device of `backend` (once)."""
+        if self.backend is None:
+            array = self.array
+            if not backend.is_native(array):
+                array = backend.from_host(array, self.device)
+            self.array = array
+            self.backend = backend
+
+
+class Family:
+    """One logical array value: the Chunks of an array and of its views."""
+
+    __slots__ = ("__weakref__", "members")
+
+    def __init__(self) -> None:
+        self.members: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def resolve(array, recipe: Recipe):
+    """The chunk buffer `recipe` makes of its allocation's `array`: one step after
+    another, however many views led to it."""
+    for step in recipe:
+        array = step(array)
+    return array
+
+
+def slab_part(offset: int, size: int, shape: tuple) -> Callable[[Any], Any]:
+    """The recipe step of a packed chunk: its part of the slab, in its shape."""
+    return lambda slab: slab[offset : offset + size].reshape(shape)
+
+
+def unpack(layout, slabs, backend) -> tuple:
+    """The chunk views of packed slabs: views only (no kernel, no allocation).
+
+    Where a device's chunks all have one shape (of one axis or more), its slab is viewed
+    once as their stack and each chunk is one index into it, the cheapest view there is.
+    """
+    buffers: list = [None] * len(layout.chunks)
+    shapes = layout.chunk_shapes
+    for slab, device, (entries, _) in zip(slabs, layout.devices, layout.packing):
+        if isinstance(slab, Remote):
+            for k, _, _ in entries:
+                buffers[k] = Remote(shapes[k], slab.dtype, device)
+            continue
+        shape = shapes[entries[0][0]]
+        with backend.on(device):
+            if len(entries) == 1 and entries[0][2] == slab.size:
+                buffers[entries[0][0]] = slab.reshape(shape)  # the whole slab: one view
+            elif len(entries) > 1 and shape and all(shapes[k] == shape for k, _, _ in entries):
+                stack = slab.reshape(len(entries), *shape)
+                for i, (k, _, _) in enumerate(entries):
+                    buffers[k] = stack[i]
+            else:
+                for k, offset, size in entries:
+                    buffers[k] = slab[offset : offset + size].reshape(shapes[k])
+    return tuple(buffers)
+
+
+def check_buffers(layout, buffers: tuple, dtype, backend) -> np.dtype:
+    """Check chunk `buffers` against `layout` (count, shapes, devices) and one dtype
+    (`dtype`, or the first buffer's); returns that dtype."""
+    if len(buffers) != len(layout.chunks):
+        raise ValueError(
+            f"layout has {len(layout.chunks)} chunks but {len(buffers)} arrays were given"
+        )
+    dtype = np.dtype(buffers[0].dtype if dtype is None else dtype)
+    check_devices(layout, backend)
+    for k, (array, shape, device) in enumerate(
+        zip(buffers, layout.chunk_shapes, layout.chunk_devices)
+    ):
+        if tuple(array.shape) != shape:
+            raise ValueError(
+                f"chunk {k} on device {device} has shape {array.shape}, its index needs {shape}"
+            )
+        if array.dtype != dtype:
+            raise TypeError(
+                f"chunk {k} on device {device} has dtype {array.dtype}, the array's is {dtype}"
+            )
+        if isinstance(array, Remote) or not is_local(device):
+            if not isinstance(array, Remote):
+                raise ValueError(
+                    f"chunk {k} belongs to device {device} of process "
+                    f"{_processes.owner(device)}, not to this process"
+                )
+            continue
+        where = backend.device_of(array)
+        if where is not None and where != device:
+            raise ValueError(
+                f"chunk {k} is on device {where}, its index map puts it on device {device}"
+            )
+    return dtype
+
+
+def check_slabs(layout, slabs: tuple, dtype, backend) -> None:
+    if len(slabs) != len(layout.devices):
+        raise ValueError(f"layout has {len(layout.devices)} devices but {len(slabs)} slabs")
+    check_devices(layout, backend)
+    for slab, device, (_, total) in zip(slabs, layout.devices, layout.packing):
+        if slab.shape != (total,) or slab.dtype != dtype:
+            raise ValueError(
+                f"the slab of device {device} is {slab.dtype}{list(slab.shape)}, "
+                f"the layout needs {dtype}[{total}]"
+            )
+        remote = not is_local(device)
+        if isinstance(slab, Remote) != remote:
+            raise ValueError(f"the slab of device {device} is not where its process holds it")
+        if remote:
+            continue
+        where = backend.device_of(slab)
+        if where is not None and where != device:
+            raise ValueError(f"the slab of device {device} is on device {where}")
+
+
+def made_by(make: Callable[[int, Any], Any], t: int) -> Callable[[Any], Any]:
+    """The recipe step of chunk t of a view: `make` (see `Chunks.view`)."""
+    return lambda array: make(t, array)
+
+
+class Strided:
+    """The recipe step of a chunk restored from its place in its allocation: the strided
+    view `shape`, `strides` (bytes) starting `offset` bytes into the (C-ordered) root."""
+
+    __slots__ = ("offset", "shape", "strides", "xp")
+
+    def __init__(self, xp, offset: int, shape: tuple, strides: tuple) -> None:
+        self.xp = xp
+        self.offset = offset
+        self.shape = shape
+        self.strides = strides
+
+    def __call__(self, root):
+        start = root.reshape(-1)[self.offset // root.dtype.itemsize :]
+        return self.xp.lib.stride_tricks.as_strided(start, self.shape, self.strides)
+
+
+def saved(buffers: tuple, refs: tuple, devices: tuple, backend) -> tuple[list, list]:
+    """What a copy or a pickle of chunks keeps: ``(memories, parts)``, the allocations
+    the chunk `buffers` use (each once) and per chunk ``(memory index, place)``, where
+    place is ``(offset, strides)`` in bytes from the memory's start, or None where the
+    memory is the chunk itself in C order.
+
+    An allocation that the chunks use whole (a C-ordered root with as many bytes in them
+    as it has) is kept as it is, so arrays copied together that share it share its copy.
+    Where the chunks use part of one (a small view of a large array) or it is not in C
+    order, each chunk keeps its own compact memory instead: no byte beyond what they hold.
+    """
+    pointer = backend.pointer
+    users: dict[int, list[int]] = {}
+    for k, (allocation, _) in enumerate(refs):
+        users.setdefault(id(allocation), []).append(k)
+    memories: list[Allocation] = []
+    parts: list = [None] * len(buffers)
+    for ks in users.values():
+        allocation = refs[ks[0]][0]
+        root = allocation.array
+        whole = (
+            isinstance(root, Remote)
+            or all(buffers[k] is root for k in ks)
+            or (root.flags.c_contiguous and sum(buffers[k].nbytes for k in ks) >= root.nbytes)
+        )
+        if whole:
+            i = len(memories)
+            memories.append(allocation)
+            for k in ks:
+                buffer = buffers[k]
+                same = buffer is root or isinstance(root, Remote)
+                place = None if same else (pointer(buffer) - pointer(root), buffer.strides)
+                parts[k] = (i, place)
+            continue
+        for k in ks:
+            parts[k] = (len(memories), None)
+            memories.append(Allocation(buffers[k], devices[k], backend))
+    return memories, parts
+
+
+def own_memories(arrays, devices, backend) -> list[Allocation]:
+    """Allocations for memory no other array uses (untracked chunks' buffers or slabs)."""
+    return [Allocation(a, d, backend) for a, d in zip(arrays, devices)]
+
+
+def copied_memories(memories: list, memo: dict | None) -> list[Allocation]:
+    """Copies of `memories`, each made once per `memo` (a ``copy.deepcopy`` memo, or None
+    for a shallow copy of one array): memory that arrays copied together share stays
+    shared between their copies."""
+    table: dict = {} if memo is None else memo
+    out = []
+    for allocation in memories:
+        got = table.get(id(allocation))
+        if got is None:
+            got = table[id(allocation)] = allocation.copied(memo)
+            table.setdefault(id(table), []).append(allocation)  # as copy's memo keeps alive
+        out.append(got)
+    return out
+
+
+def unpickling_backend(name: str, layout: Layout):
+    """The backend called `name` where every device of `layout` exists, else an error
+    naming the devices missing."""
+    if _processes.current() is not None:
+        raise TypeError("a DistArray cannot be unpickled in a run of several processes")
+    try:
+        backend = get_backend(name)
+    except (RuntimeError, ValueError) as error:
+        raise RuntimeError(f"cannot unpickle a DistArray of the {name} backend: {error}") from error
+    missing = [d for d in layout.devices if d not in backend.device_ids]
+    if missing:
+        raise ValueError(
+            f"cannot unpickle a DistArray: its chunks are on devices {missing} of the {name} "
+            f"backend, which this process lacks (it has devices {list(backend.device_ids)})"
+        )
+    return backend
+
+
+def fill_remote(layout: Layout, buffers: list, dtype) -> list:
+    """`buffers` (None for each chunk of another process's device) with a `Remote` in
+    each gap, of the dtype the local buffers have (agreed between processes where some
+    process holds none of the chunks)."""
+    if _processes.current() is None:
+        return buffers
+    if dtype is None:
+        local = next((b.dtype for b in buffers if b is not None), None)
+        dtype = _processes.agree_dtype(local, layout.devices)
+    return [
+        Remote(shape, dtype, device) if b is None else b
+        for b, shape, device in zip(buffers, layout.chunk_shapes, layout.chunk_devices)
+    ]
+
+
+def loaded(kind, layout: Layout, backend, dtype, memories: list, parts, tracked: bool) -> Any:
+    """Chunks (of class `kind`) restored from what `Chunks._saved` kept (a pickle's or a copy's memories;
+    `backend` by name when unpickled): packed where `parts` is None, tracked by copy on
+    write where the original was, as a new family on `memories`."""
+    if isinstance(backend, str):
+        backend = unpickling_backend(backend, layout)
+    for memory in memories:
+        memory.place(backend)
+    if parts is None:
+        out = kind(layout, backend, dtype, None, tuple(m.array for m in memories))
+        if tracked:
+            out._attach_slabs(memories)
+        return out
+    if not tracked:
+        return kind(layout, backend, dtype, tuple(memories[i].array for i, _ in parts))
+    out = kind(layout, backend, dtype)
+    xp = backend.xp
+    out._attach(
+        [
+            (memories[i], () if place is None else (Strided(xp, place[0], shape, place[1]),))
+            for (i, place), shape in zip(parts, layout.chunk_shapes)
+        ]
+    )
+    return out
+
+
+def zero_d(value) -> Any:
+    """A kernel's result on 0-d operands (a NumPy scalar, or an object array's Python
+    object) as a chunk: a writable 0-d array."""
+    return np.array(value) if isinstance(value, np.generic) else np.array(value, dtype=object)
