@@ -45,6 +45,8 @@ CONDITIONS = {
     "finite large": lambda v: np.isfinite(v) and abs(v) >= 1,
     "finite small positive": lambda v: np.isfinite(v) and 0 < np.real(v) <= 1 and np.imag(v) == 0,
     "finite large positive": lambda v: np.isfinite(v) and np.real(v) >= 1 and np.imag(v) == 0,
+    "finite small positive exact": lambda v: np.real(v) in (1.0, 0.5, 0.25) and np.imag(v) == 0,
+    "finite large positive exact": lambda v: np.real(v) in (1.0, 2.0, 4.0) and np.imag(v) == 0,
 }
 
 
@@ -78,7 +80,9 @@ def scalar_values(dtype):
         return st.integers(0, 9)
     if dtype.kind == "i":
         return st.integers(-9, 9)
-    values = st.sampled_from([-3.0, -1.5, -0.5, 0.0, 0.25, 1.0, 2.5, np.inf, -np.inf, np.nan])
+    values = st.sampled_from(
+        [-3.0, -1.5, -0.5, 0.0, 0.25, 0.5, 1.0, 2.0, 2.5, 4.0, np.inf, -np.inf, np.nan]
+    )
     return values if dtype.kind == "f" else values.map(complex)
 
 
@@ -385,6 +389,32 @@ def test_float_rows_hold_where_copies_are_huge(rule, data):
 
     got, want = apply_row(rule, data, dtype, partial)
     np.testing.assert_allclose(got.get(), want, rtol=1e-6, equal_nan=True)
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [r for r in RULES if "f" in r.kinds and any(m.is_partial for m in r.operands)],
+    ids=lambda r: (
+        f"{r.ufunc.__name__}({','.join(str(m) for m in r.operands)})->{r.result}"
+        + (f"[{r.condition}]" if r.condition else "")
+    ),
+)
+@settings(max_examples=10)
+@given(data=st.data())
+def test_float_rows_round_as_the_combined_value_does(rule, data):
+    """Copies with full mantissas: a row kept partial gives, bit for bit, the op of the
+    combined value (a SUM scaled copy by copy by a non-power of two would not:
+    ``(a + b) / 5`` and ``a / 5 + b / 5`` differ in the last bit)."""
+    dtype = np.dtype(data.draw(st.sampled_from(["float32", "float64"])))
+    mantissas = st.floats(-1e3, 1e3, allow_nan=False, width=8 * dtype.itemsize)
+
+    def partial(mode):
+        return partial_of(
+            [data.draw(st.lists(mantissas, min_size=3, max_size=3)) for _ in "ab"], mode, dtype
+        )
+
+    got, want = apply_row(rule, data, dtype, partial)
+    np.testing.assert_array_equal(got.get(), want)
 
 
 @pytest.mark.parametrize(

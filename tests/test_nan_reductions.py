@@ -231,16 +231,17 @@ def test_split_axis_gives_partial_without_transfers(func, mode):
     assert whole.mode is REPLICA
 
 
-def test_nanmean_moves_only_the_counts():
+def test_nanmean_moves_only_the_sums_and_counts():
     x, values = row_split_with_nans()
     with mdarray.count_transfers() as moved, mdarray.options(fallback="raise"):
         mean = np.nanmean(x, axis=0)
-    # Each chunk's counts (6 intp) reach every other device holding that result element;
-    # where devices share memory (cpu) the first folds them and sends the others the sum.
+    # Each chunk's sums (6 values of x's dtype) and counts (6 intp) reach every other
+    # device holding that result element; where devices share memory (cpu) the first
+    # folds them and sends the others the totals. Nothing else moves: not the input.
     n = len(x.devices)
     copies = 2 * (n - 1) if x.storage.backend.shared_memory else n * (n - 1)
-    assert moved.total == copies * 6 * np.dtype(np.intp).itemsize
-    assert mean.mode is (SUM if n > 1 else REPLICA)
+    assert moved.total == copies * 6 * (np.dtype(np.intp).itemsize + x.itemsize)
+    assert mean.mode is REPLICA
     np.testing.assert_allclose(mean.get(), np.nanmean(values, axis=0), rtol=1e-12)
 
 

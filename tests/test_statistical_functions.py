@@ -430,3 +430,28 @@ def test_moments_of_empty_arrays_warn_as_numpy(func, shape, axis):
         got = func(mdarray.asarray(value), axis=axis)
     assert_matches(got, want)
     assert [str(w.message) for w in ours] == [str(w.message) for w in theirs]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("rows", [1, 3, 4, 5, 7, 8, 9])
+def test_a_mean_divides_the_sum_as_numpy_does(rows, dtype):
+    # Found by SciPy's zmap tests: the partial sums of [10, -3, 1, -4, -4] over four
+    # devices were each divided by 5 and summed to -2.2e-16 (NumPy: the sum 0.0, divided).
+    # Sums of small integers are exact in any order, so every value below is NumPy's bit
+    # for bit: the mean, the sum divided by a Python int, and nanmean.
+    rng = np.random.default_rng(rows)
+    values = rng.integers(-20, 20, (rows, 3)).astype(dtype)
+    x = mdarray.distributed_array(values, Layout.block(values.shape, devices=DEVICES))
+    flat = mdarray.distributed_array(values[:, 0], Layout.block((rows,), devices=DEVICES))
+    with mdarray.options(fallback="raise"):
+        for _ in range(2):  # the first call and the replayed one
+            np.testing.assert_array_equal(mdarray.mean(x, axis=0).get(), np.mean(values, axis=0))
+            np.testing.assert_array_equal(float(mdarray.mean(flat)), np.mean(values[:, 0]))
+            np.testing.assert_array_equal(
+                (mdarray.sum(flat) / rows).get(), values[:, 0].sum() / rows
+            )
+            np.testing.assert_array_equal(np.nanmean(x, axis=0).get(), np.nanmean(values, axis=0))
+    five = mdarray.distributed_array(
+        np.array([10.0, -3, 1, -4, -4]), Layout.block((5,), devices=DEVICES)
+    )
+    assert float(mdarray.mean(five)) == 0.0

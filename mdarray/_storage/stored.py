@@ -112,7 +112,7 @@ def decided_key(op: Any, inputs: tuple, kwargs: dict) -> tuple | None:
     mode, dtype and backend, or a Python scalar's kind (an int's sign and bit length, a
     bool's value: what NumPy's promotion reads of them), and ``out``'s the same; None for
     a call that takes no runner (other operands or keywords, several outputs). Beside a
-    partial operand a float's or complex's facts join the key (`_mode_rules.host_facts`:
+    partial operand a Python number's facts join the key (`_mode_rules.host_facts`:
     what a mode rule may read of its value)."""
     key: list = [op]
     partial = scalar = False
@@ -137,7 +137,7 @@ def decided_key(op: Any, inputs: tuple, kwargs: dict) -> tuple | None:
             return None
         key.append(("out", out[0]._call_key))
     if partial and scalar:
-        key.extend(host_facts(x) for x in inputs if type(x) is float or type(x) is complex)
+        key.extend(host_facts(x) for x in inputs if type(x) in (int, float, complex))
     return tuple(key)
 
 

@@ -32,8 +32,14 @@ from typing import NamedTuple, Protocol
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
-from mdarray._array.array import DistArray, wrap
-from mdarray._core.mode_rules import IDEMPOTENT, REORDERABLE, reduction_identity, reduction_mode
+from mdarray._array.array import DistArray, in_mode, wrap
+from mdarray._core.mode_rules import (
+    IDEMPOTENT,
+    REORDERABLE,
+    reduction_identity,
+    reduction_mode,
+    scales_exactly,
+)
 from mdarray._core.modes import REPLICA, Mode
 from mdarray._core.plan_cache import plan_cache
 from mdarray._exec.chunkwise import aligned, block_layout, blocks, shape_of, write_out
@@ -505,15 +511,21 @@ def mean_plan(x: DistArray, axis, dtype, keepdims, where) -> tuple | None:
 
 
 def run_mean(x: DistArray, known: tuple) -> DistArray:
-    """`mean_plan`'s plan `known` run on `x`."""
-    axes, compute, count, plan = known
-    return run_chunk_plan(x, plan, np.add, axes, compute, compute, False, count)
+    """`mean_plan`'s plan `known` run on `x`: each chunk's sum divided by the count where
+    that rounds nothing (a REPLICA result, or a count that `scales_exactly`), else the
+    partial sums combined first and the sum divided, as NumPy divides it."""
+    axes, compute, count, plan, per_copy = known
+    if per_copy:
+        return run_chunk_plan(x, plan, np.add, axes, compute, compute, False, count)
+    total = in_mode(run_chunk_plan(x, plan, np.add, axes, compute, compute, False), REPLICA)
+    return np.true_divide(total, count)
 
 
 @plan_cache
 def _mean_plan(layout, mode, dtype, _axis_type, axis, _dtype_type, requested, _keep_type,
                keepdims):  # fmt: skip
-    """``(axes, compute dtype, count, chunk plan)`` of `mean` for one key, or None."""
+    """``(axes, compute dtype, count, chunk plan, whether each copy is divided)`` of
+    `mean` for one key, or None."""
     kwargs = {"axis": axis, "dtype": requested}
     if keepdims is not NO_VALUE:
         kwargs["keepdims"] = keepdims
@@ -527,7 +539,7 @@ def _mean_plan(layout, mode, dtype, _axis_type, axis, _dtype_type, requested, _k
     plan = chunk_plan(layout, mode, dtype, np.add, axes, keep, compute)
     if plan is None or count < 1 or (plan.mode is not REPLICA and plan.mode.name != "sum"):
         return None
-    return axes, compute, count, plan
+    return axes, compute, count, plan, plan.mode is REPLICA or scales_exactly(count)
 
 
 def compute_dtype(dtype: np.dtype, requested) -> np.dtype:

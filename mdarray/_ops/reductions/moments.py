@@ -1,8 +1,9 @@
 """NumPy's ``mean``, ``var`` and ``std`` of DistArrays (the array API's functions of
 these names, in `_statistical_functions`, call them).
 
-A mean is a partial SUM (`_reduction`) divided by the count, on each chunk where every
-divisor is at least 1. ``var``/``std`` compute the mean first (combined: it is
+A mean is a partial SUM (`_reduction`) divided by the count: on each chunk where the
+count is a power of two (the quotients then round nothing), else after the partials
+combine, as NumPy divides the sum. ``var``/``std`` compute the mean first (combined: it is
 result-sized, the input does not move), then a partial SUM of squared deviations: the
 same two passes as NumPy, so the values agree with NumPy's closely; ``std`` needs the
 combined variance for its square root.
@@ -16,6 +17,7 @@ import numpy as np
 
 from mdarray._array.array import DistArray, in_mode, wrap
 from mdarray._core.decided import bound, decides, reader
+from mdarray._core.mode_rules import scales_exactly
 from mdarray._core.modes import REPLICA
 from mdarray._core.registry import implements
 from mdarray._exec.chunkwise import map_chunks, write_out
@@ -38,12 +40,13 @@ def _count(x: DistArray, axes: tuple, keepdims: bool, where):
 
 
 def _divide(x: DistArray, divisor) -> DistArray:
-    """`x` / `divisor` per chunk: linear, so a SUM result stays SUM where every divisor
-    is at least 1 (the row ``sum(p) / c`` of `_mode_rules`: a divisor of 0 makes the
-    identities' 0 / 0 NaN, one under 1 may overflow a copy where the value does not);
-    otherwise the partials are combined first."""
+    """`x` / `divisor` per chunk: a SUM result stays SUM where every divisor is a power of
+    two of at least 1 (`scales_exactly`, the row ``sum(p) / c`` of `_mode_rules`: a
+    divisor of 0 makes the identities' 0 / 0 NaN, one under 1 may overflow a copy where
+    the value does not, another rounds each copy apart); otherwise the partials are
+    combined first, and the sum divided as NumPy divides it."""
     xp = x.storage.backend.xp
-    if isinstance(divisor, DistArray) or not np.all(np.abs(divisor) >= 1):
+    if isinstance(divisor, DistArray) or not scales_exactly(divisor):
         x = in_mode(x, REPLICA)
     return wrap(map_chunks(x, xp.true_divide, divisor), x.mode)
 

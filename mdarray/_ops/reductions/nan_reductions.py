@@ -12,11 +12,11 @@ What else each needs:
   from one whose extreme is -inf / +inf: per chunk, whether some slice is NaN everywhere
   in it. Where no chunk has one, nothing moves; else the per-chunk flags (bools, one
   partial per extra device) are combined and NaN written into every copy of those slices.
-- ``nanmean`` divides the partial sums by the combined counts of non-NaN elements; the
-  sums stay partial: ``sum(p) / c == sum(p / c)`` for a count ``c >= 1``, and where
-  ``c == 0`` every copy is a zero, so every copy and the value are ``0 / 0``, NaN.
+- ``nanmean`` divides the sums by the counts of non-NaN elements, both combined first:
+  NumPy divides the sum, and each copy's quotient would round apart (``0 / 0`` is NaN
+  where a slice has no number).
 - ``nanvar``/``nanstd`` take NumPy's two passes: the mean (combined, result-sized), then
-  a partial sum of squared deviations divided by ``count - ddof``.
+  a sum of squared deviations divided by ``count - ddof``.
 - ``nanargmax``/``nanargmin`` raise on an all-NaN slice as NumPy does, then run
   ``argmax``/``argmin`` (their (value, index) pairs are combined at once).
 - ``nancumsum``/``nancumprod`` scan the replaced chunks with ``cumsum``/``cumprod`` (the
@@ -118,10 +118,10 @@ def _divide_by_count(total: DistArray, count: DistArray) -> DistArray:
     """`total` / `count` (REPLICA, of total's layout) per copy, as NumPy's
     ``_divide_by_count``: in total's dtype, 0 / 0 giving NaN without a warning.
 
-    A partial total stays partial (see the module's docstring) unless complex, where a
-    quotient of a zero copy may flip the zero's sign: those are combined first."""
-    if total.dtype.kind == "c":
-        total = in_mode(total, REPLICA)
+    A partial total is combined first: a quotient of each copy rounds apart (the sum of
+    the quotients is not NumPy's quotient of the sum), and a complex one of a zero copy
+    may flip the zero's sign."""
+    total = in_mode(total, REPLICA)
     xp = total.storage.backend.xp
     dtype = total.dtype
 
@@ -383,16 +383,17 @@ def _nanmean(x, axes, keepdims, where, dtype) -> DistArray:
 
 @implements(np.nanmean, spmd=True)
 def _np_nanmean(a, axis=None, dtype=None, out=None, keepdims=NO_VALUE, *, where=NO_VALUE):
-    """``numpy.nanmean``: the mean of the non-NaN elements; partial (SUM) along split axes.
+    """``numpy.nanmean``: the mean of the non-NaN elements.
 
-    The counts of non-NaN elements are combined (one result-sized partial per extra
-    device); the sums stay partial. An empty slice gives NaN and NumPy's warning.
+    The sums and the counts of non-NaN elements are combined (one result-sized partial
+    per extra device each), then divided, as NumPy divides the sum. An empty slice gives
+    NaN and NumPy's warning.
 
     >>> import mdarray, numpy as np
     >>> x = mdarray.distributed_array(np.array([1.0, np.nan, 2.0, 6.0]), mdarray.Layout.block((4,), devices=[0, 1]))
     >>> m = np.nanmean(x)
     >>> m.mode, float(m)
-    (mdarray.SUM, 3.0)
+    (mdarray.REPLICA, 3.0)
     """
     kwargs = {"dtype": dtype, "keepdims": keepdims, "where": where}
     if not isinstance(a, DistArray):
