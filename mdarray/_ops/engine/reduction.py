@@ -33,6 +33,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
 from mdarray._array.array import DistArray, wrap
+from mdarray._core.constants import NO_VALUE
 from mdarray._core.mode_rules import IDEMPOTENT, REORDERABLE, reduction_identity, reduction_mode
 from mdarray._core.modes import REPLICA, Mode
 from mdarray._core.plan_cache import plan_cache
@@ -43,8 +44,6 @@ from mdarray._spmd.processes import Remote, several
 from mdarray._storage.chunks import Chunks
 
 from .fallback import fallback
-
-NO_VALUE = np._NoValue
 
 # The reduction rows (which ufunc leaves which mode) live with the other mode facts.
 partial_mode = reduction_mode

@@ -28,6 +28,7 @@ import warnings
 import numpy as np
 
 from mdarray._array.array import DistArray, in_mode, wrap
+from mdarray._core.constants import NO_VALUE
 from mdarray._core.modes import REPLICA
 from mdarray._core.registry import implements
 from mdarray._exec.chunkwise import write_out
@@ -40,7 +41,6 @@ from mdarray._storage.chunks import Chunks
 from .histograms import owned_elements
 from .nan_reductions import _warn
 
-NO_VALUE = np._NoValue
 SELECTED = ("linear", "lower", "higher", "nearest", "midpoint")
 # A lane's candidates are gathered once this few remain between the bounds.
 FEW = 1024

@@ -16,6 +16,7 @@ from typing import NamedTuple, cast
 import numpy as np
 
 from mdarray._array.array import DistArray, in_mode, wrap
+from mdarray._core.constants import NO_VALUE
 from mdarray._core.decided import bound, decides, reader, same_as
 from mdarray._core.modes import MAX, MIN, REPLICA
 from mdarray._core.plan_cache import plan_cache
@@ -35,7 +36,6 @@ from mdarray._movement.fetch import fetch_pieces
 from mdarray._ops.creation.creation_functions import asarray
 from mdarray._ops.engine import reduction as _reduction
 from mdarray._ops.engine.fallback import fallback
-from mdarray._ops.engine.reduction import NO_VALUE
 from mdarray._ops.engine.ufunc_plans import run, where_call, where_plan
 from mdarray._ops.indexing.advanced import nonzero as native_nonzero
 from mdarray._spmd.processes import Remote, is_local, several
@@ -233,9 +233,9 @@ def _whole_axis(x: DistArray, plan: tuple, largest: bool) -> DistArray:
 def _arg_impl(func, largest: bool):
     name = f"numpy.{func.__name__}"
 
-    def impl(a, axis=None, out=None, *, keepdims=np._NoValue):
+    def impl(a, axis=None, out=None, *, keepdims=NO_VALUE):
         args = {"axis": axis, "out": out}
-        if keepdims is not np._NoValue:
+        if keepdims is not NO_VALUE:
             args["keepdims"] = keepdims
         if not isinstance(a, DistArray):
             return fallback(func, (a,), args, name)
