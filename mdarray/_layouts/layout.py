@@ -315,10 +315,18 @@ class _LayoutCover:
         self.shadowed_any = any(self.shadowed)
 
 
+def shape_tuple(shape: ShapeLike) -> tuple[int, ...]:
+    """`shape` as a tuple of Python ints, as NumPy reads a shape: an int is one side, any
+    other value a sequence of sides (NumPy's TypeError for a side that is not an integer;
+    sides are not checked further)."""
+    if isinstance(shape, (int, np.integer)):
+        return (operator.index(shape),)
+    return tuple(operator.index(n) for n in shape)
+
+
 def _normalize_shape(shape: ShapeLike) -> tuple[int, ...]:
-    sides = (shape,) if isinstance(shape, (int, np.integer)) else shape
     try:
-        normalized = tuple(operator.index(n) for n in sides)
+        normalized = shape_tuple(shape)
     except TypeError:
         raise TypeError(f"shape must be a tuple of ints, got {shape!r}") from None
     if any(n < 0 for n in normalized):

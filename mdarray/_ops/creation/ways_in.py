@@ -27,7 +27,7 @@ from mdarray._array.array import DistArray, wrap
 from mdarray._backends.backend import backend as default_backend_object
 from mdarray._core import regions as _regions
 from mdarray._core.modes import REPLICA, Mode, as_mode
-from mdarray._layouts.layout import IndexMap, Layout, ShapeLike, check_devices
+from mdarray._layouts.layout import IndexMap, Layout, ShapeLike, check_devices, shape_tuple
 from mdarray._movement import redistribute as _redistribute
 from mdarray._spmd import processes as _processes
 from mdarray._spmd.processes import is_local
@@ -186,7 +186,7 @@ def from_local_chunks(
     """
     mode = as_mode(mode)
     backend = default_backend_object()
-    layout = as_layout(_shape_tuple(shape), layout)
+    layout = as_layout(shape_tuple(shape), layout)
     check_devices(layout, backend)
     arrays, problems = _given_chunks(layout, chunks, backend)
     dtypes = {a.dtype for a in arrays.values()}
@@ -332,7 +332,7 @@ def from_callback(
     """
     mode = as_mode(mode)
     backend = default_backend_object()
-    layout = as_layout(_shape_tuple(shape), layout)
+    layout = as_layout(shape_tuple(shape), layout)
     check_devices(layout, backend)
     cast = None if dtype is None else np.dtype(dtype)
     if cast is not None:
@@ -406,9 +406,3 @@ def _copied_in(layout: Layout, arrays: dict, dtype, backend) -> Chunks:
                 array = array.astype(dtype, copy=False)
             backend.adopt(array, device, out=buffer)
     return storage
-
-
-def _shape_tuple(shape: ShapeLike) -> tuple[int, ...]:
-    if isinstance(shape, (int, np.integer)):
-        return (operator.index(shape),)
-    return tuple(operator.index(n) for n in shape)
