@@ -173,11 +173,40 @@ class Layout:
     @cached_property
     def has_overlaps(self) -> bool:
         """True if some element is held by more than one chunk."""
-        return self.cover.shadowed_any
+        return any(self.shadowed)
 
     @cached_property
-    def cover(self) -> _LayoutCover:
-        return _LayoutCover(self)
+    def cover(self) -> _regions.Cover:
+        """The cover of the layout's own array by its chunks: who owns each element."""
+        return _regions.cover(_regions.full_box(self.shape), self.boxes)
+
+    @cached_property
+    def shadowed(self) -> tuple[list[tuple], ...]:
+        """Per chunk, index tuples into it of the elements it holds but another chunk
+        owns (`_regions.Cover.shadowed`); all empty where no chunks overlap."""
+        return tuple(self.cover.shadowed(k) for k in range(len(self.chunks)))
+
+    def splits(self, axis: int, *, empty_chunks: bool = True) -> bool:
+        """Whether some chunk holds only part of `axis` (with ``empty_chunks=False``:
+        some chunk that holds elements)."""
+        whole = range(self.shape[axis])
+        return any(
+            box[axis] != whole for box in self.boxes if empty_chunks or _regions.box_size(box)
+        )
+
+    def whole_along(
+        self, axes: int | tuple[int, ...], *, everywhere: bool = False, longest: bool = True
+    ) -> Layout:
+        """A layout of this shape, over these devices, whose chunks hold `axes` whole:
+        blocks along the longest other axis (``longest=False``: the first); where every
+        axis is in `axes`, the whole array on the first device (`everywhere`: on each)."""
+        whole = axes if isinstance(axes, tuple) else (axes,)
+        others = [a for a in range(self.ndim) if a not in whole]
+        if not others:
+            devices = self.devices if everywhere else self.devices[:1]
+            return Layout.replicated(self.shape, devices=devices)
+        along = max(others, key=lambda a: self.shape[a]) if longest else others[0]
+        return Layout.block(self.shape, axis=along, devices=self.devices)
 
     def _check_coverage(self) -> None:
         if 0 in self.shape:
@@ -304,15 +333,6 @@ def make_2d_index_map(
             for device in sorted(held_by):
                 index_map.setdefault(device, []).append(index)
     return index_map
-
-
-class _LayoutCover:
-    """The cover of a layout's own array by its chunks: who owns each element."""
-
-    def __init__(self, layout: Layout) -> None:
-        self.cover = _regions.cover(_regions.full_box(layout.shape), layout.boxes)
-        self.shadowed = tuple(self.cover.shadowed(k) for k in range(len(layout.chunks)))
-        self.shadowed_any = any(self.shadowed)
 
 
 def shape_tuple(shape: ShapeLike) -> tuple[int, ...]:

@@ -554,7 +554,7 @@ def fill_shadowed(chunks: Chunks, value, *, in_place: bool = False) -> Chunks:
     layout = chunks.layout
     backend = chunks.backend
     buffers = list(chunks.buffers)
-    for k, shadowed in enumerate(layout.cover.shadowed):
+    for k, shadowed in enumerate(layout.shadowed):
         if shadowed and is_local(layout.chunk_devices[k]):
             with backend.on(layout.chunk_devices[k]):
                 if not in_place:
@@ -567,7 +567,7 @@ def fill_shadowed(chunks: Chunks, value, *, in_place: bool = False) -> Chunks:
 @plan_cache
 def _overlapping(layout: Layout) -> frozenset:
     """Chunks that share at least one element with another chunk."""
-    return frozenset(layout.cover.cover.overlapping())
+    return frozenset(layout.cover.overlapping())
 
 
 def host_copy(backend, array, device) -> np.ndarray:

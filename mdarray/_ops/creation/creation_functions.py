@@ -501,7 +501,7 @@ def _triangle(x, k, keep) -> DistArray:
         rows, cols = (xp.arange(*_ends(r)) for r in layout.boxes[j][-2:])
         mask = xp.broadcast_to(keep(cols[None, :] - rows[:, None], k), buffers[j].shape)
         out = xp.where(mask, buffers[j], zero)
-        for index in layout.cover.shadowed[j] if identity is not None else ():
+        for index in layout.shadowed[j] if identity is not None else ():
             kept = _regions.apply_index(mask, index, xp)
             backend.assign(
                 out, index, xp.where(kept, _regions.apply_index(out, index, xp), identity)

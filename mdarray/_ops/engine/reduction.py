@@ -78,16 +78,6 @@ def reduce_plan(layout: Layout, axes: tuple, keepdims: bool) -> tuple:
     return Layout(reduced_shape(shape, axes, keepdims), index_map), whole
 
 
-def whole_layout(x: DistArray, axes: tuple) -> Layout:
-    """A layout of `x`'s shape whose chunks hold the `axes` whole (blocks along the
-    largest other axis, or everything on one device)."""
-    kept = [a for a in range(x.ndim) if a not in axes]
-    if kept:
-        axis = max(kept, key=lambda a: x.shape[a])
-        return Layout.block(x.shape, axis=axis, devices=x.devices)
-    return Layout.replicated(x.shape, devices=x.devices[:1])
-
-
 # What a chunk's result is made by (`ChunkPlan.steps`).
 REDUCE, EMPTY, IDENTITY = "reduce", "empty", "identity"
 
@@ -256,7 +246,7 @@ def reduce(x: DistArray, ufunc, axes: tuple, keepdims: bool, result_dtype, *, dt
         out_mode = mode or REPLICA
         combine = None if mode is not None else identity(ufunc, result_dtype)
     else:
-        x = x.reshard(whole_layout(x, axes))
+        x = x.reshard(x.layout.whole_along(axes))
         plan, _ = reduce_plan(x.layout, axes, keepdims)
         out_mode = REPLICA
     storage = x.storage

@@ -349,7 +349,7 @@ def _write_masked(x: DistArray, mask, writes: list) -> None:
         identity = exact_array(backend.xp, x.mode.identity(x.dtype))
         for k, device in enumerate(layout.chunk_devices):
             with backend.on(device):
-                for index in layout.cover.shadowed[k]:
+                for index in layout.shadowed[k]:
                     shadow = _regions.apply_index(buffers[k], index, backend.xp).copy()
                     sub_mask = _regions.apply_index(shadow_masks[k], index[: mask.ndim], backend.xp)
                     shadow[sub_mask] = identity

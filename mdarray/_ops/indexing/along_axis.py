@@ -25,15 +25,11 @@ from mdarray._storage.chunks import Chunks
 
 @plan_cache
 def _whole_along(layout: Layout, axis: int) -> Layout:
-    """`layout` where no chunk splits `axis`, else blocks along another axis (the
-    longest), or the whole array on every device for one axis."""
-    n = layout.shape[axis]
-    if all(box[axis] == range(n) for box in layout.boxes if _regions.box_size(box)):
+    """`layout` where no chunk with elements splits `axis`, else blocks along another
+    axis (the longest), or the whole array on every device for one axis."""
+    if not layout.splits(axis, empty_chunks=False):
         return layout
-    if layout.ndim == 1:
-        return Layout.replicated(layout.shape, devices=layout.devices)
-    other = max((a for a in range(layout.ndim) if a != axis), key=lambda a: layout.shape[a])
-    return Layout.block(layout.shape, axis=other, devices=layout.devices)
+    return layout.whole_along(axis, everywhere=True)
 
 
 @plan_cache

@@ -130,7 +130,7 @@ def _write_rows(x: DistArray, axis: int, writes: list) -> None:
         assigns.append((device, buffer, (*full[:axis], local, *full[axis + 1 :]), piece))
         if identity is None:
             continue
-        for index in layout.cover.shadowed[k]:
+        for index in layout.shadowed[k]:
             shadow = _regions.positions(index[axis], buffer.shape[axis])
             common = np.intersect1d(np.asarray(shadow), local)
             if len(common):

@@ -86,9 +86,9 @@ def row_blocks(x: DistArray, dtype: np.dtype | None = None) -> RowBlocks | None:
     x = in_mode(x, REPLICA)
     if x.dtype != dtype:
         x = x.astype(dtype)
-    m, n = x.shape
-    if any(box[1] != range(n) for box in x.layout.boxes):
-        x = x.reshard(Layout.block(x.shape, axis=0, devices=x.layout.devices))
+    m = x.shape[0]
+    if x.layout.splits(1):  # row blocks, the one other axis
+        x = x.reshard(x.layout.whole_along(1))
     layout = x.layout
     owned: list = [None] * len(layout.chunks)
     if layout.has_overlaps:

@@ -388,7 +388,7 @@ def _order_statistic(func, a, q, axis, out, method, keepdims, *, median=False,
         result = _selected(x, q_frac, method, median, skip_nan, shape, checked.dtype)
     else:
         if not whole:
-            x = x.reshard(_reduction.whole_layout(x, axes))
+            x = x.reshard(x.layout.whole_along(axes))
         result = _per_chunk(x, stat, axes, bool(keepdims), q_shape, checked.dtype)
     # NumPy's nan* forms take the dtype of their first lane's result, which for an
     # all-NaN lane is the input's.

@@ -190,7 +190,7 @@ def _whole_plan(func, layout, mode, dtype, _axis_type, axis, _keep_type, keepdim
         return None
     axis = operator.index(axis) % len(layout.shape)
     plan, whole = _reduction.reduce_plan(layout, (axis,), keepdims is True)
-    if not whole or any(box[axis] != range(layout.shape[axis]) for box in layout.boxes):
+    if not whole or layout.splits(axis):
         return None
     if not all(all(shape) for shape in plan.chunk_shapes):
         return None

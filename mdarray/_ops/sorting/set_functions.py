@@ -35,7 +35,7 @@ from mdarray._spmd.processes import Remote, is_local, merged_everywhere, several
 from mdarray._storage.chunks import Chunks
 
 from .searching_functions import _searchsorted
-from .sorting_functions import as_chunks, runs, sample_sort, sorted_along, splits, to_host
+from .sorting_functions import as_chunks, runs, sample_sort, sorted_along, to_host
 
 _RESULTS = {
     "values": np.unique_values(np.zeros(0)).__class__,
@@ -63,7 +63,7 @@ def _from_runs(devices: list, arrays: list, backend, dtype) -> DistArray:
 def _sorted_with_order(flat: DistArray, want_order: bool) -> tuple[DistArray, DistArray | None]:
     if not want_order:
         return sorted_along(flat, 0, arg=False), None
-    if splits(flat.layout, 0):
+    if flat.layout.splits(0):
         return sample_sort(flat, True)
     return sorted_along(flat, 0, arg=False), sorted_along(flat, 0, arg=True)
 

@@ -39,12 +39,6 @@ from mdarray._spmd.processes import Remote, is_local, merged_everywhere
 from mdarray._storage.chunks import Chunks
 
 
-def splits(layout: Layout, axis: int) -> bool:
-    """Whether some chunk of `layout` holds only part of `axis`."""
-    whole = range(layout.shape[axis])
-    return any(box[axis] != whole for box in layout.boxes)
-
-
 def _per_chunk(x: DistArray, axis: int, arg: bool) -> DistArray:
     """Each chunk sorts its own lanes along `axis` (a whole axis in every chunk)."""
     xp = x.storage.backend.xp
@@ -53,12 +47,6 @@ def _per_chunk(x: DistArray, axis: int, arg: bool) -> DistArray:
             map_kernel(x.storage, lambda c: xp.argsort(c, axis=axis, kind="stable"), np.intp)
         )
     return wrap(map_kernel(x.storage, lambda c: stable_sort(xp, c, axis)))
-
-
-def _whole_axis_layout(x: DistArray, axis: int) -> Layout:
-    """Blocks along the longest other axis, over `x`'s devices: `axis` whole in each."""
-    other = max((a for a in range(x.ndim) if a != axis), key=lambda a: x.shape[a])
-    return Layout.block(x.shape, axis=other, devices=x.layout.devices)
 
 
 def sorted_along(x: DistArray, axis: int | None, arg: bool) -> DistArray:
@@ -74,10 +62,10 @@ def sorted_along(x: DistArray, axis: int | None, arg: bool) -> DistArray:
             return sorted_along(reshape(x, (1,)), axis, True)
         raise np.exceptions.AxisError(axis, 0)
     axis = normalize_axis_index(operator.index(axis), x.ndim)
-    if x.size == 0 or not splits(x.layout, axis):
+    if x.size == 0 or not x.layout.splits(axis):
         return _per_chunk(x, axis, arg)
     if x.ndim > 1:
-        return _per_chunk(x.reshard(_whole_axis_layout(x, axis)), axis, arg)
+        return _per_chunk(x.reshard(x.layout.whole_along(axis)), axis, arg)
     values, indices = sample_sort(x, arg)
     return cast(DistArray, indices) if arg else values
 
