@@ -40,6 +40,7 @@ from mdarray._exec.chunkwise import (
     result_layout,
     shape_of,
 )
+from mdarray._exec.operands import stand_in
 from mdarray._layouts.layout import Layout
 from mdarray._movement.redistribute import replica_plan
 from mdarray._spmd import processes as _processes
@@ -544,7 +545,7 @@ def where_plan(inputs: tuple) -> Plan | None:
 def _where_plan(inputs) -> Plan:
     shape = np.broadcast_shapes(*(shape_of(op) for op in inputs))
     # NumPy's promotion, Python scalars weak: from empty stand-ins of the arrays.
-    dtype = np.where(*(_where_stand_in(op) for op in inputs)).dtype
+    dtype = np.where(*(stand_in(op) for op in inputs)).dtype
     layout = result_layout(shape, inputs)
     backend = backend_of(inputs)
     convert = tuple(
@@ -558,12 +559,6 @@ def _where_plan(inputs) -> Plan:
     return make_plan(
         inputs, layout, REPLICA, convert, (dtype,), (False,), kernel, {}, backend, True
     )
-
-
-def _where_stand_in(operand):
-    if isinstance(operand, (bool, int, float, complex)):
-        return operand
-    return np.empty(0, operand.dtype)
 
 
 class _ScalarCondition:

@@ -31,6 +31,7 @@ from mdarray._exec.chunkwise import (
     shape_of,
     write_out,
 )
+from mdarray._exec.operands import stand_in
 from mdarray._movement import redistribute as _redistribute
 from mdarray._movement.fetch import fetch_pieces
 from mdarray._ops.creation.creation_functions import asarray
@@ -323,7 +324,7 @@ def _where(condition, x=_NOT_GIVEN, y=_NOT_GIVEN):
     operands = (condition, x, y)
     shape = np.broadcast_shapes(*(shape_of(op) for op in operands))
     # NumPy's promotion, Python scalars weak: from empty stand-ins of the arrays.
-    dtype = np.where(*(_stand_in(op) for op in operands)).dtype
+    dtype = np.where(*(stand_in(op) for op in operands)).dtype
     layout = result_layout(shape, operands)
     backend = backend_of(operands)
     columns = [aligned(op, layout, backend) for op in operands]
@@ -338,12 +339,6 @@ def _where(condition, x=_NOT_GIVEN, y=_NOT_GIVEN):
         return chunk
 
     return wrap(Chunks.generate(layout, backend, pick, dtype), REPLICA)
-
-
-def _stand_in(operand):
-    if isinstance(operand, (bool, int, float, complex)):
-        return operand
-    return np.empty(0, getattr(operand, "dtype", None) or np.asarray(operand).dtype)
 
 
 def where(condition, x1, x2, /) -> DistArray:
