@@ -29,7 +29,7 @@ from typing import Literal, TypeAlias
 
 import numpy as np
 
-from mdarray._backends.backend import backend as default_backend
+from mdarray._backends.backend import backend as default_backend_object
 from mdarray._core import regions as _regions
 from mdarray._core.limits import native
 from mdarray._core.mode_rules import keeps_mode
@@ -58,7 +58,7 @@ def result_layout(shape: tuple, operands) -> Layout:
             if x.shape == shape:
                 return x.layout
             first = x if first is None else first
-    devices = first.layout.devices if first is not None else default_backend().device_ids
+    devices = first.layout.devices if first is not None else default_backend_object().device_ids
     return Layout.block(shape, devices=devices)
 
 
@@ -67,7 +67,7 @@ def backend_of(operands):
     for x in operands:
         if isinstance(x, Stored):
             return x.storage.backend
-    return default_backend()
+    return default_backend_object()
 
 
 def shape_of(x) -> tuple:

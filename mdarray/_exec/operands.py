@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
 
-from mdarray._backends.backend import backend as default_backend
+from mdarray._backends.backend import backend as default_backend_object
 from mdarray._core.registry import method
 from mdarray._storage.stored import Stored
 
@@ -280,7 +280,7 @@ def as_operand(x: Any) -> Any:
     object array of any other object, as NumPy makes)."""
     if isinstance(x, (Stored, np.ndarray, np.generic, *_PY_SCALARS)):
         return x
-    if default_backend().is_native(x):
+    if default_backend_object().is_native(x):
         return x
     return np.asarray(x)
 
