@@ -25,12 +25,15 @@ from __future__ import annotations
 
 import builtins
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ._backends.backend import backend as default_backend_object
 from ._runtime.config import MPI_INSTALL, missing
 from ._spmd import processes as _processes
 from ._spmd.transport import NcclLinks
+
+if TYPE_CHECKING:
+    from ._backends.cuda.backend import CudaBackend
 
 __all__ = [
     "finalize",
@@ -62,7 +65,7 @@ def initialize(comm: Any = None) -> None:
     backend = default_backend_object()
     group = _processes.join(comm, backend)
     if backend.name == "cuda" and os.environ.get("MDARRAY_NCCL", "1") != "0":
-        backend.nccl = NcclLinks(backend, group)
+        backend.nccl = NcclLinks(cast("CudaBackend", backend), group)
 
 
 def is_initialized() -> bool:

@@ -11,7 +11,7 @@ from typing import Any, SupportsIndex, TypeAlias
 
 import numpy as np
 
-from mdarray._backends.backend import DeviceSet, devices as backend_devices
+from mdarray._backends.backend import Backend, DeviceSet, devices as backend_devices
 from mdarray._core import plan_cache as _plan_cache, regions as _regions
 from mdarray._core.limits import extent
 
@@ -431,7 +431,7 @@ def _default_devices(devices: DevicesLike) -> tuple[int, ...]:
     return device_ids
 
 
-def layout_for_device(shape: Sequence[int], device: Device, backend: Any) -> Layout:
+def layout_for_device(shape: Sequence[int], device: Device, backend: Backend) -> Layout:
     """The layout that ``device=`` means for an array of `shape` on `backend`: an int (all
     on that device), a DeviceSet (blocks along axis 0 over its devices), a Layout
     (exactly it) or None (blocks over all the backend's devices)."""
@@ -466,7 +466,7 @@ def _blocks_over(shape: tuple, devices: tuple, whole: bool = False) -> Layout:
     return Layout.block(shape, devices=devices)
 
 
-def check_devices(layout: Layout, backend) -> None:
+def check_devices(layout: Layout, backend: Backend) -> None:
     """Raise ValueError naming the first device of `layout` that `backend` lacks."""
     for device in layout.devices:
         if device not in backend.device_ids:

@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from mdarray._backends.backend import Backend
 from mdarray._core import regions as _regions
 from mdarray._core.debug import HOST, TransferCount
 from mdarray._core.modes import REPLICA, Mode
@@ -570,6 +571,6 @@ def _overlapping(layout: Layout) -> frozenset:
     return frozenset(layout.cover.overlapping())
 
 
-def host_copy(backend, array, device) -> np.ndarray:
+def host_copy(backend: Backend, array, device) -> np.ndarray:
     """A small `array` on `device` copied to the host (counted as a transfer)."""
     return to_host_now(backend, array, device)

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from mdarray._array.array import DistArray, in_group, in_mode, wrap
+from mdarray._backends.backend import Backend
 from mdarray._core.modes import REPLICA
 from mdarray._exec.chunkwise import aligned, backend_of, result_layout, shape_of
 from mdarray._exec.operands import as_operand, stand_in, verdict
@@ -108,7 +109,7 @@ def _describe(got) -> str:
     return f"a {type(got).__name__}"
 
 
-def _run_chunk(fn, kernel, pieces, k, chunk_shape, dtype, backend):
+def _run_chunk(fn, kernel, pieces, k, chunk_shape, dtype, backend: Backend):
     """``kernel(*pieces)`` for chunk `k`: a fresh array of `chunk_shape` and `dtype`."""
     chunk_shape = tuple(chunk_shape)
     # 0-d pieces run as one element: NumPy turns 0-d results into scalars, whose arithmetic

@@ -33,6 +33,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
 from mdarray._array.array import DistArray, wrap
+from mdarray._backends.backend import Backend
 from mdarray._core.constants import NO_VALUE
 from mdarray._core.mode_rules import IDEMPOTENT, REORDERABLE, reduction_identity, reduction_mode
 from mdarray._core.modes import REPLICA, Mode
@@ -164,7 +165,7 @@ def run_chunk_plan(x: DistArray, plan: ChunkPlan, ufunc, axes: tuple, dtype, res
     return wrap(Chunks.of(plan.layout, out, backend, result_dtype, check=False), plan.mode)
 
 
-def _run_steps(buffers, plan: ChunkPlan, backend, ufunc, axes, dtype, result_dtype, skip_nan,
+def _run_steps(buffers, plan: ChunkPlan, backend: Backend, ufunc, axes, dtype, result_dtype, skip_nan,
                divisor, flat: bool = False) -> list:  # fmt: skip
     """Each of `plan`'s steps on its buffer (a chunk, or a device's block); `flat`: each
     result 1-D (a slab), else of its chunk's shape."""

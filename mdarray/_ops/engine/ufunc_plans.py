@@ -28,6 +28,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from mdarray._array.array import DistArray, in_mode, wrap
+from mdarray._backends.backend import Backend
 from mdarray._core import regions as _regions
 from mdarray._core.mode_rules import R, host_facts, result_mode
 from mdarray._core.modes import REPLICA, Mode
@@ -209,7 +210,7 @@ class Plan(NamedTuple):
     direct: tuple
     kernel: Any
     options: dict
-    backend: Any
+    backend: Backend
     cells: tuple | None = None
     specs: tuple = ()
 
@@ -230,7 +231,7 @@ def decide_mode(ufunc, inputs, layout, dtypes, where) -> tuple[Mode, tuple]:
 
 
 def make_plan(
-    inputs, layout, mode, convert, dtypes, direct, kernel, options, backend, packable,
+    inputs, layout, mode, convert, dtypes, direct, kernel, options, backend: Backend, packable,
     unmasked=None,
 ):  # fmt: skip
     """The `Plan` of a call whose decisions are made; `packable`: no ``out`` or mask, so

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from mdarray._array.array import DistArray, wrap
+from mdarray._backends.backend import Backend
 from mdarray._core import regions as _regions
 from mdarray._core.modes import REPLICA
 from mdarray._core.plan_cache import plan_cache
@@ -47,7 +48,7 @@ def _with_length(layout: Layout, axis: int, length: int) -> Layout:
     return Layout(shape, index_map)
 
 
-def _aligned_indices(indices, layout: Layout, backend) -> Chunks:
+def _aligned_indices(indices, layout: Layout, backend: Backend) -> Chunks:
     """`indices` (a DistArray or NumPy array) in REPLICA mode laid out as `layout`."""
     if isinstance(indices, DistArray):
         storage = change_mode(indices.storage, indices.mode, REPLICA)

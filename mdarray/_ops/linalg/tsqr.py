@@ -37,6 +37,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from mdarray._array.array import DistArray, in_mode, wrap
+from mdarray._backends.backend import Backend
 from mdarray._core import regions as _regions
 from mdarray._core.modes import REPLICA, SUM
 from mdarray._exec.chunkwise import aligned
@@ -264,7 +265,7 @@ def q_times(factors: Factors, right=None, *, conjugate: bool = False, dtype=None
     return in_mode(wrap(storage, SUM), REPLICA)
 
 
-def _placed(backend, rows, indices: tuple, shape: tuple, device: int):
+def _placed(backend: Backend, rows, indices: tuple, shape: tuple, device: int):
     """A chunk of `shape`, zero but for `rows` placed at the row `indices` it owns."""
     out = backend.full(shape, 0, rows.dtype, device)
     start = 0

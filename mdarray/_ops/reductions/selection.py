@@ -28,6 +28,7 @@ import warnings
 import numpy as np
 
 from mdarray._array.array import DistArray, in_mode, wrap
+from mdarray._backends.backend import Backend
 from mdarray._core.constants import NO_VALUE
 from mdarray._core.modes import REPLICA
 from mdarray._core.registry import implements
@@ -107,14 +108,14 @@ def _owned_sorted(x: DistArray, skip_nan: bool) -> tuple[list, bool]:
     return lanes, has_nan
 
 
-def _small(backend, array, device) -> np.ndarray:
+def _small(backend: Backend, array, device) -> np.ndarray:
     return _redistribute.host_copy(backend, array, device)
 
 
 class _Lane:
     """The sorted chunks of one lane and the order statistics found so far."""
 
-    def __init__(self, backend, devices, chunks) -> None:
+    def __init__(self, backend: Backend, devices, chunks) -> None:
         self.backend = backend
         self.devices = devices
         self.chunks = chunks

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from mdarray._array.array import DistArray, wrap
+from mdarray._backends.backend import Backend
 from mdarray._core import regions as _regions
 from mdarray._core.constants import NO_VALUE
 from mdarray._core.modes import REPLICA
@@ -199,7 +200,7 @@ def _share(a, b, name: str, max_work) -> bool:
     return False
 
 
-def _pieces(x, backend) -> list:
+def _pieces(x, backend: Backend) -> list:
     """``(device, buffer)`` per chunk of a DistArray `x` held here; an array of the
     backend as one piece on its device (None: any device, a host array on the cpu
     backend); nothing for anything else (a scalar, another backend's array)."""

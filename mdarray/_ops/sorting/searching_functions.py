@@ -16,6 +16,7 @@ from typing import NamedTuple, cast
 import numpy as np
 
 from mdarray._array.array import DistArray, in_mode, wrap
+from mdarray._backends.backend import Backend
 from mdarray._core.constants import NO_VALUE
 from mdarray._core.decided import bound, decides, reader, same_as
 from mdarray._core.modes import MAX, MIN, REPLICA
@@ -59,7 +60,7 @@ def _sentinel(dtype, largest: bool):
     return (MAX if largest else MIN).identity(dtype)
 
 
-def _local(backend, chunk, box, axis, largest: bool, global_shape):
+def _local(backend: Backend, chunk, box, axis, largest: bool, global_shape):
     """This chunk's (value, global index) pair along `axis` (None: over the whole chunk),
     with kept dims."""
     xp = backend.xp
@@ -124,7 +125,7 @@ def arg_extreme(x: DistArray, axis, keepdims: bool, largest: bool) -> DistArray:
     return _drop_axes(result, axes)
 
 
-def _combine(layout, values, indices, largest, backend) -> list:
+def _combine(layout, values, indices, largest, backend: Backend) -> list:
     """Each chunk's pairs merged with the pairs of every chunk meeting its box (fetched
     in one step per part of the pair)."""
     xp = backend.xp

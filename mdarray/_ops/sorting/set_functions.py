@@ -24,6 +24,7 @@ from typing import Any, cast
 import numpy as np
 
 from mdarray._array.array import DistArray, wrap
+from mdarray._backends.backend import Backend
 from mdarray._core.modes import REPLICA
 from mdarray._core.registry import implements
 from mdarray._layouts.layout import Layout
@@ -45,7 +46,7 @@ _RESULTS = {
 }
 
 
-def _from_runs(devices: list, arrays: list, backend, dtype) -> DistArray:
+def _from_runs(devices: list, arrays: list, backend: Backend, dtype) -> DistArray:
     """A 1-D DistArray of `arrays` (on `devices`) one after another, as they are."""
     index_map: dict = {}
     start = 0
