@@ -68,7 +68,8 @@ def dtype_key(x):
     return (type(x), None)
 
 
-def _stand_in(key):
+def _key_stand_in(key):
+    """`stand_in` of an operand known only by its `dtype_key` (what `resolve` caches by)."""
     if isinstance(key, tuple):
         kind, value = key
         return kind(0) if value is None else value
@@ -82,7 +83,7 @@ def resolve(ufunc, keys: tuple, out_keys: tuple | None, where_key, options: tupl
     With `out_keys` (dtypes, or None for outputs not given) or a `where_key`, NumPy also
     checks the casts into the outputs and of the mask, with the call's `options`.
     """
-    inputs = [_stand_in(k) for k in keys]
+    inputs = [_key_stand_in(k) for k in keys]
     kwargs = dict(options)
     with np.errstate(all="ignore"):
         results = ufunc(*inputs, **kwargs)
@@ -90,7 +91,7 @@ def resolve(ufunc, keys: tuple, out_keys: tuple | None, where_key, options: tupl
         if out_keys is not None or where_key is not None:
             dtypes = out_keys or (None,) * ufunc.nout
             outs = tuple(np.empty(0, r.dtype if d is None else d) for r, d in zip(results, dtypes))
-            where = True if where_key is None else _stand_in(where_key)
+            where = True if where_key is None else _key_stand_in(where_key)
             ufunc(*inputs, out=outs, where=where, **kwargs)
     return tuple(r.dtype for r in results)
 
