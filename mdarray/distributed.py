@@ -25,12 +25,15 @@ from __future__ import annotations
 
 import builtins
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
-from ._backends.backend import backend as _default_backend
+from ._backends.backend import backend as default_backend_object
 from ._runtime.config import MPI_INSTALL, missing
 from ._spmd import processes as _processes
 from ._spmd.transport import NcclLinks
+
+if TYPE_CHECKING:
+    from ._backends.cuda.backend import CudaBackend
 
 __all__ = [
     "finalize",
@@ -59,10 +62,10 @@ def initialize(comm: Any = None) -> None:
             raise missing("mpi4py", MPI_INSTALL, "mdarray.distributed") from error
 
         comm = MPI.COMM_WORLD
-    backend = _default_backend()
+    backend = default_backend_object()
     group = _processes.join(comm, backend)
     if backend.name == "cuda" and os.environ.get("MDARRAY_NCCL", "1") != "0":
-        backend.nccl = NcclLinks(backend, group)
+        backend.nccl = NcclLinks(cast("CudaBackend", backend), group)
 
 
 def is_initialized() -> bool:
@@ -85,13 +88,13 @@ def size() -> int:
 def local_devices() -> tuple[int, ...]:
     """The global ids of this process's devices (every device without `initialize`)."""
     group = _processes.current()
-    return _default_backend().device_ids if group is None else group.local
+    return default_backend_object().device_ids if group is None else group.local
 
 
 def finalize() -> None:
     """Leave the run: the backend gets its own devices back. Collective. Arrays made in
     the run must not be used after it."""
-    backend = _default_backend()
+    backend = default_backend_object()
     if getattr(backend, "nccl", None) is not None:
         backend.nccl = None
     _processes.leave(backend)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import mdarray
-from mdarray._backends.backend import backend
+from mdarray._backends.backend import backend as default_backend_object
 from mdarray.testing import assert_dist_allclose, assert_dist_equal
 
 
@@ -15,7 +15,7 @@ def on_backend(func, *args, **kwargs):
     CuPy's kernels depart from NumPy's where the standard leaves room (complex arithmetic at
     infinities, signs of zeros in complex division); on the cpu backend this is NumPy.
     Arrays go over as the library's own chunks do (a copy of the bytes: signed zeros kept)."""
-    chunks = backend()
+    chunks = default_backend_object()
     device = mdarray.devices()[0]
     args = [chunks.from_host(a, device) if isinstance(a, np.ndarray) else a for a in args]
     with chunks.on(device):

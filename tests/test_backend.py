@@ -41,6 +41,19 @@ def test_default_backend_and_devices(backend):
     assert _backend.get_backend(backend.name) is backend
 
 
+def test_backend_for_reads_device_as_the_creation_functions_do(backend):
+    """``device=`` names a backend only as a DeviceSet; any other device (an id, a Layout,
+    None) means the default backend."""
+    assert _backend.backend_for(mdarray.DeviceSet(backend.device_ids[:1])) is backend
+    cpu = _backend.get_backend("cpu")
+    assert _backend.backend_for(mdarray.DeviceSet(cpu.device_ids, backend="cpu")) is cpu
+    layout = mdarray.Layout.block((4,), devices=backend.device_ids)
+    for device in (None, backend.device_ids[0], layout):
+        assert _backend.backend_for(device) is backend
+    x = mdarray.zeros(4, device=mdarray.DeviceSet(backend.device_ids[:1]))
+    assert x.storage.backend is backend
+
+
 def test_unknown_backend_name_is_refused():
     with pytest.raises(ValueError, match="unknown mdarray backend 'tpu'"):
         _backend.get_backend("tpu")

@@ -251,6 +251,28 @@ def test_import_graph_has_no_cycle():
             visit(node, [node])
 
 
+def test_backend_parameters_name_the_protocol():
+    """Types reach the interfaces: every parameter named ``backend`` is annotated with the
+    `Backend` protocol (or `CudaBackend`, where code uses that backend's own members: its
+    fused kernels, the NCCL links); DeviceSet's is a backend's name (``str | None``)."""
+    untyped = []
+    for name, (path, tree) in MODULES.items():
+        for node in ast.walk(tree):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            args = node.args
+            for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):
+                if arg.arg != "backend":
+                    continue
+                words = {n.id for n in ast.walk(arg.annotation or ast.Constant(None))
+                         if isinstance(n, ast.Name)}  # fmt: skip
+                if (name, node.name) == ("_backends.backend", "__init__"):
+                    assert words == {"str"}, "DeviceSet(backend=) is a backend's name"
+                elif not words & {"Backend", "CudaBackend"}:
+                    untyped.append(f"{path.name}:{node.lineno} {node.name}")
+    assert not untyped, f"annotate these backend parameters with Backend: {untyped}"
+
+
 def _private_attributes(cls) -> set:
     names = set()
     for klass in cls.__mro__:

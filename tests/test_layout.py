@@ -10,6 +10,7 @@ from hypothesis import example, given, strategies as st
 
 import mdarray
 from mdarray import Layout
+from mdarray._layouts.layout import shape_tuple
 from mdarray.testing import strategies as mst
 
 DEVICES = mdarray.devices()
@@ -91,6 +92,93 @@ def test_has_overlaps_matches_counting(case):
         count[index] += 1
     assert (count >= 1).all()
     assert layout.has_overlaps == bool((count > 1).any())
+
+
+@given(shapes_and_maps())
+def test_shadowed_leaves_each_element_to_one_chunk(case):
+    """`Layout.shadowed` masks, per chunk, what another chunk owns: counting every chunk's
+    unmasked elements counts each element of the array once; `cover` says which chunks
+    overlap."""
+    shape, index_map = case
+    layout = Layout(shape, index_map)
+    owners = np.zeros(shape, dtype=np.int64)
+    overlapping = set()
+    for k, ((_, index), chunk_shape) in enumerate(zip(layout.chunks, layout.chunk_shapes)):
+        owned = np.ones(chunk_shape, dtype=np.int64)
+        for local in layout.shadowed[k]:
+            owned[local] = 0
+        owners[index] += owned
+        others = np.zeros(shape, dtype=bool)
+        for j, (_, other) in enumerate(layout.chunks):
+            others[other] |= j != k
+        overlapping |= {k} if others[index].any() else set()
+    assert (owners == 1).all()
+    assert set(layout.cover.overlapping()) == overlapping
+    assert layout.has_overlaps == any(layout.shadowed)
+
+
+@given(shapes_and_maps(), st.data())
+def test_splits_reads_each_chunk_as_numpy_indexes_it(case, data):
+    shape, index_map = case
+    if not shape:
+        return
+    layout = Layout(shape, index_map)
+    axis = data.draw(st.integers(0, len(shape) - 1))
+    positions = np.arange(shape[axis])
+    part = [
+        (np.prod(chunk_shape) > 0, not np.array_equal(positions[index[axis]], positions))
+        for (_, index), chunk_shape in zip(layout.chunks, layout.chunk_shapes)
+    ]
+    assert layout.splits(axis) == any(split for _, split in part)
+    assert layout.splits(axis, empty_chunks=False) == any(full and split for full, split in part)
+
+
+@given(shapes_and_maps(), st.data())
+def test_whole_along_holds_the_axes_whole_on_the_same_devices(case, data):
+    shape, index_map = case
+    layout = Layout(shape, index_map)
+    axes = tuple(data.draw(st.sets(st.integers(0, len(shape) - 1))) if shape else ())
+    everywhere, longest = data.draw(st.booleans()), data.draw(st.booleans())
+    whole = layout.whole_along(axes, everywhere=everywhere, longest=longest)
+    assert whole.shape == layout.shape
+    assert not any(whole.splits(a) for a in axes)
+    others = [a for a in range(len(shape)) if a not in axes]
+    if others:
+        assert whole.devices == layout.devices
+        along = max(others, key=lambda a: shape[a]) if longest else others[0]
+        assert whole == Layout.block(shape, axis=along, devices=layout.devices)
+    else:
+        assert whole.devices == (layout.devices if everywhere else layout.devices[:1])
+        assert not any(whole.splits(a) for a in range(len(shape)))
+    if len(axes) == 1:
+        assert layout.whole_along(axes[0], everywhere=everywhere, longest=longest) == whole
+
+
+def test_whole_along_blocks_the_longest_other_axis_or_the_first():
+    layout = Layout.block((2, 3, 8), axis=0, devices=DEVICES)
+    assert layout.whole_along(0) == Layout.block((2, 3, 8), axis=2, devices=DEVICES)
+    assert layout.whole_along(0, longest=False) == Layout.block((2, 3, 8), axis=1, devices=DEVICES)
+    assert layout.whole_along((1, 2)) == Layout.block((2, 3, 8), axis=0, devices=DEVICES)
+    line = Layout.block((5,), devices=DEVICES)
+    assert line.whole_along(0) == Layout.replicated((5,), devices=DEVICES[:1])
+    assert line.whole_along(0, everywhere=True) == Layout.replicated((5,), devices=DEVICES)
+
+
+@pytest.mark.parametrize(
+    "shape", [3, np.int64(3), (), (2, 3), [2, np.int32(3)], range(3), np.array([2, 1])]
+)
+def test_shape_tuple_reads_a_shape_as_numpy_does(shape):
+    got = shape_tuple(shape)
+    assert got == np.empty(shape).shape
+    assert all(type(n) is int for n in got)
+
+
+@pytest.mark.parametrize("shape", [2.5, [2, 1.5], None, "ab", [[2]]])
+def test_shape_tuple_refuses_what_numpy_refuses(shape):
+    with pytest.raises(TypeError):
+        np.empty(shape)
+    with pytest.raises(TypeError):
+        shape_tuple(shape)
 
 
 def test_index_map_is_a_new_dict_each_time():

@@ -9,7 +9,7 @@ from hypothesis import example, given, settings, strategies as st
 import mdarray
 from mdarray import SUM, Layout
 from mdarray._array.array import wrap
-from mdarray._backends.backend import backend as default_backend
+from mdarray._backends.backend import backend as default_backend_object
 from mdarray.testing import assert_dist_allclose, assert_dist_equal, strategies as mst
 
 DEVICES = mdarray.devices()
@@ -30,7 +30,7 @@ def merged(*pieces) -> dict:
 
 def native(array):
     """`array` as an array of the backend (NumPy on cpu, CuPy on cuda)."""
-    return default_backend().xp.asarray(array)
+    return default_backend_object().xp.asarray(array)
 
 
 def assert_matches(result, expected) -> None:

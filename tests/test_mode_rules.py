@@ -15,7 +15,7 @@ from hypothesis.extra import numpy as hnp
 import mdarray
 from mdarray import Layout
 from mdarray._array.array import DistArray, wrap
-from mdarray._backends.backend import backend as default_backend
+from mdarray._backends.backend import backend as default_backend_object
 from mdarray._core.mode_rules import (
     IDEMPOTENT,
     REDUCTION_MODES,
@@ -65,7 +65,7 @@ def copy_elements(dtype):
 @st.composite
 def partial_arrays(draw, mode, dtype, layout):
     """A DistArray in `mode` whose chunks hold arbitrary copies."""
-    backend = default_backend()
+    backend = default_backend_object()
     data = [
         backend.from_host(draw(hnp.arrays(dtype, shape, elements=copy_elements(dtype))), device)
         for shape, device in zip(layout.chunk_shapes, layout.chunk_devices)
@@ -319,7 +319,7 @@ def test_float_casts_of_partial_sums_are_not_in_the_rule():
     assert not keeps_mode(mdarray.SUM, np.float64, np.float32)
     x = sum_array(np.array([0.0]), Layout((1,), spread({0: (), 1: ()})))
     copies = [np.array([1e300]), np.array([-1e300])]
-    backend = default_backend()
+    backend = default_backend_object()
     layout = x.layout
     x = wrap(
         Chunks.of(
@@ -337,7 +337,7 @@ def test_float_casts_of_partial_sums_are_not_in_the_rule():
 def partial_of(copies, mode, dtype):
     """A DistArray of two chunks holding `copies` (two 1-D arrays) in `mode`."""
     layout = Layout((len(copies[0]),), spread({0: (), 1: ()}))
-    backend = default_backend()
+    backend = default_backend_object()
     buffers = [
         backend.from_host(np.array(c, dtype), d) for c, d in zip(copies, layout.chunk_devices)
     ]

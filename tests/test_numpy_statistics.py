@@ -11,6 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 import mdarray
 from mdarray import Layout
+from mdarray._core.constants import NO_VALUE
 from mdarray.testing import assert_dist_allclose, assert_dist_equal, strategies as mst
 
 DEVICES = mdarray.devices()
@@ -152,3 +153,21 @@ def test_corrcoef_clips_complex_parts_apart():
             got = np.corrcoef(x)
     assert got.dtype == want.dtype
     np.testing.assert_allclose(got.get(), want, rtol=1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize(
+    "func",
+    [np.sum, np.max, np.mean, np.argmax, np.nansum, np.nanmedian, np.average, np.ptp],
+    ids=lambda f: f.__name__,
+)
+def test_no_value_is_numpys_mark_of_an_argument_not_given(func):
+    """`NO_VALUE` (`_core.constants`), every NumPy-mirroring signature's default, is
+    NumPy's own: passed on by a wrapper as NumPy passes it, it means "not given"."""
+    assert NO_VALUE is np._NoValue
+    value = np.arange(12.0).reshape(3, 4)
+    x = mdarray.distributed_array(value, Layout.block((3, 4), axis=1, devices=DEVICES))
+    with mdarray.options(fallback="raise"):
+        got = func(x, axis=0, keepdims=NO_VALUE)
+    want = func(value, axis=0, keepdims=np._NoValue)
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(got.get(), want)

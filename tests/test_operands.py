@@ -10,13 +10,14 @@ the one deferral rule (`_operands.verdict`), each against NumPy on the same data
 """
 
 import operator
+import warnings
 
 import numpy as np
 import pytest
 from _backend_facts import numpy_dtypes_only
 
 import mdarray
-from mdarray._exec.operands import DEFER, HOST, verdict
+from mdarray._exec.operands import DEFER, HOST, stand_in, verdict
 
 
 def _dist(a):
@@ -222,3 +223,80 @@ def test_structured_compare_is_numpys():
             s == bad  # noqa: B015
         with pytest.raises(TypeError, match=str(numpy_error.value)[:20]):
             x == bad  # noqa: B015
+
+
+_OPERANDS = [
+    True,
+    3,
+    2**40,
+    1.5,
+    1j,
+    np.float32(2),
+    np.float64(2),
+    np.int8(1),
+    np.complex128(1),
+    np.arange(3, dtype=np.int8),
+    np.ones((2, 1), np.float32),
+    np.zeros((1, 3), np.uint16),
+    np.array(5, np.int64),
+    [1, 2, 3],
+    [[1.5], [2.5]],
+    "dist int16",
+    "dist float32",
+]
+
+
+def _operand(spec):
+    """The operand (a DistArray for a "dist" spec) and its NumPy value."""
+    if isinstance(spec, str):
+        value = np.arange(6, dtype=spec.split()[1]).reshape(2, 3)
+        return _dist(value), value
+    return spec, spec
+
+
+@numpy_dtypes_only
+@pytest.mark.parametrize("third", _OPERANDS, ids=repr)
+@pytest.mark.parametrize("second", _OPERANDS, ids=repr)
+def test_stand_ins_give_numpys_dtypes_and_errors(second, third):
+    """`stand_in`: NumPy's result dtype, broadcasting and cast checks on the stand-ins are
+    those on the operands' values (Python scalars weak, an int's range checked)."""
+    (b, b_value), (c, c_value) = _operand(second), _operand(third)
+    condition = np.array([True, False, True])
+    for fn, operands, values in (
+        (np.where, (condition, b, c), (condition, b_value, c_value)),
+        (np.add, (b, c), (b_value, c_value)),
+        (np.multiply, (c, b), (c_value, b_value)),
+    ):
+        stand_ins = [stand_in(x) for x in operands]
+        try:
+            want = fn(*values).dtype
+        except (TypeError, ValueError, OverflowError) as error:
+            with pytest.raises(type(error)):
+                fn(*stand_ins)
+            continue
+        assert fn(*stand_ins).dtype == want
+    for casting in ("safe", "same_kind", "unsafe"):
+        dst = np.zeros(np.broadcast_shapes(np.shape(b_value), (2, 3)), np.float32)
+        with warnings.catch_warnings(record=True) as want_warned:
+            warnings.simplefilter("always")
+            try:
+                np.copyto(dst, b_value, casting=casting)
+            except (TypeError, ValueError, OverflowError) as error:
+                with pytest.raises(type(error)):
+                    np.copyto(stand_in(dst, one=True), stand_in(b, one=True), casting=casting)
+                continue
+        with warnings.catch_warnings(record=True) as warned:
+            warnings.simplefilter("always")
+            np.copyto(stand_in(dst, one=True), stand_in(b, one=True), casting=casting)
+        assert [w.category for w in warned] == [w.category for w in want_warned]
+
+
+def test_stand_in_shapes():
+    x = _dist(np.ones((4, 1, 3)))
+    assert stand_in(x).shape == (0, 1, 0)
+    assert stand_in(x, one=True).shape == (1, 1, 1)
+    assert stand_in(x).dtype == x.dtype
+    assert stand_in([[1, 2]]).shape == (1, 0)
+    assert stand_in(np.float32(1)).shape == ()
+    for scalar in (True, 2, 2.5, 1j):
+        assert stand_in(scalar) is scalar

@@ -203,7 +203,7 @@ def test_replica_to_partial_moves_nothing(pair, mode):
     with mdarray.count_transfers() as moved:
         y = x.change_mode(mode)
     assert moved.total == 0
-    shadowed = x.layout.cover.shadowed
+    shadowed = x.layout.shadowed
     for k, (a, b) in enumerate(zip(x.storage.buffers, y.storage.buffers)):
         # Only chunks that hold copies of another chunk's elements change (SUM, PROD).
         assert (a is b) == (mode.idempotent or not shadowed[k])

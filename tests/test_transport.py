@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import mdarray
-from mdarray._backends.backend import backend as default_backend
+from mdarray._backends.backend import backend as default_backend_object
 from mdarray._movement import fetch as _fetch
 from mdarray._spmd import transport as _transport
 from mdarray._spmd.transport import Exchange
@@ -24,7 +24,7 @@ pytest.importorskip("mpi4py", reason="the transport needs mpi4py (the mpi extra)
 def run_of_one():
     mdarray.distributed.initialize()
     try:
-        yield default_backend()
+        yield default_backend_object()
     finally:
         mdarray.distributed.finalize()
 

@@ -11,7 +11,7 @@ from hypothesis import example, given, settings, strategies as st
 
 import mdarray
 from mdarray import linalg as la
-from mdarray._backends.backend import backend
+from mdarray._backends.backend import backend as default_backend_object
 from mdarray.testing import strategies as mst
 
 DTYPES = [np.float64, np.float32, np.complex128, np.complex64]
@@ -337,7 +337,7 @@ def test_blocks_cut_for_the_cache(n, seed, data):
     on its device: the same factors (here with a tiny limit, so the cut happens)."""
     value = random_matrix(seed, (40 + n, n), data.draw(st.sampled_from(DTYPES)))
     x = mdarray.distributed_array(value, data.draw(row_layouts(value.shape)))
-    chunks = backend()
+    chunks = default_backend_object()
     saved = chunks.factor_block_elements
     chunks.factor_block_elements = 4 * n * n  # row blocks of 4 n rows
     try:

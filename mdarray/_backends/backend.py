@@ -156,6 +156,13 @@ def backend() -> Backend:
     return get_backend(default_backend_name())
 
 
+def backend_for(device: Any) -> Backend:
+    """The backend that ``device=`` names: a DeviceSet's own, else the default one."""
+    if isinstance(device, DeviceSet):
+        return get_backend(device.backend)
+    return backend()
+
+
 def devices() -> tuple[int, ...]:
     """Device ids of the default backend.
 

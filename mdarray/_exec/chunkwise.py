@@ -29,7 +29,7 @@ from typing import Literal, TypeAlias
 
 import numpy as np
 
-from mdarray._backends.backend import backend as default_backend
+from mdarray._backends.backend import Backend, backend as default_backend_object
 from mdarray._core import regions as _regions
 from mdarray._core.limits import native
 from mdarray._core.mode_rules import keeps_mode
@@ -58,16 +58,16 @@ def result_layout(shape: tuple, operands) -> Layout:
             if x.shape == shape:
                 return x.layout
             first = x if first is None else first
-    devices = first.layout.devices if first is not None else default_backend().device_ids
+    devices = first.layout.devices if first is not None else default_backend_object().device_ids
     return Layout.block(shape, devices=devices)
 
 
-def backend_of(operands):
+def backend_of(operands) -> Backend:
     """The backend of the first DistArray operand (else the default backend)."""
     for x in operands:
         if isinstance(x, Stored):
             return x.storage.backend
-    return default_backend()
+    return default_backend_object()
 
 
 def shape_of(x) -> tuple:
@@ -89,7 +89,7 @@ def broadcast_regions(layout: Layout, operand_shape: tuple) -> tuple:
     )
 
 
-def aligned(operand, layout: Layout, backend) -> list:
+def aligned(operand, layout: Layout, backend: Backend) -> list:
     """`operand` cut to the chunks of `layout` (broadcast, on each chunk's device).
 
     A DistArray of the same layout and REPLICA mode gives its buffers as they are; any
@@ -257,7 +257,9 @@ def cast(storage: Chunks, mode: Mode, dtype) -> tuple[Chunks, Mode]:
     return map_elements(storage, lambda b: b.astype(dtype, copy=True), dtype=dtype), mode
 
 
-def writes_in_place(backend, ufunc, calls: int, dtypes, operands=(), each: bool = False) -> bool:
+def writes_in_place(
+    backend: Backend, ufunc, calls: int, dtypes, operands=(), each: bool = False
+) -> bool:
     """Whether `calls` calls of `ufunc`'s kernel may write ``out``'s buffers themselves.
 
     One call: a kernel that cannot raise after writing part of its output
@@ -282,7 +284,7 @@ def writes_in_place(backend, ufunc, calls: int, dtypes, operands=(), each: bool 
 _NUMBERS = frozenset(["b", "i", "u", "f", "c", ""])  # "": a Python scalar operand
 
 
-def commit(backend, writes) -> None:
+def commit(backend: Backend, writes) -> None:
     """Copy computed pieces into their targets, the last step of a write, after all that
     can fail ran: `writes` lists ``(device, target, index, piece)``, each
     ``target[index] = piece`` (`Backend.assign`; pieces of the target's dtype, copies
@@ -359,7 +361,7 @@ def write_out(out, value: Stored, *, casting: Casting | None = None, name: str =
     device = backend.device_of(out)
     # A CuPy `out` is this process's: the value comes to it (collective in an SPMD run).
     piece = _redistribute.region_value(storage, mode, _regions.full_box(value.shape), device)
-    with backend.on(device):
+    with backend.on(device):  # type: ignore[arg-type]  # a CuPy array's device: an int
         out[...] = piece
-    backend.export_to_current(device)
+    backend.export_to_current(device)  # type: ignore[arg-type]
     return out

@@ -1,10 +1,13 @@
-"""What an operand is: the one rule converting operands and the one rule of deferral.
+"""What an operand is: the one rule converting operands, its stand-in for NumPy's dtype
+decisions, and the one rule of deferral.
 
 - `as_operand`: how every operation takes an operand that is not a DistArray. NumPy and
   backend arrays and scalars stay as they are (Python scalars weakly typed, as NumPy
   takes them); anything else (nested lists, objects with ``__array__``, any Python
   object) becomes what ``numpy.asarray`` makes of it, so ``np.where(x > 1, x, [1, 5])``
   broadcasts the list as NumPy does.
+- `stand_in`: what stands in for an operand where NumPy decides from dtypes alone (a
+  result dtype, a cast check): NumPy runs on it, no elements computed.
 - `verdict`: whether a call's operand types leave the call to mdarray. NumPy's protocols
   (NEP 13 for ufuncs, NEP 18 for functions) ask an implementation to return
   NotImplemented for types it does not know, so that theirs can answer: another
@@ -28,7 +31,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
 
-from mdarray._backends.backend import backend as default_backend
+from mdarray._backends.backend import backend as default_backend_object
 from mdarray._core.registry import method
 from mdarray._storage.stored import Stored
 
@@ -277,6 +280,21 @@ def as_operand(x: Any) -> Any:
     object array of any other object, as NumPy makes)."""
     if isinstance(x, (Stored, np.ndarray, np.generic, *_PY_SCALARS)):
         return x
-    if default_backend().is_native(x):
+    if default_backend_object().is_native(x):
         return x
     return np.asarray(x)
+
+
+def stand_in(operand: Any, *, one: bool = False) -> Any:
+    """What stands in for `operand` where NumPy decides from dtypes alone (a result dtype,
+    a cast check): a Python scalar as it is (weakly typed, as NumPy takes it); anything
+    else an array of its dtype and dimensions without elements (each side but 1 made 0,
+    so stand-ins broadcast as their operands do), or with `one` of one element (zeros,
+    so a cast NumPy checks by converting it raises only as the operand's values would)."""
+    if isinstance(operand, _PY_SCALARS):
+        return operand
+    if not hasattr(operand, "dtype"):
+        operand = np.asarray(operand)
+    sides = np.shape(operand)
+    shape = (1,) * len(sides) if one else tuple(0 if n != 1 else 1 for n in sides)
+    return np.zeros(shape, operand.dtype)

@@ -11,7 +11,7 @@ from typing import Any, SupportsIndex, TypeAlias
 
 import numpy as np
 
-from mdarray._backends.backend import DeviceSet, devices as backend_devices
+from mdarray._backends.backend import Backend, DeviceSet, devices as backend_devices
 from mdarray._core import plan_cache as _plan_cache, regions as _regions
 from mdarray._core.limits import extent
 
@@ -173,11 +173,40 @@ class Layout:
     @cached_property
     def has_overlaps(self) -> bool:
         """True if some element is held by more than one chunk."""
-        return self.cover.shadowed_any
+        return any(self.shadowed)
 
     @cached_property
-    def cover(self) -> _LayoutCover:
-        return _LayoutCover(self)
+    def cover(self) -> _regions.Cover:
+        """The cover of the layout's own array by its chunks: who owns each element."""
+        return _regions.cover(_regions.full_box(self.shape), self.boxes)
+
+    @cached_property
+    def shadowed(self) -> tuple[list[tuple], ...]:
+        """Per chunk, index tuples into it of the elements it holds but another chunk
+        owns (`_regions.Cover.shadowed`); all empty where no chunks overlap."""
+        return tuple(self.cover.shadowed(k) for k in range(len(self.chunks)))
+
+    def splits(self, axis: int, *, empty_chunks: bool = True) -> bool:
+        """Whether some chunk holds only part of `axis` (with ``empty_chunks=False``:
+        some chunk that holds elements)."""
+        whole = range(self.shape[axis])
+        return any(
+            box[axis] != whole for box in self.boxes if empty_chunks or _regions.box_size(box)
+        )
+
+    def whole_along(
+        self, axes: int | tuple[int, ...], *, everywhere: bool = False, longest: bool = True
+    ) -> Layout:
+        """A layout of this shape, over these devices, whose chunks hold `axes` whole:
+        blocks along the longest other axis (``longest=False``: the first); where every
+        axis is in `axes`, the whole array on the first device (`everywhere`: on each)."""
+        whole = axes if isinstance(axes, tuple) else (axes,)
+        others = [a for a in range(self.ndim) if a not in whole]
+        if not others:
+            devices = self.devices if everywhere else self.devices[:1]
+            return Layout.replicated(self.shape, devices=devices)
+        along = max(others, key=lambda a: self.shape[a]) if longest else others[0]
+        return Layout.block(self.shape, axis=along, devices=self.devices)
 
     def _check_coverage(self) -> None:
         if 0 in self.shape:
@@ -306,19 +335,18 @@ def make_2d_index_map(
     return index_map
 
 
-class _LayoutCover:
-    """The cover of a layout's own array by its chunks: who owns each element."""
-
-    def __init__(self, layout: Layout) -> None:
-        self.cover = _regions.cover(_regions.full_box(layout.shape), layout.boxes)
-        self.shadowed = tuple(self.cover.shadowed(k) for k in range(len(layout.chunks)))
-        self.shadowed_any = any(self.shadowed)
+def shape_tuple(shape: ShapeLike) -> tuple[int, ...]:
+    """`shape` as a tuple of Python ints, as NumPy reads a shape: an int is one side, any
+    other value a sequence of sides (NumPy's TypeError for a side that is not an integer;
+    sides are not checked further)."""
+    if isinstance(shape, (int, np.integer)):
+        return (operator.index(shape),)
+    return tuple(operator.index(n) for n in shape)
 
 
 def _normalize_shape(shape: ShapeLike) -> tuple[int, ...]:
-    sides = (shape,) if isinstance(shape, (int, np.integer)) else shape
     try:
-        normalized = tuple(operator.index(n) for n in sides)
+        normalized = shape_tuple(shape)
     except TypeError:
         raise TypeError(f"shape must be a tuple of ints, got {shape!r}") from None
     if any(n < 0 for n in normalized):
@@ -403,7 +431,7 @@ def _default_devices(devices: DevicesLike) -> tuple[int, ...]:
     return device_ids
 
 
-def layout_for_device(shape: Sequence[int], device: Device, backend: Any) -> Layout:
+def layout_for_device(shape: Sequence[int], device: Device, backend: Backend) -> Layout:
     """The layout that ``device=`` means for an array of `shape` on `backend`: an int (all
     on that device), a DeviceSet (blocks along axis 0 over its devices), a Layout
     (exactly it) or None (blocks over all the backend's devices)."""
@@ -438,7 +466,7 @@ def _blocks_over(shape: tuple, devices: tuple, whole: bool = False) -> Layout:
     return Layout.block(shape, devices=devices)
 
 
-def check_devices(layout: Layout, backend) -> None:
+def check_devices(layout: Layout, backend: Backend) -> None:
     """Raise ValueError naming the first device of `layout` that `backend` lacks."""
     for device in layout.devices:
         if device not in backend.device_ids:

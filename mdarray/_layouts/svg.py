@@ -189,7 +189,7 @@ class _Picture:
 
     def _copies(self) -> np.ndarray:
         """Most copies of one element, per cell (axes as in `edges`)."""
-        cover = self.layout.cover.cover
+        cover = self.layout.cover
         count = cover.counts()
         for axis, classes in enumerate(cover.classes):
             inside = _class_cells(classes, self.edges[axis])

@@ -190,7 +190,7 @@ def _overlap_lines(x) -> list[str]:
 
 def copies(layout) -> tuple[int, int]:
     """(elements held by two or more chunks, most copies of one element)."""
-    cover = layout.cover.cover
+    cover = layout.cover
     count = cover.counts()
     sizes = np.ones(count.shape, dtype=np.int64)
     for axis, classes in enumerate(cover.classes):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from mdarray._backends.backend import Backend
 from mdarray._core import regions as _regions
 from mdarray._kernels import kernels as _kernels
 from mdarray._layouts.layout import Layout
@@ -163,7 +164,7 @@ def gather_host(chunks: Chunks, plan, shape, root: int | None):
     return out if root is None or root == group.rank else None
 
 
-def share_host(backend, host, shape, dtype, holder: int, root: int | None):
+def share_host(backend: Backend, host, shape, dtype, holder: int, root: int | None):
     """`host` (a host array on process `holder`, None elsewhere) on every process, or on
     `root` alone (None elsewhere)."""
     group = _processes.current()
@@ -199,7 +200,7 @@ def _view_key(index: tuple) -> tuple:
     return (*index, Ellipsis)
 
 
-def to_host_now(backend, array, device):
+def to_host_now(backend: Backend, array, device):
     out = backend.host_empty(array.shape, array.dtype)
     backend.to_host_into(out, array, device)
     backend.synchronize([device])
@@ -226,7 +227,7 @@ def _dense_fold(chunks: Chunks, combine):
     return group, op, _fold(chunks.backend, combine, mine, chunks.dtype)
 
 
-def _fold(backend, combine, copies: list, dtype):
+def _fold(backend: Backend, combine, copies: list, dtype):
     """`copies` (of one shape, on the current device) combined by `combine`: the copy
     itself where there is one and it is contiguous (the collectives only read it), else
     a new array."""

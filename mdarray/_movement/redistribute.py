@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from mdarray._backends.backend import Backend
 from mdarray._core import regions as _regions
 from mdarray._core.debug import HOST, TransferCount
 from mdarray._core.modes import REPLICA, Mode
@@ -554,7 +555,7 @@ def fill_shadowed(chunks: Chunks, value, *, in_place: bool = False) -> Chunks:
     layout = chunks.layout
     backend = chunks.backend
     buffers = list(chunks.buffers)
-    for k, shadowed in enumerate(layout.cover.shadowed):
+    for k, shadowed in enumerate(layout.shadowed):
         if shadowed and is_local(layout.chunk_devices[k]):
             with backend.on(layout.chunk_devices[k]):
                 if not in_place:
@@ -567,9 +568,9 @@ def fill_shadowed(chunks: Chunks, value, *, in_place: bool = False) -> Chunks:
 @plan_cache
 def _overlapping(layout: Layout) -> frozenset:
     """Chunks that share at least one element with another chunk."""
-    return frozenset(layout.cover.cover.overlapping())
+    return frozenset(layout.cover.overlapping())
 
 
-def host_copy(backend, array, device) -> np.ndarray:
+def host_copy(backend: Backend, array, device) -> np.ndarray:
     """A small `array` on `device` copied to the host (counted as a transfer)."""
     return to_host_now(backend, array, device)

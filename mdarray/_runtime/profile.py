@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from mdarray._backends.backend import Backend, backend
+from mdarray._backends.backend import Backend, backend as default_backend_object
 from mdarray._core.debug import Place, count_transfers
 
 #: How many profiles are open, in any thread: the public calls' one check when none is.
@@ -93,7 +93,7 @@ def recorded(name: str, fn: Any, args: tuple, kwargs: dict) -> Any:
     profiles under `name` (a ufunc's ``add.__call__`` as ``add``)."""
     profiles = _open.get()
     call = Call(name.removesuffix(".__call__"))
-    clock = backend()
+    clock = default_backend_object()
     hidden = _open.set(())
     current = _current.set(call)
     try:
@@ -275,7 +275,7 @@ def profile() -> Iterator[Profile]:
     [('add', 1), ('sum', 1)]
     """
     global recording  # noqa: PLW0603  (a module global: the hot path's one cheap read)
-    found = Profile(backend())
+    found = Profile(default_backend_object())
     token = _open.set((*_open.get(), found))
     with _RECORDING_LOCK:
         recording += 1

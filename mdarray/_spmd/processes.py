@@ -35,6 +35,7 @@ from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 
+from mdarray._backends.backend import Backend
 from mdarray._core.registry import SPMD
 from mdarray._runtime import profile as _profile
 from mdarray._runtime.config import MPI_INSTALL, missing, transparent
@@ -281,7 +282,7 @@ def check_root(root: Any) -> None:
         raise ValueError(f"root must be the rank of a process (0..{size - 1}), got {root!r}")
 
 
-def join(comm, backend) -> Group:
+def join(comm, backend: Backend) -> Group:
     """Join the SPMD run of `comm`'s processes with `backend`'s devices: gather the device
     table and give the backend its global ids."""
     try:
@@ -300,7 +301,7 @@ def join(comm, backend) -> Group:
     return group
 
 
-def leave(backend) -> None:
+def leave(backend: Backend) -> None:
     """Undo `join` (collective, a checked call: a process that leaves while the others
     make another call raises with them): the backend gets its own devices back."""
     global _GROUP, _LOCAL

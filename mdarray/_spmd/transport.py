@@ -18,13 +18,17 @@ pair of processes in the same order; `Exchange.run` then moves them all at once:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from mdarray._backends.backend import Backend
 from mdarray._core import debug as _debug
 
 from . import processes as _processes
+
+if TYPE_CHECKING:  # NCCL links exist only on the cuda backend, whose own members they use
+    from mdarray._backends.cuda.backend import CudaBackend
 
 # MPI counts are C ints: a contiguous run of more bytes is described in parts.
 COUNT_LIMIT = (1 << 31) - 1
@@ -40,7 +44,7 @@ class Exchange:
     arrays of `backend` on the devices named in each call.
     """
 
-    def __init__(self, backend, host: bool = False) -> None:
+    def __init__(self, backend: Backend, host: bool = False) -> None:
         self.backend = backend
         self.host = host
         # Per peer rank: (array, device, the device at the other end), in listing order.
@@ -152,7 +156,7 @@ def _bytes_type(MPI, n: int, types: list):
     return datatype
 
 
-def _staged_exchange(backend, comm, sends: dict, receives: dict) -> None:
+def _staged_exchange(backend: Backend, comm, sends: dict, receives: dict) -> None:
     """Device pieces through host buffers and MPI (CuPy chunks without NCCL)."""
     host_sends: dict = {}
     for rank, pieces in sends.items():
@@ -178,7 +182,7 @@ class NcclLinks:
     """One NCCL communicator per local GPU, over every GPU of the run (rank = global
     device id), bootstrapped by broadcasting NCCL's unique id over MPI."""
 
-    def __init__(self, backend, group) -> None:
+    def __init__(self, backend: CudaBackend, group) -> None:
         from cupy.cuda import nccl  # noqa: PLC0415  (lazy: CuPy is optional)
 
         self._nccl = nccl
@@ -191,19 +195,19 @@ class NcclLinks:
                 self.comms[device] = nccl.NcclCommunicator(len(group.device_ids), uid, device)
         nccl.groupEnd()
 
-    def allreduce(self, backend, pairs: dict, combine, dtype) -> None:
+    def allreduce(self, backend: CudaBackend, pairs: dict, combine, dtype) -> None:
         """One NCCL all-reduce over ``{local device: (send, receive)}`` (contiguous CuPy
         arrays of one size, every GPU of the run taking part), on the devices' streams:
         every `receive` gets the sends combined."""
         self._reduce("allReduce", backend, pairs, combine, dtype)
 
-    def reduce_scatter(self, backend, pairs: dict, combine, dtype) -> None:
+    def reduce_scatter(self, backend: CudaBackend, pairs: dict, combine, dtype) -> None:
         """One NCCL reduce-scatter over ``{local device: (send, receive)}`` (contiguous
         CuPy arrays, every GPU of the run taking part): GPU r's `receive` gets part r of
         the sends combined, each send holding one part of ``receive.size`` items per GPU."""
         self._reduce("reduceScatter", backend, pairs, combine, dtype)
 
-    def _reduce(self, call: str, backend, pairs: dict, combine, dtype) -> None:
+    def _reduce(self, call: str, backend: CudaBackend, pairs: dict, combine, dtype) -> None:
         nccl = self._nccl
         found = nccl_op(combine, dtype)
         assert found is not None, "the caller checks nccl_op first"
@@ -221,7 +225,7 @@ class NcclLinks:
         finally:
             nccl.groupEnd()
 
-    def exchange(self, backend, sends: dict, receives: dict) -> None:
+    def exchange(self, backend: CudaBackend, sends: dict, receives: dict) -> None:
         """Every piece as one NCCL send or receive, all in one group, on the streams of
         the pieces' devices; non-contiguous receives land in a buffer first."""
         cupy = backend._cupy

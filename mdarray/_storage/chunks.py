@@ -22,9 +22,6 @@ Chunks that nobody shares and nobody viewed carry none of this (the elementwise 
 pays nothing); the first `view` or `derive` sets it up. The bookkeeping is guarded by one
 lock, so arrays may be shared across threads.
 
-`Stored` is what the layers under DistArray see of an array: its storage and its mode.
-DistArray is its one subclass; the execution layer recognizes operands by it.
-
 In an SPMD run (`_processes`) a process holds only the buffers of its own devices; each
 chunk (and slab) of another process's device is a `Remote`, which knows its shape and
 dtype. The constructors here make and run buffers of this process's devices only.
@@ -40,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from mdarray._backends.backend import Backend
 from mdarray._core import regions as _regions
 from mdarray._core.limits import MAX_INDEX, allocatable, native
 from mdarray._layouts.layout import Layout, check_devices
@@ -97,7 +95,7 @@ class Chunks:
         "layout",
     )
 
-    def __init__(self, layout: Layout, backend, dtype, buffers=None, slabs=None) -> None:
+    def __init__(self, layout: Layout, backend: Backend, dtype, buffers=None, slabs=None) -> None:
         # Unchecked: the classmethods check what they are given.
         self.layout = layout
         self.backend = backend
@@ -117,7 +115,8 @@ class Chunks:
     # Construction ---------------------------------------------------------------------
 
     @classmethod
-    def of(cls, layout: Layout, buffers: Sequence, backend, dtype=None, *, check=True) -> Chunks:
+    def of(cls, layout: Layout, buffers: Sequence, backend: Backend, dtype=None, *,
+           check=True) -> Chunks:  # fmt: skip
         """Chunks holding `buffers` (one per chunk, in layout order), checked: count,
         shapes, dtypes (`dtype` or the first buffer's) and devices.
 
@@ -140,7 +139,8 @@ class Chunks:
         return cls(layout, backend, dtype, buffers)
 
     @classmethod
-    def packed(cls, layout: Layout, slabs: Sequence, backend, dtype, *, check=True) -> Chunks:
+    def packed(cls, layout: Layout, slabs: Sequence, backend: Backend, dtype, *,
+               check=True) -> Chunks:  # fmt: skip
         """Packed chunks: one flat slab per device of `layout` (`Layout.packing`), owned by
         the result alone.
 
@@ -154,7 +154,7 @@ class Chunks:
         return cls(layout, backend, dtype, None, slabs)
 
     @classmethod
-    def empty(cls, layout: Layout, dtype, backend) -> Chunks:
+    def empty(cls, layout: Layout, dtype, backend: Backend) -> Chunks:
         """Fresh packed chunks with unspecified values."""
         dtype = np.dtype(dtype)
         if layout.extent * dtype.itemsize > MAX_INDEX or not dtype.isnative:
@@ -169,7 +169,7 @@ class Chunks:
         return cls(layout, backend, np.dtype(dtype), None, slabs)
 
     @classmethod
-    def full(cls, layout: Layout, value, dtype, backend) -> Chunks:
+    def full(cls, layout: Layout, value, dtype, backend: Backend) -> Chunks:
         """Fresh packed chunks filled with `value`."""
         dtype = np.dtype(dtype)
         if layout.extent * dtype.itemsize > MAX_INDEX or not dtype.isnative:
@@ -184,7 +184,7 @@ class Chunks:
         return cls(layout, backend, np.dtype(dtype), None, slabs)
 
     @classmethod
-    def from_host(cls, array, layout: Layout, backend) -> Chunks:
+    def from_host(cls, array, layout: Layout, backend: Backend) -> Chunks:
         """Packed chunks holding the parts of `array` (an array native to `backend`, or
         anything `numpy.asarray` takes) that `layout` gives each chunk, copied onto the
         chunks' devices."""
@@ -196,14 +196,14 @@ class Chunks:
         copy_in = backend.from_host if isinstance(array, np.ndarray) else backend.adopt
         for box, device, buffer in zip(layout.boxes, layout.chunk_devices, out.buffers):
             if is_local(device):
-                # Ellipsis last: a view even of a 0-d array (an object array's item is
-                # no array).
+                # Ellipsis last: a view even of a 0-d array (an object array's item is no array).
                 part = (*(_regions.to_slice(r) for r in box), Ellipsis)
                 copy_in(array[part], device, out=buffer)
         return out
 
     @classmethod
-    def generate(cls, layout: Layout, backend, make: Callable[[int], Any], dtype) -> Chunks:
+    def generate(cls, layout: Layout, backend: Backend, make: Callable[[int], Any],
+                 dtype) -> Chunks:  # fmt: skip
         """Chunks whose buffer `k` is ``make(k)`` (run on chunk k's device), cast to
         `dtype` where given."""
         dtype = None if dtype is None else np.dtype(dtype)

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from mdarray._backends.backend import get_backend
+from mdarray._backends.backend import Backend, get_backend
 from mdarray._layouts.layout import Layout, check_devices
 from mdarray._spmd import processes as _processes
 from mdarray._spmd.processes import Remote, is_local
@@ -42,7 +42,7 @@ class Allocation:
 
     __slots__ = ("__weakref__", "array", "backend", "device", "families")
 
-    def __init__(self, array, device: int, backend) -> None:
+    def __init__(self, array, device: int, backend: Backend | None) -> None:
         self.array = array
         self.device = device
         self.backend = backend
@@ -51,9 +51,11 @@ class Allocation:
     def __reduce__(self) -> tuple:
         array = self.array
         if not isinstance(array, np.ndarray):  # a device array: its bytes come to the host
-            host = self.backend.host_empty(array.shape, array.dtype)
-            self.backend.to_host_into(host, array, self.device)
-            self.backend.synchronize([self.device])
+            backend = self.backend
+            assert backend is not None, "a device array's allocation has its backend"
+            host = backend.host_empty(array.shape, array.dtype)
+            backend.to_host_into(host, array, self.device)
+            backend.synchronize([self.device])
             array = host
         return (Allocation, (array, self.device, None))
 
@@ -65,9 +67,11 @@ class Allocation:
             return Allocation(array, self.device, self.backend)
         if memo is not None and array.dtype == object:
             return Allocation(copy.deepcopy(array, memo), self.device, self.backend)
-        return Allocation(self.backend.copy(array, self.device), self.device, self.backend)
+        backend = self.backend
+        assert backend is not None, "only an unpickled allocation waits for its backend"
+        return Allocation(backend.copy(array, self.device), self.device, backend)
 
-    def place(self, backend) -> None:
+    def place(self, backend: Backend) -> None:
         """An unpickled allocation's data moved onto its device of `backend` (once)."""
         if self.backend is None:
             array = self.array
@@ -99,7 +103,7 @@ def slab_part(offset: int, size: int, shape: tuple) -> Callable[[Any], Any]:
     return lambda slab: slab[offset : offset + size].reshape(shape)
 
 
-def unpack(layout, slabs, backend) -> tuple:
+def unpack(layout, slabs, backend: Backend) -> tuple:
     """The chunk views of packed slabs: views only (no kernel, no allocation).
 
     Where a device's chunks all have one shape (of one axis or more), its slab is viewed
@@ -126,7 +130,7 @@ def unpack(layout, slabs, backend) -> tuple:
     return tuple(buffers)
 
 
-def check_buffers(layout, buffers: tuple, dtype, backend) -> np.dtype:
+def check_buffers(layout, buffers: tuple, dtype, backend: Backend) -> np.dtype:
     """Check chunk `buffers` against `layout` (count, shapes, devices) and one dtype
     (`dtype`, or the first buffer's); returns that dtype."""
     if len(buffers) != len(layout.chunks):
@@ -161,7 +165,7 @@ def check_buffers(layout, buffers: tuple, dtype, backend) -> np.dtype:
     return dtype
 
 
-def check_slabs(layout, slabs: tuple, dtype, backend) -> None:
+def check_slabs(layout, slabs: tuple, dtype, backend: Backend) -> None:
     if len(slabs) != len(layout.devices):
         raise ValueError(f"layout has {len(layout.devices)} devices but {len(slabs)} slabs")
     check_devices(layout, backend)
@@ -203,7 +207,7 @@ class Strided:
         return self.xp.lib.stride_tricks.as_strided(start, self.shape, self.strides)
 
 
-def saved(buffers: tuple, refs: tuple, devices: tuple, backend) -> tuple[list, list]:
+def saved(buffers: tuple, refs: tuple, devices: tuple, backend: Backend) -> tuple[list, list]:
     """What a copy or a pickle of chunks keeps: ``(memories, parts)``, the allocations
     the chunk `buffers` use (each once) and per chunk ``(memory index, place)``, where
     place is ``(offset, strides)`` in bytes from the memory's start, or None where the
@@ -243,7 +247,7 @@ def saved(buffers: tuple, refs: tuple, devices: tuple, backend) -> tuple[list, l
     return memories, parts
 
 
-def own_memories(arrays, devices, backend) -> list[Allocation]:
+def own_memories(arrays, devices, backend: Backend) -> list[Allocation]:
     """Allocations for memory no other array uses (untracked chunks' buffers or slabs)."""
     return [Allocation(a, d, backend) for a, d in zip(arrays, devices)]
 
@@ -263,7 +267,7 @@ def copied_memories(memories: list, memo: dict | None) -> list[Allocation]:
     return out
 
 
-def unpickling_backend(name: str, layout: Layout):
+def unpickling_backend(name: str, layout: Layout) -> Backend:
     """The backend called `name` where every device of `layout` exists, else an error
     naming the devices missing."""
     if _processes.current() is not None:
@@ -296,7 +300,9 @@ def fill_remote(layout: Layout, buffers: list, dtype) -> list:
     ]
 
 
-def loaded(kind, layout: Layout, backend, dtype, memories: list, parts, tracked: bool) -> Any:
+def loaded(
+    kind, layout: Layout, backend: Backend | str, dtype, memories: list, parts, tracked: bool
+) -> Any:
     """Chunks (of class `kind`) restored from what `Chunks._saved` kept (a pickle's or a copy's memories;
     `backend` by name when unpickled): packed where `parts` is None, tracked by copy on
     write where the original was, as a new family on `memories`."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import gc
 from typing import Any
 
-from mdarray._backends.backend import backend
+from mdarray._backends.backend import backend as default_backend_object
 from mdarray._spmd.processes import Remote
 
 from .stored import Stored
@@ -80,7 +80,7 @@ def memory_report() -> MemoryReport:
     >>> after[0] - before[0], after[1] - before[1]
     (400, 400)
     """
-    chosen = backend()
+    chosen = default_backend_object()
     blocks: dict[int, list[tuple[int, int]]] = {d: [] for d in chosen.device_ids}
     for obj in gc.get_objects():
         if not isinstance(obj, Stored):

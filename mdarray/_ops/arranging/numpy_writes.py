@@ -20,6 +20,7 @@ import numpy as np
 
 from mdarray._array.array import DistArray
 from mdarray._core.registry import implements
+from mdarray._exec.operands import stand_in
 from mdarray._ops.engine.fallback import fallback
 
 
@@ -75,8 +76,8 @@ def _copyto(dst, src, casting="same_kind", where=True):
             )
     # NumPy's own cast checks, on one-element stand-ins of the operands' dimensions (a
     # Python scalar stays one: it is weak).
-    probe = np.empty((1,) * dst.ndim, dst.dtype)
-    np.copyto(probe, _stand_in(src), casting=casting, where=_stand_in(where))
+    probe = stand_in(dst, one=True)
+    np.copyto(probe, stand_in(src, one=True), casting=casting, where=stand_in(where, one=True))
     if where is True or (not isinstance(where, DistArray) and np.all(where)):
         dst[...] = _in_dtype(src, dst.dtype)
         return None
@@ -84,13 +85,6 @@ def _copyto(dst, src, casting="same_kind", where=True):
         return None
     dst[...] = np.where(where, _in_dtype(src, dst.dtype), dst)
     return None
-
-
-def _stand_in(value):
-    if isinstance(value, (bool, int, float, complex)):
-        return value
-    dtype = value.dtype if hasattr(value, "dtype") else np.asarray(value).dtype
-    return np.zeros((1,) * np.ndim(value), dtype)
 
 
 @implements(np.put)

@@ -10,12 +10,24 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from mdarray._array.array import DistArray, wrap
-from mdarray._backends.backend import DeviceSet, backend as default_backend_object, get_backend
+from mdarray._backends.backend import (
+    Backend,
+    DeviceSet,
+    backend as default_backend_object,
+    backend_for,
+)
 from mdarray._core import regions as _regions
 from mdarray._core.decided import bound, decides
 from mdarray._core.modes import REPLICA, Mode, as_mode
 from mdarray._core.registry import implements
-from mdarray._layouts.layout import Device, IndexMap, Layout, ShapeLike, layout_for_device
+from mdarray._layouts.layout import (
+    Device,
+    IndexMap,
+    Layout,
+    ShapeLike,
+    layout_for_device,
+    shape_tuple,
+)
 from mdarray._movement import redistribute as _redistribute
 from mdarray._ops.shape.manipulation_functions import broadcast_to, reshape
 from mdarray._runtime.config import mark_explicit
@@ -72,12 +84,6 @@ def distributed_array(
     return wrap(storage, mode)
 
 
-def _backend_for(device):
-    if isinstance(device, DeviceSet):
-        return get_backend(device.backend)
-    return default_backend_object()
-
-
 def full(
     shape: ShapeLike, fill_value: Any, *, dtype: DTypeLike | None = None, device: Device = None
 ) -> DistArray:
@@ -91,8 +97,8 @@ def full(
     if isinstance(fill_value, DistArray):
         fill_value = fill_value.item()
     dtype = np.asarray(fill_value).dtype if dtype is None else np.dtype(dtype)
-    backend = _backend_for(device)
-    shape = _shape_tuple(shape)
+    backend = backend_for(device)
+    shape = shape_tuple(shape)
     layout = layout_for_device(shape, device, backend)
     if np.ndim(fill_value):
         # An array fill broadcasts to the whole shape, as NumPy's does (NumPy's error if
@@ -131,15 +137,9 @@ def empty(shape: ShapeLike, *, dtype: DTypeLike | None = None, device: Device = 
     (2, 3)
     """
     dtype = np.dtype(np.float64 if dtype is None else dtype)
-    backend = _backend_for(device)
-    layout = layout_for_device(_shape_tuple(shape), device, backend)
+    backend = backend_for(device)
+    layout = layout_for_device(shape_tuple(shape), device, backend)
     return wrap(Chunks.empty(layout, dtype, backend))
-
-
-def _shape_tuple(shape: ShapeLike) -> tuple[int, ...]:
-    if isinstance(shape, (int, np.integer)):
-        return (operator.index(shape),)
-    return tuple(operator.index(n) for n in shape)
 
 
 # Array API creation functions ---------------------------------------------------------
@@ -147,7 +147,7 @@ def _shape_tuple(shape: ShapeLike) -> tuple[int, ...]:
 # built on the host.
 
 
-def _per_chunk(layout: Layout, backend, make, dtype) -> DistArray:
+def _per_chunk(layout: Layout, backend: Backend, make, dtype) -> DistArray:
     """A REPLICA DistArray whose chunk with box `box` is ``make(box)``, on its device."""
     return wrap(Chunks.generate(layout, backend, lambda k: make(layout.boxes[k]), dtype))
 
@@ -175,7 +175,7 @@ def asarray(
         raise ValueError(
             "asarray: copy=False, but creating a DistArray from a non-DistArray copies the data"
         )
-    backend = _backend_for(device)
+    backend = backend_for(device)
     if backend.is_native(obj):
         array = obj if dtype is None else obj.astype(dtype)
     else:
@@ -199,7 +199,7 @@ def from_dlpack(x: Any, /, *, device: Device = None, copy: bool | None = None) -
         return asarray(x, device=device, copy=copy)
     if copy is False:
         raise ValueError("from_dlpack: copy=False, but a DistArray copies a foreign array's data")
-    backend = _backend_for(device)
+    backend = backend_for(device)
     if not hasattr(x, "__dlpack__"):
         raise TypeError(f"from_dlpack needs an object with __dlpack__, got {type(x).__name__}")
     if x.__dlpack_device__()[0] == 1:  # kDLCPU: NumPy reads it, whatever the backend
@@ -250,7 +250,7 @@ def arange(
         n = int(max(0, -((start - stop) // step)))
     else:
         n = max(0, math.ceil((stop - start) / step))
-    backend = _backend_for(device)
+    backend = backend_for(device)
     layout = layout_for_device((n,), device, backend)
     xp = backend.xp
     if dtype.kind in "iub":
@@ -340,7 +340,7 @@ def linspace(
     dtype = inexact if dtype is None else np.dtype(dtype)
     delta = np.subtract(stop, start, dtype=inexact)
     step = delta / div if div > 0 else None
-    backend = _backend_for(device)
+    backend = backend_for(device)
     layout = layout_for_device((num,), device, backend)
     xp = backend.xp
 
@@ -380,7 +380,7 @@ def eye(
     """
     n_cols = n_rows if n_cols is None else n_cols
     dtype = np.dtype(np.float64 if dtype is None else dtype)
-    backend = _backend_for(device)
+    backend = backend_for(device)
     layout = layout_for_device((n_rows, n_cols), device, backend)
     xp = backend.xp
 
@@ -393,7 +393,7 @@ def eye(
 
 def _like_layout(x, shape, device) -> Layout:
     """The layout of a ``*_like`` result: x's own unless `shape` or `device` differ."""
-    shape = x.shape if shape is None else _shape_tuple(shape)
+    shape = x.shape if shape is None else shape_tuple(shape)
     if device is None:
         return x.layout if shape == x.shape else Layout.block(shape, devices=x.devices)
     return layout_for_device(shape, device, x.storage.backend)
@@ -501,7 +501,7 @@ def _triangle(x, k, keep) -> DistArray:
         rows, cols = (xp.arange(*_ends(r)) for r in layout.boxes[j][-2:])
         mask = xp.broadcast_to(keep(cols[None, :] - rows[:, None], k), buffers[j].shape)
         out = xp.where(mask, buffers[j], zero)
-        for index in layout.cover.shadowed[j] if identity is not None else ():
+        for index in layout.shadowed[j] if identity is not None else ():
             kept = _regions.apply_index(mask, index, xp)
             backend.assign(
                 out, index, xp.where(kept, _regions.apply_index(out, index, xp), identity)

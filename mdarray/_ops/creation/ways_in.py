@@ -24,10 +24,10 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from mdarray._array.array import DistArray, wrap
-from mdarray._backends.backend import backend as default_backend_object
+from mdarray._backends.backend import Backend, backend as default_backend_object
 from mdarray._core import regions as _regions
 from mdarray._core.modes import REPLICA, Mode, as_mode
-from mdarray._layouts.layout import IndexMap, Layout, ShapeLike, check_devices
+from mdarray._layouts.layout import IndexMap, Layout, ShapeLike, check_devices, shape_tuple
 from mdarray._movement import redistribute as _redistribute
 from mdarray._spmd import processes as _processes
 from mdarray._spmd.processes import is_local
@@ -110,7 +110,7 @@ def scatter(array: Any, index_map: IndexMap | Layout, mode: Mode, src: Any) -> D
     return wrap(storage, mode)
 
 
-def _source(array: Any, backend) -> tuple:
+def _source(array: Any, backend: Backend) -> tuple:
     """On `src`: ``((native array or None, host array or None), (shape, dtype, problem))``,
     problem ``(kind, message)`` where `array` cannot be scattered."""
     if isinstance(array, DistArray):
@@ -127,7 +127,7 @@ def _source(array: Any, backend) -> tuple:
         native = array
         device = backend.device_of(array)
         host = backend.host_empty(array.shape, array.dtype)
-        backend.to_host_into(host, array, device)
+        backend.to_host_into(host, array, device)  # type: ignore[arg-type]  # a native array's
         backend.synchronize([device])
     else:
         try:
@@ -186,7 +186,7 @@ def from_local_chunks(
     """
     mode = as_mode(mode)
     backend = default_backend_object()
-    layout = as_layout(_shape_tuple(shape), layout)
+    layout = as_layout(shape_tuple(shape), layout)
     check_devices(layout, backend)
     arrays, problems = _given_chunks(layout, chunks, backend)
     dtypes = {a.dtype for a in arrays.values()}
@@ -205,7 +205,7 @@ def from_local_chunks(
     return wrap(_copied_in(layout, arrays, dtype, backend), mode)
 
 
-def _given_chunks(layout: Layout, chunks: Any, backend) -> tuple[dict, list[str]]:
+def _given_chunks(layout: Layout, chunks: Any, backend: Backend) -> tuple[dict, list[str]]:
     """``({chunk: array}, problems)`` of the chunks this process passed."""
     if not isinstance(chunks, dict):
         kind = type(chunks).__name__
@@ -254,7 +254,7 @@ def _given_chunks(layout: Layout, chunks: Any, backend) -> tuple[dict, list[str]
     return arrays, problems
 
 
-def _as_chunk(item: Any, shape: tuple, backend, arrays: dict, k: int) -> str | None:
+def _as_chunk(item: Any, shape: tuple, backend: Backend, arrays: dict, k: int) -> str | None:
     """Put `item` as an array into ``arrays[k]``; or say why it cannot be chunk `k`."""
     try:
         array = item if backend.is_native(item) else np.asarray(item)
@@ -332,7 +332,7 @@ def from_callback(
     """
     mode = as_mode(mode)
     backend = default_backend_object()
-    layout = as_layout(_shape_tuple(shape), layout)
+    layout = as_layout(shape_tuple(shape), layout)
     check_devices(layout, backend)
     cast = None if dtype is None else np.dtype(dtype)
     if cast is not None:
@@ -390,7 +390,7 @@ def _agree(name: str, dtype, problems: list[str], raised: BaseException | None =
     return {r: np.dtype(d) for r, (d, _, _) in enumerate(everyone) if d is not None}
 
 
-def _copied_in(layout: Layout, arrays: dict, dtype, backend) -> Chunks:
+def _copied_in(layout: Layout, arrays: dict, dtype, backend: Backend) -> Chunks:
     """Packed chunks of `layout` holding ``arrays[k]`` (cast to `dtype`) for each local
     chunk k."""
     storage = Chunks.empty(layout, dtype, backend)
@@ -402,13 +402,7 @@ def _copied_in(layout: Layout, arrays: dict, dtype, backend) -> Chunks:
         if isinstance(array, np.ndarray):
             backend.from_host(array.astype(dtype, copy=False), device, out=buffer)
         else:
-            with backend.on(backend.device_of(array)):
+            with backend.on(backend.device_of(array)):  # type: ignore[arg-type]  # native
                 array = array.astype(dtype, copy=False)
             backend.adopt(array, device, out=buffer)
     return storage
-
-
-def _shape_tuple(shape: ShapeLike) -> tuple[int, ...]:
-    if isinstance(shape, (int, np.integer)):
-        return (operator.index(shape),)
-    return tuple(operator.index(n) for n in shape)

@@ -161,7 +161,7 @@ def cupy_reduction(x: DistArray, kernel, axis, dtype, out, keepdims):
         x = x.change_mode(REPLICA)
     plan, whole = _reduction.reduce_plan(x.layout, axes, builtins.bool(keepdims))
     if not whole:
-        x = x.reshard(_reduction.whole_layout(x, axes))
+        x = x.reshard(x.layout.whole_along(axes))
         plan, _ = _reduction.reduce_plan(x.layout, axes, builtins.bool(keepdims))
     buffers = x.storage.buffers
 

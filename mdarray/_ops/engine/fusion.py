@@ -17,9 +17,10 @@ from typing import Any
 import numpy as np
 
 from mdarray._array.array import DistArray, in_group, in_mode, wrap
+from mdarray._backends.backend import Backend
 from mdarray._core.modes import REPLICA
 from mdarray._exec.chunkwise import aligned, backend_of, result_layout, shape_of
-from mdarray._exec.operands import as_operand, verdict
+from mdarray._exec.operands import as_operand, stand_in, verdict
 from mdarray._spmd import processes as _processes
 from mdarray._storage.chunks import Chunks
 
@@ -81,20 +82,11 @@ def _name(fn) -> str:
     return getattr(fn, "__qualname__", None) or repr(fn)
 
 
-def _stand_in(x):
-    """An empty array standing in for operand `x` in dtype resolution: 0 for each axis
-    longer than 1 (1 stays, so broadcasting matches), `x`'s dtype; scalars stay as they
-    are (Python's weakly typed, NumPy's strongly typed)."""
-    if isinstance(x, (DistArray, np.ndarray)) or hasattr(x, "__array__"):
-        return np.empty(tuple(0 if n != 1 else 1 for n in x.shape), x.dtype)
-    return x
-
-
 def _result_dtype(fn, operands, shape) -> tuple[np.dtype, int | None]:
     """The dtype of ``fn(*operands)`` as NumPy's promotion gives it, computed on empty
     stand-ins, and the position of the operand `fn` returns as it is (None where it
     computes a new array); a TypeError where ``fn`` is not elementwise over the operands."""
-    stand_ins = [_stand_in(x) for x in operands]
+    stand_ins = [stand_in(x) for x in operands]
     with np.errstate(all="ignore"):
         got = fn(*stand_ins)
     expected = tuple(0 if n != 1 else 1 for n in shape)
@@ -117,7 +109,7 @@ def _describe(got) -> str:
     return f"a {type(got).__name__}"
 
 
-def _run_chunk(fn, kernel, pieces, k, chunk_shape, dtype, backend):
+def _run_chunk(fn, kernel, pieces, k, chunk_shape, dtype, backend: Backend):
     """``kernel(*pieces)`` for chunk `k`: a fresh array of `chunk_shape` and `dtype`."""
     chunk_shape = tuple(chunk_shape)
     # 0-d pieces run as one element: NumPy turns 0-d results into scalars, whose arithmetic

@@ -31,6 +31,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from mdarray._array.array import DistArray, wrap
+from mdarray._backends.backend import Backend
 from mdarray._core import regions as _regions
 from mdarray._exec.operands import as_operand
 from mdarray._layouts.layout import Layout
@@ -82,7 +83,7 @@ class _Held(NamedTuple):
     dtype: np.dtype
 
 
-def _outline(result, backend):
+def _outline(result, backend: Backend):
     """`result` with its arrays as `_Held` (sent to the other processes)."""
     if isinstance(result, tuple):
         items = [_outline(r, backend) for r in result]
@@ -92,7 +93,7 @@ def _outline(result, backend):
     return result
 
 
-def _onto(x, device: int, backend):
+def _onto(x, device: int, backend: Backend):
     if isinstance(x, DistArray):
         box = _regions.full_box(x.shape)
         return _redistribute.region_value(x.storage, x.mode, box, device)
@@ -104,7 +105,7 @@ def _onto(x, device: int, backend):
     return x if operand is x else _onto(operand, device, backend)
 
 
-def _results(result, device: int, backend):
+def _results(result, device: int, backend: Backend):
     if isinstance(result, _Held):  # before tuples: it is a named tuple
         layout = Layout.replicated(result.shape, devices=[device])
         held = Remote(result.shape, result.dtype, device)

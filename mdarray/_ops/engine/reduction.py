@@ -33,6 +33,8 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
 from mdarray._array.array import DistArray, in_mode, wrap
+from mdarray._backends.backend import Backend
+from mdarray._core.constants import NO_VALUE
 from mdarray._core.mode_rules import (
     IDEMPOTENT,
     REORDERABLE,
@@ -49,8 +51,6 @@ from mdarray._spmd.processes import Remote, several
 from mdarray._storage.chunks import Chunks
 
 from .fallback import fallback
-
-NO_VALUE = np._NoValue
 
 # The reduction rows (which ufunc leaves which mode) live with the other mode facts.
 partial_mode = reduction_mode
@@ -83,16 +83,6 @@ def reduce_plan(layout: Layout, axes: tuple, keepdims: bool) -> tuple:
         )
         index_map.setdefault(device, []).append(reduced)
     return Layout(reduced_shape(shape, axes, keepdims), index_map), whole
-
-
-def whole_layout(x: DistArray, axes: tuple) -> Layout:
-    """A layout of `x`'s shape whose chunks hold the `axes` whole (blocks along the
-    largest other axis, or everything on one device)."""
-    kept = [a for a in range(x.ndim) if a not in axes]
-    if kept:
-        axis = max(kept, key=lambda a: x.shape[a])
-        return Layout.block(x.shape, axis=axis, devices=x.devices)
-    return Layout.replicated(x.shape, devices=x.devices[:1])
 
 
 # What a chunk's result is made by (`ChunkPlan.steps`).
@@ -181,7 +171,7 @@ def run_chunk_plan(x: DistArray, plan: ChunkPlan, ufunc, axes: tuple, dtype, res
     return wrap(Chunks.of(plan.layout, out, backend, result_dtype, check=False), plan.mode)
 
 
-def _run_steps(buffers, plan: ChunkPlan, backend, ufunc, axes, dtype, result_dtype, skip_nan,
+def _run_steps(buffers, plan: ChunkPlan, backend: Backend, ufunc, axes, dtype, result_dtype, skip_nan,
                divisor, flat: bool = False) -> list:  # fmt: skip
     """Each of `plan`'s steps on its buffer (a chunk, or a device's block); `flat`: each
     result 1-D (a slab), else of its chunk's shape."""
@@ -263,7 +253,7 @@ def reduce(x: DistArray, ufunc, axes: tuple, keepdims: bool, result_dtype, *, dt
         out_mode = mode or REPLICA
         combine = None if mode is not None else identity(ufunc, result_dtype)
     else:
-        x = x.reshard(whole_layout(x, axes))
+        x = x.reshard(x.layout.whole_along(axes))
         plan, _ = reduce_plan(x.layout, axes, keepdims)
         out_mode = REPLICA
     storage = x.storage

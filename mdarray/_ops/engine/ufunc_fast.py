@@ -8,6 +8,7 @@ from __future__ import annotations
 from itertools import repeat
 
 from mdarray._array.array import DistArray, wrap
+from mdarray._backends.backend import Backend
 from mdarray._core.decided import remember
 from mdarray._core.modes import REPLICA
 from mdarray._exec.chunkwise import blocks, blocks_agree, commit, writes_in_place
@@ -138,7 +139,7 @@ def _storages(inputs) -> list:
     return [x.storage if type(x) is DistArray else x for x in inputs]
 
 
-def _staged(ufunc, backend, layout, dtypes, operands, out) -> bool:
+def _staged(ufunc, backend: Backend, layout, dtypes, operands, out) -> bool:
     """Whether ``out`` is written by a commit after all kernels ran (`writes_in_place`:
     decided per call, as the error state is the call's)."""
     return out is not None and not writes_in_place(
@@ -146,7 +147,7 @@ def _staged(ufunc, backend, layout, dtypes, operands, out) -> bool:
     )
 
 
-def _slab_runner(ufunc, kernel, layout, backend, dtypes):
+def _slab_runner(ufunc, kernel, layout, backend: Backend, dtypes):
     """What `fast_call` decided for packed operands, as a runner: the kernels over the
     slabs, while every operand is packed; a staged ``out`` only where it takes the
     results whole (else the whole way)."""
@@ -164,7 +165,7 @@ def _slab_runner(ufunc, kernel, layout, backend, dtypes):
     return runner
 
 
-def _block_runner(ufunc, kernel, layout, backend, dtypes):
+def _block_runner(ufunc, kernel, layout, backend: Backend, dtypes):
     """What `fast_call` decided for operands whose device blocks agree, as a runner."""
 
     def runner(inputs, out):
@@ -182,7 +183,9 @@ def _remote_results(nout: int, args, dtypes, device):
     return remote if nout > 1 else remote[0]
 
 
-def _slab_call(ufunc, kernel, layout, backend, operands, out, dtypes, across: bool, refill=False):
+def _slab_call(
+    ufunc, kernel, layout, backend: Backend, operands, out, dtypes, across: bool, refill=False
+):
     """One kernel per device over the slabs of packed operands (see `fast_call`);
     `across`: a run of several processes; `refill`: ``out`` takes the results' memory."""
     targets: list[tuple] | None = None
@@ -247,7 +250,7 @@ def _slab_args(operands) -> list:
     ]
 
 
-def block_call(kernel, layout, backend, operands, out, dtypes, *, direct: bool):
+def block_call(kernel, layout, backend: Backend, operands, out, dtypes, *, direct: bool):
     """One kernel per device over the device blocks of operands (and ``out``) whose
     blocks agree (`Layout.device_blocks`) though their chunks may differ, in one process;
     None where some block is not one array.
@@ -324,7 +327,7 @@ def block_call(kernel, layout, backend, operands, out, dtypes, *, direct: bool):
     return values[0] if len(values) == 1 else tuple(values)
 
 
-def _wrap_results(ufunc, layout, results, backend, mode, dtypes):
+def _wrap_results(ufunc, layout, results, backend: Backend, mode, dtypes):
     """DistArrays from per-chunk results (tuples for several outputs), in `dtypes`."""
     if ufunc.nout == 1:
         return wrap_buffers(layout, results, backend, mode, dtypes[0])
@@ -334,7 +337,7 @@ def _wrap_results(ufunc, layout, results, backend, mode, dtypes):
     )
 
 
-def wrap_buffers(layout, buffers, backend, mode, dtype):
+def wrap_buffers(layout, buffers, backend: Backend, mode, dtype):
     if any(b.dtype != dtype for b in buffers):
         # A backend whose kernels promote differently from NumPy (CuPy in corner cases):
         # NumPy's dtype is the contract.

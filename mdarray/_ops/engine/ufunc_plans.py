@@ -28,6 +28,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from mdarray._array.array import DistArray, in_mode, wrap
+from mdarray._backends.backend import Backend
 from mdarray._core import regions as _regions
 from mdarray._core.mode_rules import R, host_facts, result_mode
 from mdarray._core.modes import REPLICA, Mode
@@ -40,6 +41,7 @@ from mdarray._exec.chunkwise import (
     result_layout,
     shape_of,
 )
+from mdarray._exec.operands import stand_in
 from mdarray._layouts.layout import Layout
 from mdarray._movement.redistribute import replica_plan
 from mdarray._spmd import processes as _processes
@@ -66,7 +68,8 @@ def dtype_key(x):
     return (type(x), None)
 
 
-def _stand_in(key):
+def _key_stand_in(key):
+    """`stand_in` of an operand known only by its `dtype_key` (what `resolve` caches by)."""
     if isinstance(key, tuple):
         kind, value = key
         return kind(0) if value is None else value
@@ -80,7 +83,7 @@ def resolve(ufunc, keys: tuple, out_keys: tuple | None, where_key, options: tupl
     With `out_keys` (dtypes, or None for outputs not given) or a `where_key`, NumPy also
     checks the casts into the outputs and of the mask, with the call's `options`.
     """
-    inputs = [_stand_in(k) for k in keys]
+    inputs = [_key_stand_in(k) for k in keys]
     kwargs = dict(options)
     with np.errstate(all="ignore"):
         results = ufunc(*inputs, **kwargs)
@@ -88,7 +91,7 @@ def resolve(ufunc, keys: tuple, out_keys: tuple | None, where_key, options: tupl
         if out_keys is not None or where_key is not None:
             dtypes = out_keys or (None,) * ufunc.nout
             outs = tuple(np.empty(0, r.dtype if d is None else d) for r, d in zip(results, dtypes))
-            where = True if where_key is None else _stand_in(where_key)
+            where = True if where_key is None else _key_stand_in(where_key)
             ufunc(*inputs, out=outs, where=where, **kwargs)
     return tuple(r.dtype for r in results)
 
@@ -208,7 +211,7 @@ class Plan(NamedTuple):
     direct: tuple
     kernel: Any
     options: dict
-    backend: Any
+    backend: Backend
     cells: tuple | None = None
     specs: tuple = ()
 
@@ -229,7 +232,7 @@ def decide_mode(ufunc, inputs, layout, dtypes, where) -> tuple[Mode, tuple]:
 
 
 def make_plan(
-    inputs, layout, mode, convert, dtypes, direct, kernel, options, backend, packable,
+    inputs, layout, mode, convert, dtypes, direct, kernel, options, backend: Backend, packable,
     unmasked=None,
 ):  # fmt: skip
     """The `Plan` of a call whose decisions are made; `packable`: no ``out`` or mask, so
@@ -544,7 +547,7 @@ def where_plan(inputs: tuple) -> Plan | None:
 def _where_plan(inputs) -> Plan:
     shape = np.broadcast_shapes(*(shape_of(op) for op in inputs))
     # NumPy's promotion, Python scalars weak: from empty stand-ins of the arrays.
-    dtype = np.where(*(_where_stand_in(op) for op in inputs)).dtype
+    dtype = np.where(*(stand_in(op) for op in inputs)).dtype
     layout = result_layout(shape, inputs)
     backend = backend_of(inputs)
     convert = tuple(
@@ -558,12 +561,6 @@ def _where_plan(inputs) -> Plan:
     return make_plan(
         inputs, layout, REPLICA, convert, (dtype,), (False,), kernel, {}, backend, True
     )
-
-
-def _where_stand_in(operand):
-    if isinstance(operand, (bool, int, float, complex)):
-        return operand
-    return np.empty(0, operand.dtype)
 
 
 class _ScalarCondition:

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from mdarray._array.array import DistArray, in_mode, wrap
+from mdarray._backends.backend import Backend
 from mdarray._core.modes import REPLICA
 from mdarray._core.plan_cache import lookup, remember
 from mdarray._core.registry import implements_method, implements_ufunc_method, method
@@ -232,7 +233,7 @@ def _operands_in_mode(ufunc, inputs, layout, dtypes, where):
     return tuple(in_mode(x, REPLICA) if isinstance(x, DistArray) else x for x in inputs), REPLICA
 
 
-def _targets(ufunc, outs, direct, where, layout, backend, dtypes):
+def _targets(ufunc, outs, direct, where, layout, backend: Backend, dtypes):
     """Per output, the chunk arrays the kernel writes into, or None to let it allocate.
 
     ``out``'s own chunks where it has the result's layout and mode; under a mask, fresh
@@ -260,7 +261,7 @@ def _targets(ufunc, outs, direct, where, layout, backend, dtypes):
     return targets
 
 
-def _private_copies(chunks, owner, layout, backend):
+def _private_copies(chunks, owner, layout, backend: Backend):
     """`chunks`, copied where they are `owner`'s own buffers (they are written into)."""
     own = {id(c) for c in owner.storage.buffers} if isinstance(owner, DistArray) else set()
     out = []
@@ -270,7 +271,7 @@ def _private_copies(chunks, owner, layout, backend):
     return out
 
 
-def _run(kernel, columns, targets, masks, layout, backend, options, dtypes):
+def _run(kernel, columns, targets, masks, layout, backend: Backend, options, dtypes):
     """Run `kernel` on every chunk: per chunk, the tuple of its output arrays."""
     results = []
     for k, device in enumerate(layout.chunk_devices):
@@ -286,7 +287,7 @@ def _run(kernel, columns, targets, masks, layout, backend, options, dtypes):
     return results
 
 
-def _run_chunk(kernel, args, given, mask, backend, options):
+def _run_chunk(kernel, args, given, mask, backend: Backend, options):
     """One chunk: ``kernel(*args)`` into the `given` outputs (None: allocated), under
     `mask`; the outputs."""
     if isinstance(mask, (bool, np.bool_)):
@@ -303,7 +304,7 @@ def _run_chunk(kernel, args, given, mask, backend, options):
     return backend.call_masked(kernel, args, tuple(given), mask, options)
 
 
-def _deliver(ufunc, outs, direct, results, layout, backend, mode, dtypes):
+def _deliver(ufunc, outs, direct, results, layout, backend: Backend, mode, dtypes):
     """The call's return value: new DistArrays, or the ``out`` arrays written."""
     values = []
     for i in range(ufunc.nout):

@@ -79,15 +79,8 @@ def _along_axis(func, x, *, n, axis, norm) -> DistArray:
         return _transform(func, x, n=n, axis=axis, norm=norm)
     dtype = func(np.zeros(2, x.dtype)).dtype  # NumPy 2 keeps the precision
     x = in_mode(x, REPLICA)
-    whole = range(x.shape[axis])
-    if any(box[axis] != whole for box in x.layout.boxes):
-        other = next((a for a in range(x.ndim) if a != axis), None)
-        devices = x.layout.devices
-        x = x.reshard(
-            Layout.replicated(x.shape, devices[:1])
-            if other is None
-            else Layout.block(x.shape, axis=other, devices=devices)
-        )
+    if x.layout.splits(axis):
+        x = x.reshard(x.layout.whole_along(axis, longest=False))
     index_map: dict[int, list] = {}
     for device, index in x.layout.chunks:
         new = (*index[:axis], slice(0, length, 1), *index[axis + 1 :])

@@ -21,6 +21,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
 from mdarray._array.array import DistArray, wrap
+from mdarray._backends.backend import Backend
 from mdarray._core import regions as _regions
 from mdarray._core.modes import REPLICA
 from mdarray._core.plan_cache import plan_cache
@@ -104,7 +105,7 @@ def check_mask(shape: tuple, mask) -> None:
             )
 
 
-def _mask_pieces(mask, layout: Layout, backend) -> list:
+def _mask_pieces(mask, layout: Layout, backend: Backend) -> list:
     """Per chunk of `layout`, the part of `mask` (over the leading axes) its box reads,
     on the chunk's device (a `Remote` on another process's: a DistArray mask's parts
     move in one step)."""
@@ -123,7 +124,7 @@ def _mask_pieces(mask, layout: Layout, backend) -> list:
     ]
 
 
-def _counts(pieces: list, layout: Layout, backend) -> list:
+def _counts(pieces: list, layout: Layout, backend: Backend) -> list:
     """The number of true (non-zero) elements of each chunk's mask piece, read on the host
     (and shared between the processes of an SPMD run); 0 for a chunk without elements
     (its mask piece may hold rows that other chunks own)."""
@@ -235,7 +236,7 @@ def _check_value_shape(value, selected: tuple) -> None:
         )
 
 
-def _value_on(value, region: tuple, device, backend):
+def _value_on(value, region: tuple, device, backend: Backend):
     """The part `region` (a box) of `value` (a DistArray, NumPy or native array) on
     `device`."""
     if isinstance(value, DistArray):
@@ -349,7 +350,7 @@ def _write_masked(x: DistArray, mask, writes: list) -> None:
         identity = exact_array(backend.xp, x.mode.identity(x.dtype))
         for k, device in enumerate(layout.chunk_devices):
             with backend.on(device):
-                for index in layout.cover.shadowed[k]:
+                for index in layout.shadowed[k]:
                     shadow = _regions.apply_index(buffers[k], index, backend.xp).copy()
                     sub_mask = _regions.apply_index(shadow_masks[k], index[: mask.ndim], backend.xp)
                     shadow[sub_mask] = identity

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from mdarray._array.array import DistArray, wrap
+from mdarray._backends.backend import Backend
 from mdarray._core import regions as _regions
 from mdarray._core.modes import REPLICA
 from mdarray._core.plan_cache import plan_cache
@@ -25,15 +26,11 @@ from mdarray._storage.chunks import Chunks
 
 @plan_cache
 def _whole_along(layout: Layout, axis: int) -> Layout:
-    """`layout` where no chunk splits `axis`, else blocks along another axis (the
-    longest), or the whole array on every device for one axis."""
-    n = layout.shape[axis]
-    if all(box[axis] == range(n) for box in layout.boxes if _regions.box_size(box)):
+    """`layout` where no chunk with elements splits `axis`, else blocks along another
+    axis (the longest), or the whole array on every device for one axis."""
+    if not layout.splits(axis, empty_chunks=False):
         return layout
-    if layout.ndim == 1:
-        return Layout.replicated(layout.shape, devices=layout.devices)
-    other = max((a for a in range(layout.ndim) if a != axis), key=lambda a: layout.shape[a])
-    return Layout.block(layout.shape, axis=other, devices=layout.devices)
+    return layout.whole_along(axis, everywhere=True)
 
 
 @plan_cache
@@ -51,7 +48,7 @@ def _with_length(layout: Layout, axis: int, length: int) -> Layout:
     return Layout(shape, index_map)
 
 
-def _aligned_indices(indices, layout: Layout, backend) -> Chunks:
+def _aligned_indices(indices, layout: Layout, backend: Backend) -> Chunks:
     """`indices` (a DistArray or NumPy array) in REPLICA mode laid out as `layout`."""
     if isinstance(indices, DistArray):
         storage = change_mode(indices.storage, indices.mode, REPLICA)

@@ -27,6 +27,7 @@ import operator
 import numpy as np
 
 from mdarray._array.array import DistArray, wrap
+from mdarray._backends.backend import Backend
 from mdarray._core import regions as _regions
 from mdarray._core.modes import REPLICA
 from mdarray._core.registry import implements_method
@@ -326,7 +327,7 @@ def _operand_in_box_order(x: DistArray, key: tuple, value):
     return value[(None,) * lead][reorder]
 
 
-def _operand_piece(operand, within: tuple, device, backend):
+def _operand_piece(operand, within: tuple, device, backend: Backend):
     """The part of the box-ordered operand that the selection-box region `within` reads,
     on `device` (broadcast axes of length 1 stay 1)."""
     if not is_local(device) and not isinstance(operand, DistArray):

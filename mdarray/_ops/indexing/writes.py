@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from mdarray._array.array import DistArray
+from mdarray._backends.backend import Backend
 from mdarray._core import regions as _regions
 from mdarray._exec.chunkwise import commit
 from mdarray._movement.redistribute import region_value
@@ -53,7 +54,7 @@ def _shape_text(shape: tuple) -> str:
     return "(" + ",".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
 
 
-def _value_on(value, region: tuple, device, backend):
+def _value_on(value, region: tuple, device, backend: Backend):
     """The part `region` (a box) of `value` on `device`."""
     if isinstance(value, DistArray):
         return region_value(value.storage, value.mode, region, device)
@@ -130,7 +131,7 @@ def _write_rows(x: DistArray, axis: int, writes: list) -> None:
         assigns.append((device, buffer, (*full[:axis], local, *full[axis + 1 :]), piece))
         if identity is None:
             continue
-        for index in layout.cover.shadowed[k]:
+        for index in layout.shadowed[k]:
             shadow = _regions.positions(index[axis], buffer.shape[axis])
             common = np.intersect1d(np.asarray(shadow), local)
             if len(common):

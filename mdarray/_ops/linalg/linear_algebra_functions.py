@@ -32,6 +32,7 @@ from typing import Any, NamedTuple, cast
 import numpy as np
 
 from mdarray._array.array import DistArray, wrap
+from mdarray._backends.backend import Backend
 from mdarray._core import regions as _regions
 from mdarray._core.modes import REPLICA, SUM
 from mdarray._core.plan_cache import plan_cache
@@ -272,7 +273,7 @@ def _matmul(a, b, dtype, casting, decided: list | None = None):
     return result
 
 
-def _runner(plan, given: tuple, vectors: tuple, dtype, result: DistArray, backend):
+def _runner(plan, given: tuple, vectors: tuple, dtype, result: DistArray, backend: Backend):
     """The runner of a product that needed no conversion, or None where its decisions
     depend on more than the operands' layouts (device blocks that `as_blocks` may find
     or not, empty chunks that `without_axis` squeezes, both operands vectors)."""
@@ -387,13 +388,13 @@ def _operand_modes(a, b, out_dtype):
     return a, b
 
 
-def _zeros(shape, dtype, like, backend) -> DistArray:
+def _zeros(shape, dtype, like, backend: Backend) -> DistArray:
     """An empty product, or one over an empty contracted axis: all zeros."""
     layout = Layout.block(shape, devices=like.devices if isinstance(like, DistArray) else None)
     return wrap(Chunks.full(layout, 0, dtype, backend))
 
 
-def _partitioned(a, b, backend):
+def _partitioned(a, b, backend: Backend):
     """The operands as DistArrays whose blocks the plan can use.
 
     A REPLICA DistArray without a partition among its chunks is resharded to blocks of

@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 
 from mdarray._array.array import wrap
+from mdarray._backends.backend import Backend
 from mdarray._core import debug as _debug
 from mdarray._core.modes import REPLICA
 from mdarray._core.plan_cache import plan_cache
@@ -113,7 +114,9 @@ def _one_chunk(layout: Layout, box: tuple, device) -> tuple | None:
     return (k, (*chunk_index, Ellipsis), layout.chunk_devices[k])
 
 
-def runner(plan, matrices: tuple, vectors: tuple, modes: tuple, dtype, layout: Layout, backend):
+def runner(
+    plan, matrices: tuple, vectors: tuple, modes: tuple, dtype, layout: Layout, backend: Backend
+):
     """A decided ``a @ b`` (no ``out``, ``dtype`` or conversion) as a runner: `plan` run
     on the operands' buffers (in `modes`), each operand seen under its planned layout
     (`matrices`: a vector's as a matrix), the result in its final `layout`. Where each
@@ -153,7 +156,7 @@ def runner(plan, matrices: tuple, vectors: tuple, modes: tuple, dtype, layout: L
     return run
 
 
-def _slot(slots: dict, side: int, box: tuple, device, backend) -> tuple:
+def _slot(slots: dict, side: int, box: tuple, device, backend: Backend) -> tuple:
     """``(slot, the device that fetches into it)`` of one operand's piece `box` needed on
     `device`: a slot per device, or one for all where the backend's devices share memory
     (`Backend.shared_memory`: the first device needing it fetches, the others read it)."""
@@ -164,7 +167,7 @@ def _slot(slots: dict, side: int, box: tuple, device, backend) -> tuple:
 
 
 def _recipe(layout: Layout, mode, source: tuple, device, side: int, slots: dict,
-            backend) -> tuple:  # fmt: skip
+            backend: Backend) -> tuple:  # fmt: skip
     """How a task of a decided product finds one operand's piece, its operand laid out as
     `layout` (as planned): the plan's ``("chunk", k, index)``, or a fetch into a slot
     (`_slot`), read on another device than the one that fetched it as

@@ -37,6 +37,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from mdarray._array.array import DistArray, in_mode, wrap
+from mdarray._backends.backend import Backend
 from mdarray._core import regions as _regions
 from mdarray._core.modes import REPLICA, SUM
 from mdarray._exec.chunkwise import aligned
@@ -86,9 +87,9 @@ def row_blocks(x: DistArray, dtype: np.dtype | None = None) -> RowBlocks | None:
     x = in_mode(x, REPLICA)
     if x.dtype != dtype:
         x = x.astype(dtype)
-    m, n = x.shape
-    if any(box[1] != range(n) for box in x.layout.boxes):
-        x = x.reshard(Layout.block(x.shape, axis=0, devices=x.layout.devices))
+    m = x.shape[0]
+    if x.layout.splits(1):  # row blocks, the one other axis
+        x = x.reshard(x.layout.whole_along(1))
     layout = x.layout
     owned: list = [None] * len(layout.chunks)
     if layout.has_overlaps:
@@ -264,7 +265,7 @@ def q_times(factors: Factors, right=None, *, conjugate: bool = False, dtype=None
     return in_mode(wrap(storage, SUM), REPLICA)
 
 
-def _placed(backend, rows, indices: tuple, shape: tuple, device: int):
+def _placed(backend: Backend, rows, indices: tuple, shape: tuple, device: int):
     """A chunk of `shape`, zero but for `rows` placed at the row `indices` it owns."""
     out = backend.full(shape, 0, rows.dtype, device)
     start = 0

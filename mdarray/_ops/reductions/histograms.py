@@ -37,7 +37,7 @@ def owned_elements(x: DistArray, weights=None) -> tuple[list, list | None]:
     storage = x.storage
     backend = storage.backend
     layout = x.layout
-    shadowed = layout.cover.shadowed
+    shadowed = layout.shadowed
     masks: tuple = (None,) * len(layout.chunks)
     if any(shadowed):
         owned = Chunks.full(layout, True, np.dtype(bool), backend)

@@ -16,6 +16,7 @@ import builtins
 import numpy as np
 
 from mdarray._array.array import DistArray, in_mode, wrap
+from mdarray._core.constants import NO_VALUE
 from mdarray._core.decided import bound, decides, reader
 from mdarray._core.mode_rules import scales_exactly
 from mdarray._core.modes import REPLICA
@@ -24,7 +25,6 @@ from mdarray._exec.chunkwise import map_chunks, write_out
 from mdarray._ops.creation.data_type_functions import astype
 from mdarray._ops.engine import reduction as _reduction
 from mdarray._ops.engine.fallback import fallback
-from mdarray._ops.engine.reduction import NO_VALUE
 
 
 def _count(x: DistArray, axes: tuple, keepdims: bool, where):

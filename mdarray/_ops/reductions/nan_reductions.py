@@ -28,13 +28,13 @@ from __future__ import annotations
 import numpy as np
 
 from mdarray._array.array import DistArray, in_mode, wrap
+from mdarray._core.constants import NO_VALUE
 from mdarray._core.modes import REPLICA
 from mdarray._core.registry import implements
 from mdarray._exec.chunkwise import map_chunks, write_out
 from mdarray._ops.creation.data_type_functions import astype
 from mdarray._ops.engine import reduction as _reduction
 from mdarray._ops.engine.fallback import fallback
-from mdarray._ops.engine.reduction import NO_VALUE
 from mdarray._runtime.config import warn
 from mdarray._spmd.processes import Remote, agree_any
 

@@ -15,6 +15,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
 from mdarray._array.array import DistArray, in_mode, wrap
+from mdarray._core.constants import NO_VALUE
 from mdarray._core.modes import REPLICA
 from mdarray._core.registry import implements
 from mdarray._exec.chunkwise import map_chunks
@@ -26,15 +27,13 @@ from mdarray._storage.chunks import Chunks
 
 __all__: list[str] = []
 
-_NO_VALUE = np._NoValue
-
 
 def _keepdims(keepdims) -> dict:
-    return {} if keepdims is _NO_VALUE else {"keepdims": keepdims}
+    return {} if keepdims is NO_VALUE else {"keepdims": keepdims}
 
 
 @implements(np.average, spmd=True)
-def average(a, axis=None, weights=None, returned=False, *, keepdims=_NO_VALUE):
+def average(a, axis=None, weights=None, returned=False, *, keepdims=NO_VALUE):
     """``np.average``: ``sum(a * w) / sum(w)`` over `axis` (the mean without weights),
     NumPy's dtypes and errors; the sums are native reductions (one partial per chunk,
     combined into the small result).
@@ -86,7 +85,7 @@ def _weights(wgt, a, axis):
 
 
 @implements(np.ptp, spmd=True)
-def ptp(a, axis=None, out=None, keepdims=_NO_VALUE):
+def ptp(a, axis=None, out=None, keepdims=NO_VALUE):
     """``np.ptp``: the native ``max`` minus the native ``min`` (one partial each per
     chunk, combined into the small result).
 

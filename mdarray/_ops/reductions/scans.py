@@ -108,7 +108,7 @@ def scan(x: DistArray, ufunc, axis: int, dtype, result_dtype, include_initial: b
     value = _reduction.identity(ufunc, result_dtype)
     reorderable = ufunc in REORDERABLE and value is not None
     if not reorderable:
-        x = x.reshard(_reduction.whole_layout(x, (axis,)))
+        x = x.reshard(x.layout.whole_along(axis))
     elif not _scan_ready(x.layout, axis):
         x = x.reshard(Layout.block(x.shape, axis=axis, devices=x.devices))
     backend = x.storage.backend

@@ -28,6 +28,8 @@ import warnings
 import numpy as np
 
 from mdarray._array.array import DistArray, in_mode, wrap
+from mdarray._backends.backend import Backend
+from mdarray._core.constants import NO_VALUE
 from mdarray._core.modes import REPLICA
 from mdarray._core.registry import implements
 from mdarray._exec.chunkwise import write_out
@@ -40,7 +42,6 @@ from mdarray._storage.chunks import Chunks
 from .histograms import owned_elements
 from .nan_reductions import _warn
 
-NO_VALUE = np._NoValue
 SELECTED = ("linear", "lower", "higher", "nearest", "midpoint")
 # A lane's candidates are gathered once this few remain between the bounds.
 FEW = 1024
@@ -107,14 +108,14 @@ def _owned_sorted(x: DistArray, skip_nan: bool) -> tuple[list, bool]:
     return lanes, has_nan
 
 
-def _small(backend, array, device) -> np.ndarray:
+def _small(backend: Backend, array, device) -> np.ndarray:
     return _redistribute.host_copy(backend, array, device)
 
 
 class _Lane:
     """The sorted chunks of one lane and the order statistics found so far."""
 
-    def __init__(self, backend, devices, chunks) -> None:
+    def __init__(self, backend: Backend, devices, chunks) -> None:
         self.backend = backend
         self.devices = devices
         self.chunks = chunks
@@ -388,7 +389,7 @@ def _order_statistic(func, a, q, axis, out, method, keepdims, *, median=False,
         result = _selected(x, q_frac, method, median, skip_nan, shape, checked.dtype)
     else:
         if not whole:
-            x = x.reshard(_reduction.whole_layout(x, axes))
+            x = x.reshard(x.layout.whole_along(axes))
         result = _per_chunk(x, stat, axes, bool(keepdims), q_shape, checked.dtype)
     # NumPy's nan* forms take the dtype of their first lane's result, which for an
     # all-NaN lane is the input's.

@@ -12,11 +12,11 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from mdarray._array.array import Axes, DistArray
+from mdarray._core.constants import NO_VALUE
 from mdarray._core.decided import bound, decides, reader, same_as
 from mdarray._core.registry import implements, implements_ufunc_method
 from mdarray._ops.engine import reduction as _reduction
 from mdarray._ops.engine.fallback import fallback
-from mdarray._ops.engine.reduction import NO_VALUE
 
 # Reductions by ufunc ----------------------------------------------------------------
 

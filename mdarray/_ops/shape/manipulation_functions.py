@@ -24,7 +24,7 @@ from mdarray._core.modes import REPLICA
 from mdarray._core.plan_cache import plan_cache
 from mdarray._core.registry import implements
 from mdarray._exec.chunkwise import Casting, backend_of
-from mdarray._layouts.layout import Layout, ShapeLike, _normalize_axis
+from mdarray._layouts.layout import Layout, ShapeLike, _normalize_axis, shape_tuple
 from mdarray._ops.indexing.indexing import basic_getitem
 from mdarray._spmd.processes import Remote
 from mdarray._storage.chunks import Chunks
@@ -281,9 +281,7 @@ def _reshape_target(x: DistArray, shape: tuple) -> Layout:
 
 
 def _resolve_shape(shape, size: int) -> tuple:
-    if isinstance(shape, (int, np.integer)):
-        shape = (shape,)
-    shape = tuple(operator.index(n) for n in shape)
+    shape = shape_tuple(shape)
     unknown = [a for a, n in enumerate(shape) if n == -1]
     if len(unknown) > 1:
         raise ValueError("can only specify one unknown dimension")
@@ -366,8 +364,7 @@ def broadcast_to(x: Any, /, shape: ShapeLike, subok: bool = False) -> DistArray:
     >>> mdarray.broadcast_to(mdarray.ones(3), (2, 3)).shape
     (2, 3)
     """
-    sides = (shape,) if isinstance(shape, (int, np.integer)) else shape
-    shape = tuple(operator.index(n) for n in sides)
+    shape = shape_tuple(shape)
     lead = len(shape) - x.ndim
     if lead < 0 or any(n not in (m, 1) for n, m in zip(x.shape, shape[lead:])):
         raise ValueError(

@@ -14,7 +14,9 @@ from typing import Any
 import numpy as np
 
 from mdarray._array.array import DistArray, wrap
+from mdarray._backends.backend import Backend
 from mdarray._core import regions as _regions
+from mdarray._core.constants import NO_VALUE
 from mdarray._core.modes import REPLICA
 from mdarray._core.plan_cache import plan_cache
 from mdarray._core.registry import implements
@@ -23,8 +25,6 @@ from mdarray._movement import redistribute as _redistribute
 from mdarray._storage.chunks import Chunks
 
 from .manipulation_functions import broadcast_to, concat
-
-_NO_VALUE: Any = np._NoValue
 
 
 @plan_cache
@@ -92,7 +92,7 @@ def _halo_regions(source: Layout, layout: Layout, axis: int, n: int) -> tuple:
 
 
 @implements(np.diff, spmd=True)
-def _diff(a, n=1, axis=-1, prepend=_NO_VALUE, append=_NO_VALUE):
+def _diff(a, n=1, axis=-1, prepend=NO_VALUE, append=NO_VALUE):
     """``numpy.diff`` over DistArrays: per chunk, from the chunk's data and the `n`
     elements past its end along `axis` (fetched from the next chunk: only those move).
     The result is laid out as `a` shrunk by `n` along `axis` (`diff_layout`), in REPLICA
@@ -110,7 +110,7 @@ def _diff(a, n=1, axis=-1, prepend=_NO_VALUE, append=_NO_VALUE):
     axis = _normalize_axis(axis, a.ndim)
     parts: list[DistArray] = []
     for given in (prepend, a, append):
-        if given is _NO_VALUE:
+        if given is NO_VALUE:
             continue
         side = _as_dist(given if isinstance(given, DistArray) else np.asanyarray(given), a)
         if side.ndim == 0:
@@ -200,7 +200,7 @@ def _share(a, b, name: str, max_work) -> bool:
     return False
 
 
-def _pieces(x, backend) -> list:
+def _pieces(x, backend: Backend) -> list:
     """``(device, buffer)`` per chunk of a DistArray `x` held here; an array of the
     backend as one piece on its device (None: any device, a host array on the cpu
     backend); nothing for anything else (a scalar, another backend's array)."""

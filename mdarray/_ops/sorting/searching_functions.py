@@ -16,6 +16,8 @@ from typing import NamedTuple, cast
 import numpy as np
 
 from mdarray._array.array import DistArray, in_mode, wrap
+from mdarray._backends.backend import Backend
+from mdarray._core.constants import NO_VALUE
 from mdarray._core.decided import bound, decides, reader, same_as
 from mdarray._core.modes import MAX, MIN, REPLICA
 from mdarray._core.plan_cache import plan_cache
@@ -30,12 +32,12 @@ from mdarray._exec.chunkwise import (
     shape_of,
     write_out,
 )
+from mdarray._exec.operands import stand_in
 from mdarray._movement import redistribute as _redistribute
 from mdarray._movement.fetch import fetch_pieces
 from mdarray._ops.creation.creation_functions import asarray
 from mdarray._ops.engine import reduction as _reduction
 from mdarray._ops.engine.fallback import fallback
-from mdarray._ops.engine.reduction import NO_VALUE
 from mdarray._ops.engine.ufunc_plans import run, where_call, where_plan
 from mdarray._ops.indexing.advanced import nonzero as native_nonzero
 from mdarray._spmd.processes import Remote, is_local, several
@@ -58,7 +60,7 @@ def _sentinel(dtype, largest: bool):
     return (MAX if largest else MIN).identity(dtype)
 
 
-def _local(backend, chunk, box, axis, largest: bool, global_shape):
+def _local(backend: Backend, chunk, box, axis, largest: bool, global_shape):
     """This chunk's (value, global index) pair along `axis` (None: over the whole chunk),
     with kept dims."""
     xp = backend.xp
@@ -123,7 +125,7 @@ def arg_extreme(x: DistArray, axis, keepdims: bool, largest: bool) -> DistArray:
     return _drop_axes(result, axes)
 
 
-def _combine(layout, values, indices, largest, backend) -> list:
+def _combine(layout, values, indices, largest, backend: Backend) -> list:
     """Each chunk's pairs merged with the pairs of every chunk meeting its box (fetched
     in one step per part of the pair)."""
     xp = backend.xp
@@ -190,7 +192,7 @@ def _whole_plan(func, layout, mode, dtype, _axis_type, axis, _keep_type, keepdim
         return None
     axis = operator.index(axis) % len(layout.shape)
     plan, whole = _reduction.reduce_plan(layout, (axis,), keepdims is True)
-    if not whole or any(box[axis] != range(layout.shape[axis]) for box in layout.boxes):
+    if not whole or layout.splits(axis):
         return None
     if not all(all(shape) for shape in plan.chunk_shapes):
         return None
@@ -233,9 +235,9 @@ def _whole_axis(x: DistArray, plan: tuple, largest: bool) -> DistArray:
 def _arg_impl(func, largest: bool):
     name = f"numpy.{func.__name__}"
 
-    def impl(a, axis=None, out=None, *, keepdims=np._NoValue):
+    def impl(a, axis=None, out=None, *, keepdims=NO_VALUE):
         args = {"axis": axis, "out": out}
-        if keepdims is not np._NoValue:
+        if keepdims is not NO_VALUE:
             args["keepdims"] = keepdims
         if not isinstance(a, DistArray):
             return fallback(func, (a,), args, name)
@@ -323,7 +325,7 @@ def _where(condition, x=_NOT_GIVEN, y=_NOT_GIVEN):
     operands = (condition, x, y)
     shape = np.broadcast_shapes(*(shape_of(op) for op in operands))
     # NumPy's promotion, Python scalars weak: from empty stand-ins of the arrays.
-    dtype = np.where(*(_stand_in(op) for op in operands)).dtype
+    dtype = np.where(*(stand_in(op) for op in operands)).dtype
     layout = result_layout(shape, operands)
     backend = backend_of(operands)
     columns = [aligned(op, layout, backend) for op in operands]
@@ -338,12 +340,6 @@ def _where(condition, x=_NOT_GIVEN, y=_NOT_GIVEN):
         return chunk
 
     return wrap(Chunks.generate(layout, backend, pick, dtype), REPLICA)
-
-
-def _stand_in(operand):
-    if isinstance(operand, (bool, int, float, complex)):
-        return operand
-    return np.empty(0, getattr(operand, "dtype", None) or np.asarray(operand).dtype)
 
 
 def where(condition, x1, x2, /) -> DistArray:

@@ -24,6 +24,7 @@ from typing import Any, cast
 import numpy as np
 
 from mdarray._array.array import DistArray, wrap
+from mdarray._backends.backend import Backend
 from mdarray._core.modes import REPLICA
 from mdarray._core.registry import implements
 from mdarray._layouts.layout import Layout
@@ -35,7 +36,7 @@ from mdarray._spmd.processes import Remote, is_local, merged_everywhere, several
 from mdarray._storage.chunks import Chunks
 
 from .searching_functions import _searchsorted
-from .sorting_functions import as_chunks, runs, sample_sort, sorted_along, splits, to_host
+from .sorting_functions import as_chunks, runs, sample_sort, sorted_along, to_host
 
 _RESULTS = {
     "values": np.unique_values(np.zeros(0)).__class__,
@@ -45,7 +46,7 @@ _RESULTS = {
 }
 
 
-def _from_runs(devices: list, arrays: list, backend, dtype) -> DistArray:
+def _from_runs(devices: list, arrays: list, backend: Backend, dtype) -> DistArray:
     """A 1-D DistArray of `arrays` (on `devices`) one after another, as they are."""
     index_map: dict = {}
     start = 0
@@ -63,7 +64,7 @@ def _from_runs(devices: list, arrays: list, backend, dtype) -> DistArray:
 def _sorted_with_order(flat: DistArray, want_order: bool) -> tuple[DistArray, DistArray | None]:
     if not want_order:
         return sorted_along(flat, 0, arg=False), None
-    if splits(flat.layout, 0):
+    if flat.layout.splits(0):
         return sample_sort(flat, True)
     return sorted_along(flat, 0, arg=False), sorted_along(flat, 0, arg=True)
 

@@ -25,6 +25,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
 from mdarray._array.array import DistArray, wrap
+from mdarray._backends.backend import Backend
 from mdarray._core import regions as _regions
 from mdarray._core.modes import REPLICA
 from mdarray._core.registry import implements
@@ -39,12 +40,6 @@ from mdarray._spmd.processes import Remote, is_local, merged_everywhere
 from mdarray._storage.chunks import Chunks
 
 
-def splits(layout: Layout, axis: int) -> bool:
-    """Whether some chunk of `layout` holds only part of `axis`."""
-    whole = range(layout.shape[axis])
-    return any(box[axis] != whole for box in layout.boxes)
-
-
 def _per_chunk(x: DistArray, axis: int, arg: bool) -> DistArray:
     """Each chunk sorts its own lanes along `axis` (a whole axis in every chunk)."""
     xp = x.storage.backend.xp
@@ -53,12 +48,6 @@ def _per_chunk(x: DistArray, axis: int, arg: bool) -> DistArray:
             map_kernel(x.storage, lambda c: xp.argsort(c, axis=axis, kind="stable"), np.intp)
         )
     return wrap(map_kernel(x.storage, lambda c: stable_sort(xp, c, axis)))
-
-
-def _whole_axis_layout(x: DistArray, axis: int) -> Layout:
-    """Blocks along the longest other axis, over `x`'s devices: `axis` whole in each."""
-    other = max((a for a in range(x.ndim) if a != axis), key=lambda a: x.shape[a])
-    return Layout.block(x.shape, axis=other, devices=x.layout.devices)
 
 
 def sorted_along(x: DistArray, axis: int | None, arg: bool) -> DistArray:
@@ -74,15 +63,15 @@ def sorted_along(x: DistArray, axis: int | None, arg: bool) -> DistArray:
             return sorted_along(reshape(x, (1,)), axis, True)
         raise np.exceptions.AxisError(axis, 0)
     axis = normalize_axis_index(operator.index(axis), x.ndim)
-    if x.size == 0 or not splits(x.layout, axis):
+    if x.size == 0 or not x.layout.splits(axis):
         return _per_chunk(x, axis, arg)
     if x.ndim > 1:
-        return _per_chunk(x.reshard(_whole_axis_layout(x, axis)), axis, arg)
+        return _per_chunk(x.reshard(x.layout.whole_along(axis)), axis, arg)
     values, indices = sample_sort(x, arg)
     return cast(DistArray, indices) if arg else values
 
 
-def _positions(backend, index, n: int, device):
+def _positions(backend: Backend, index, n: int, device):
     """The global positions (intp, on `device`) that `index` (a slice or integers) of a
     1-D array of length `n` picks."""
     if isinstance(index, slice):
@@ -131,7 +120,7 @@ def runs(x: DistArray) -> list:
     ]
 
 
-def to_host(backend, arrays: list, devices: list) -> list:
+def to_host(backend: Backend, arrays: list, devices: list) -> list:
     """Small arrays read to the host (samples, cut points)."""
     out = []
     for array, device in zip(arrays, devices):
@@ -149,7 +138,7 @@ def to_host(backend, arrays: list, devices: list) -> list:
 _SAMPLES_PER_PART = 4
 
 
-def _cuts(backend, pieces: list, parts: int, dtype, in_order: bool) -> list:
+def _cuts(backend: Backend, pieces: list, parts: int, dtype, in_order: bool) -> list:
     """Per piece (sorted), where it is cut for the `parts` result chunks: host arrays
     of ``parts + 1`` positions, the same on every process of an SPMD run.
 
@@ -319,7 +308,7 @@ def sample_sort(x: DistArray, with_indices: bool) -> tuple[DistArray, DistArray 
     return sorted_values, _result(result_layout, merged_indices, backend, np.intp)
 
 
-def _result(layout: Layout, buffers: list, backend, dtype) -> DistArray:
+def _result(layout: Layout, buffers: list, backend: Backend, dtype) -> DistArray:
     shapes = layout.chunk_shapes
     filled = [
         Remote(shape, dtype, device) if b is None else b
@@ -328,7 +317,7 @@ def _result(layout: Layout, buffers: list, backend, dtype) -> DistArray:
     return wrap(Chunks.of(layout, filled, backend, dtype))
 
 
-def _sent(backend, pieces: list, cuts: list, targets, dtype, with_indices: bool) -> list:
+def _sent(backend: Backend, pieces: list, cuts: list, targets, dtype, with_indices: bool) -> list:
     """Per target device, the parts of the pieces cut for it (values, and indices with
     `with_indices`), moved in one step: the pieces are the chunks of a layout of their
     own (each in its place in the order of `pieces`), read through `fetch_pieces`."""
@@ -353,7 +342,7 @@ def _sent(backend, pieces: list, cuts: list, targets, dtype, with_indices: bool)
     return out
 
 
-def as_chunks(pieces: list, backend, dtype) -> tuple[Chunks, list]:
+def as_chunks(pieces: list, backend: Backend, dtype) -> tuple[Chunks, list]:
     """The non-empty arrays `pieces` ``(device, array)`` (a `Remote` for another
     process's) as the chunks of a 1-D layout of their own, one after another, so that
     `fetch_pieces` moves parts of them; and per piece its chunk number there."""

@@ -36,8 +36,6 @@ from mdarray._ops.engine.fallback import fallback
 from mdarray._ops.shape.manipulation_functions import broadcast_to, moveaxis, reshape
 from mdarray._storage.chunks import Chunks
 
-from .sorting_functions import splits
-
 
 def _kth_positions(kth, length: int) -> int | list[int] | None:
     """`kth` as non-negative integer positions checked as NumPy checks them (an int, or a
@@ -53,15 +51,6 @@ def _kth_positions(kth, length: int) -> int | list[int] | None:
             raise ValueError(f"kth(={normal}) out of bounds ({length})")
         positions.append(normal)
     return positions[0] if given.ndim == 0 else positions
-
-
-def _whole_axis(x: DistArray, axis: int) -> DistArray:
-    """`x` resharded so that no chunk splits `axis` (blocks along the longest other axis,
-    or one chunk for a 1-D array)."""
-    if x.ndim == 1:
-        return x.reshard(Layout.block(x.shape, devices=x.layout.devices[:1]))
-    other = max((a for a in range(x.ndim) if a != axis), key=lambda a: x.shape[a])
-    return x.reshard(Layout.block(x.shape, axis=other, devices=x.layout.devices))
 
 
 def _partitioned(name: str, a, kth, axis, kind, order, arg: bool):
@@ -81,8 +70,8 @@ def _partitioned(name: str, a, kth, axis, kind, order, arg: bool):
         if arg:
             return wrap(x.storage.map(lambda c: c.astype(np.intp), dtype=np.intp))
         return wrap(x.storage.map(lambda c: c.copy()))
-    if splits(x.layout, axis):
-        x = _whole_axis(x, axis)
+    if x.layout.splits(axis):
+        x = x.reshard(x.layout.whole_along(axis))
     xp = x.storage.backend.xp
     if arg:
         return wrap(
@@ -319,8 +308,8 @@ def _cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
         x = x.change_mode(REPLICA)
     if x.shape != shape:
         x = broadcast_to(x, shape)
-    if splits(x.layout, x.ndim - 1):
-        x = _whole_axis(x, x.ndim - 1)
+    if x.layout.splits(x.ndim - 1):
+        x = x.reshard(x.layout.whole_along(x.ndim - 1))
     backend = x.storage.backend
     xp = backend.xp
     left = x.storage.buffers
