@@ -69,7 +69,8 @@ from ._namespace.numpy_functions import (
     vstack,
 )
 
-# Modules that only register implementations (ufunc calls, CuPy's hooks, the fallback).
+# The op modules: those whose functions are public (wrapped at the end), and those that
+# only register implementations (noqa F401: ufunc calls, CuPy's hooks, the fallback).
 from ._ops.arranging import (
     applying as _applying,  # noqa: F401
     diagonals as _diagonals,  # noqa: F401
