@@ -8,40 +8,12 @@ onto one device, as fallbacks under the policy of `mdarray.options` (see
 `mdarray._ops.linalg.linalg`).
 """
 
-from types import FunctionType
-
 import numpy as np
 
-from ._namespace.groups import keeping_groups
-from ._ops.linalg.linalg import (
-    EighResult,
-    QRResult,
-    SlogdetResult,
-    SVDResult,
-    cholesky,
-    cross,
-    det,
-    diagonal,
-    eigh,
-    eigvalsh,
-    inv,
-    matmul,
-    matrix_norm,
-    matrix_power,
-    matrix_rank,
-    matrix_transpose,
-    outer,
-    pinv,
-    qr,
-    slogdet,
-    solve,
-    svd,
-    svdvals,
-    tensordot,
-    trace,
-    vecdot,
-    vector_norm,
-)
+from ._namespace.groups import keeping_groups as _keeping_groups
+from ._ops.linalg import linalg as _linalg, linear_algebra_functions as _products
+from ._ops.linalg.linalg import EighResult, QRResult, SlogdetResult, SVDResult
+from ._ops.shape import manipulation_functions as _manipulation
 
 __all__ = [
     "EighResult",
@@ -73,11 +45,31 @@ __all__ = [
     "vector_norm",
 ]
 
-# Every function keeps its operands' device group (DESIGN: ``x[:5].device == x.device``).
-globals().update(
-    {
-        name: keeping_groups(value, np.linalg)
-        for name, value in globals().items()
-        if name in __all__ and isinstance(value, FunctionType)
-    }
-)
+# Each function wrapped once: its results keep its operands' device group (DESIGN:
+# ``x[:5].device == x.device``), and in an SPMD run one without a multi-process
+# implementation takes the fallback with its ``numpy.linalg`` twin (`_namespace.groups`).
+# matmul, matrix_transpose, tensordot and vecdot are the main namespace's too, which
+# imports them from here: one object each.
+cholesky = _keeping_groups(_linalg.cholesky, np.linalg)
+cross = _keeping_groups(_linalg.cross, np.linalg)
+det = _keeping_groups(_linalg.det, np.linalg)
+diagonal = _keeping_groups(_linalg.diagonal, np.linalg)
+eigh = _keeping_groups(_linalg.eigh, np.linalg)
+eigvalsh = _keeping_groups(_linalg.eigvalsh, np.linalg)
+inv = _keeping_groups(_linalg.inv, np.linalg)
+matmul = _keeping_groups(_products.matmul, np.linalg)
+matrix_norm = _keeping_groups(_linalg.matrix_norm, np.linalg)
+matrix_power = _keeping_groups(_linalg.matrix_power, np.linalg)
+matrix_rank = _keeping_groups(_linalg.matrix_rank, np.linalg)
+matrix_transpose = _keeping_groups(_manipulation.matrix_transpose, np.linalg)
+outer = _keeping_groups(_linalg.outer, np.linalg)
+pinv = _keeping_groups(_linalg.pinv, np.linalg)
+qr = _keeping_groups(_linalg.qr, np.linalg)
+slogdet = _keeping_groups(_linalg.slogdet, np.linalg)
+solve = _keeping_groups(_linalg.solve, np.linalg)
+svd = _keeping_groups(_linalg.svd, np.linalg)
+svdvals = _keeping_groups(_linalg.svdvals, np.linalg)
+tensordot = _keeping_groups(_products.tensordot, np.linalg)
+trace = _keeping_groups(_linalg.trace, np.linalg)
+vecdot = _keeping_groups(_products.vecdot, np.linalg)
+vector_norm = _keeping_groups(_linalg.vector_norm, np.linalg)

@@ -156,3 +156,33 @@ def test_the_table_stays_bounded(data, monkeypatch):
         x = mdarray.distributed_array(hx, rows(parts=2 + k % 3))
         check(x + float(k), hx + float(k))
         assert len(_decided.RUNNERS) <= 3
+
+
+def test_the_namespace_elementwise_functions_take_runners_first(data):
+    """``mdarray.add(x, y)`` runs the runner its key names before NumPy's dispatch (as
+    ``__array_ufunc__`` would): the same values, dtypes and device groups as NumPy's
+    calls, the runner's checks kept (an unpacked operand goes the whole way), ``out=`` and
+    profiled calls the whole way."""
+    hx, hy = data
+    x, y = mdarray.distributed_array(hx, rows()), mdarray.distributed_array(hy, rows())
+    part = x[:12]  # on fewer devices than its group: results keep x's group
+    _decided.clear()
+    for _ in range(3):
+        check(mdarray.add(x, y), hx + hy)
+        check(mdarray.pow(x, 2), hx**2)
+        check(mdarray.multiply(2.5, x), 2.5 * hx)
+        check(mdarray.less(x, False), hx < False)
+        check(mdarray.sqrt(mdarray.abs(x)), np.sqrt(np.abs(hx)))
+        assert mdarray.negative(part).device == x.device
+        check(mdarray.subtract(x[:, :], y), hx - hy)  # views: not packed, the whole way
+    _decided.clear()
+    first = calls(lambda: mdarray.add(x, y), warmup=0)
+    assert calls(lambda: mdarray.add(x, y), warmup=0) < first
+    out = mdarray.zeros_like(x)
+    for _ in range(2):
+        assert mdarray.multiply(x, y, out=out) is out
+        check(out, hx * hy)
+    with mdarray.profile() as profile:
+        z = mdarray.add(x, y)
+    assert [call.name for call in profile.calls] == ["add"]
+    check(z, hx + hy)

@@ -10,6 +10,7 @@ from _partials import per_chunk
 
 import mdarray
 from mdarray._core import plan_cache as _plan_cache
+from mdarray.testing import assert_dist_equal
 
 SHAPE = (64, 64)
 
@@ -233,7 +234,10 @@ def test_call_budget(name, count):
 )
 def test_namespace_functions_cost_what_their_ufunc_costs(ours, numpys):
     # mdarray.add and its kin call the ufunc, whose __array_ufunc__ keeps the device group
-    # and joins an SPMD run: no second round of that bookkeeping around it.
+    # and joins an SPMD run: no second round of that bookkeeping around it; a repeated
+    # call goes to its runner as __array_ufunc__ would, with no NumPy dispatch before it
+    # (30 calls against np.add's 31 on 4 devices).
     x = mdarray.asarray(np.arange(64.0).reshape(8, 8))
-    args = (x, x)[: numpys.nin]
-    assert calls(lambda: ours(*args)) <= calls(lambda: numpys(*args)) + 1
+    for args in ((x, x)[: numpys.nin], (x, 2.0)[: numpys.nin]):
+        assert calls(lambda: ours(*args)) <= calls(lambda: numpys(*args))  # noqa: B023
+        assert_dist_equal(ours(*args), numpys(*args).get())

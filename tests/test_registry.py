@@ -1,18 +1,18 @@
 """The dispatch tables are complete: every NumPy ufunc is handled and exercised against
 NumPy, every public name exists."""
 
-import ast
 import inspect
-from pathlib import Path
 
 import numpy as np
 import pytest
 import test_elementwise_functions as elementwise
 
 import mdarray
+import mdarray.fft
+import mdarray.linalg
 from mdarray._core import registry as _registry
-from mdarray._namespace.numpy_functions import FUNCTIONS as NUMPY_FUNCTIONS
-from mdarray._ops.elementwise.elementwise_functions import ARRAY_API_FUNCTIONS
+from mdarray._namespace import numpy_functions
+from mdarray._ops.elementwise import elementwise_functions
 
 UFUNCS = sorted({u for u in vars(np).values() if isinstance(u, np.ufunc)}, key=lambda u: u.__name__)
 
@@ -40,25 +40,52 @@ def test_every_public_name_exists():
     assert len(set(mdarray.__all__)) == len(mdarray.__all__)
 
 
-def test_array_api_elementwise_names_are_public():
-    for name, func in ARRAY_API_FUNCTIONS.items():
+def _defined_here(module):
+    """The public functions `module` defines (``mdarray.<name>`` by their ``__module__``)."""
+    return {
+        name: f
+        for name, f in vars(module).items()
+        if inspect.isfunction(f) and f.__module__ == "mdarray" and not name.startswith("_")
+    }
+
+
+@pytest.mark.parametrize(
+    "module", [elementwise_functions, numpy_functions], ids=lambda m: m.__name__
+)
+def test_defined_names_are_the_namespaces(module):
+    """The elementwise functions and NumPy's names are defined in their own modules and
+    imported by name: the namespace holds those very objects (no wrapper around them)."""
+    defined = _defined_here(module)
+    assert len(defined) > 40
+    for name, func in defined.items():
         assert name in mdarray.__all__
-        assert inspect.unwrap(getattr(mdarray, name)) is func  # wrapped by keeping_groups
+        assert getattr(mdarray, name) is func
+        assert func.__name__ == name
         assert func.__doc__
         assert ">>>" in func.__doc__
 
 
-def test_type_checkers_see_the_generated_names():
-    """mdarray/__init__.py declares the generated functions (elementwise, NumPy's names) for type checkers
-    (``if TYPE_CHECKING:``), since they do not run ``globals().update``."""
-    tree = ast.parse(Path(mdarray.__file__).read_text())
-    (block,) = [
-        node
-        for node in tree.body
-        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
-    ]
-    declared = [n.target.id for n in block.body if isinstance(n, ast.AnnAssign)]
-    assert declared == sorted([*ARRAY_API_FUNCTIONS, *NUMPY_FUNCTIONS])
+@pytest.mark.parametrize("module", [mdarray, mdarray.linalg, mdarray.fft], ids=lambda m: m.__name__)
+def test_each_public_function_is_wrapped_once(module):
+    """The op modules' functions are wrapped by `keeping_groups` once, where the public
+    module names them: what a wrapper wraps is never a wrapper."""
+    wrapper = mdarray.sum.__code__  # every keeping_groups wrapper runs this code
+    for name in module.__all__:
+        func = getattr(module, name)
+        inner = getattr(func, "__wrapped__", None)
+        if inner is not None:
+            assert func.__code__ is wrapper, f"{module.__name__}.{name}"
+            assert getattr(inner, "__code__", None) is not wrapper, f"{module.__name__}.{name}"
+
+
+def test_public_modules_write_no_name_twice():
+    """Each public module lists its names once (`__all__`) and defines or imports each
+    by name: no ``globals()`` updates, no declarations for type checkers alone."""
+    for module in (mdarray, mdarray.linalg, mdarray.fft):
+        source = inspect.getsource(module)
+        assert "globals()" not in source
+        assert "TYPE_CHECKING" not in source
+        assert source.count("__all__") == 1
 
 
 def test_registered_functions_are_callables():

@@ -57,11 +57,12 @@ def spmd(impl: F) -> F:
     return impl
 
 
-def implements(*funcs, spmd: bool = False, one_device: bool = False):
+def implements(*funcs: Any, spmd: bool = False, one_device: bool = False) -> Callable[[F], F]:
     """Register the decorated function as the DistArray implementation of `funcs` (and as
-    running across processes with `spmd`; as computing on one device with `one_device`)."""
+    running across processes with `spmd`; as computing on one device with `one_device`).
+    The function keeps its type (a public one's is the namespace name's)."""
 
-    def register(impl):
+    def register(impl: F) -> F:
         for func in funcs:
             if func in FUNCTIONS:
                 raise ValueError(f"{func!r} is registered twice")

@@ -1,7 +1,12 @@
 """Public functions keep their operands' device group (DESIGN.md: ``x[:5].device ==
 x.device``), and in an SPMD run of several processes those without a multi-process
-implementation take the fallback: the namespaces wrap each of their functions with
-`keeping_groups`."""
+implementation take the fallback: each public module wraps each op function it makes
+public with `keeping_groups`, once, where it names it (``sum = keeping_groups(...)``).
+
+The elementwise functions (`mdarray._ops.elementwise.elementwise_functions`) and NumPy's
+names (`numpy_functions`) are not wrapped: each calls a NumPy ufunc or function, whose
+protocol method (``__array_ufunc__``, ``__array_function__``) keeps the group and joins
+an SPMD run, so that bookkeeping happens once per call there."""
 
 from __future__ import annotations
 
@@ -9,7 +14,7 @@ import functools
 import inspect
 from collections.abc import Callable
 from types import ModuleType
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 
@@ -30,21 +35,21 @@ from mdarray._storage.stored import decided_function
 
 from .info import __array_namespace_info__
 
+P = ParamSpec("P")
+R = TypeVar("R")
 
-def keeping_groups(func: Callable[..., Any], numpy: ModuleType = np) -> Callable[..., Any]:
+
+def keeping_groups(func: Callable[P, R], numpy: ModuleType = np) -> Callable[P, R]:
     """`func` (a public function) whose results keep its DistArray operands' device group
-    (`in_group`), unless a ``device=`` argument places them. One wrapper per function, so
-    a name exported by two modules (``mdarray.matmul``, ``mdarray.linalg.matmul``) is one
-    object.
+    (`in_group`), unless a ``device=`` argument places them; its signature, docstring and
+    type are `func`'s. A name two modules export (``mdarray.matmul``,
+    ``mdarray.linalg.matmul``) is wrapped by one and imported by the other: one object.
 
     In a run of several processes a `func` not marked to run across them
     (`_processes.runs_here`) takes the fallback with its NumPy twin (the function it
     implements, or the one of its name in `numpy`, the module its namespace mirrors),
     unless the twin's own implementation is marked (`func` then reaches it).
     """
-    known = _KEEPING_GROUPS.get(func)
-    if known is not None:
-        return known
     try:
         creates = "device" in inspect.signature(func).parameters
     except (TypeError, ValueError):  # no signature to read
@@ -52,7 +57,7 @@ def keeping_groups(func: Callable[..., Any], numpy: ModuleType = np) -> Callable
 
     @functools.wraps(func)
     @transparent
-    def function(*args: Any, **kwargs: Any) -> Any:
+    def function(*args: P.args, **kwargs: P.kwargs) -> R:
         if _profile.recording and _profile.open_here() and func not in LOCAL:  # profiled
             return _profile.recorded(func.__name__, function, args, kwargs)
         if (done := decided_function(func, args, kwargs)) is not None:
@@ -71,7 +76,6 @@ def keeping_groups(func: Callable[..., Any], numpy: ModuleType = np) -> Callable
             result = func(*args, **kwargs)
         return _grouped(result, args, kwargs, creates)
 
-    _KEEPING_GROUPS[func] = function
     return function
 
 
@@ -87,9 +91,6 @@ def _grouped(result: Any, args: tuple, kwargs: dict, creates: bool) -> Any:
         result = in_group(result, (*args, *kwargs.values()))
         return placed_in(result, None) if creates else result
     return placed_in(result, device) if isinstance(device, DeviceSet) else result
-
-
-_KEEPING_GROUPS: dict[Callable[..., Any], Callable[..., Any]] = {}
 
 
 # The namespace's functions of metadata alone, besides those of NumPy's functions

@@ -28,23 +28,6 @@ from mdarray._ops.engine.fallback import fallback
 from mdarray._ops.shape.manipulation_functions import concat
 from mdarray._storage.chunks import Chunks
 
-__all__ = [
-    "fft",
-    "fftfreq",
-    "fftn",
-    "fftshift",
-    "hfft",
-    "ifft",
-    "ifftn",
-    "ifftshift",
-    "ihfft",
-    "irfft",
-    "irfftn",
-    "rfft",
-    "rfftfreq",
-    "rfftn",
-]
-
 Norm = Literal["backward", "ortho", "forward"]
 
 

@@ -43,36 +43,6 @@ from . import tsqr as _tsqr
 from .linear_algebra_functions import matmul, tensordot, vecdot
 from .tsqr import RowBlocks
 
-__all__ = [
-    "EighResult",
-    "QRResult",
-    "SVDResult",
-    "SlogdetResult",
-    "cholesky",
-    "cross",
-    "det",
-    "diagonal",
-    "eigh",
-    "eigvalsh",
-    "inv",
-    "matmul",
-    "matrix_norm",
-    "matrix_power",
-    "matrix_rank",
-    "matrix_transpose",
-    "outer",
-    "pinv",
-    "qr",
-    "slogdet",
-    "solve",
-    "svd",
-    "svdvals",
-    "tensordot",
-    "trace",
-    "vecdot",
-    "vector_norm",
-]
-
 inf = float("inf")
 
 
@@ -289,7 +259,7 @@ def _tall(x: DistArray, *, double: bool = False) -> tuple[RowBlocks | None, bool
     dtype = _tsqr.double(dtype) if double else dtype
     blocks = _tsqr.row_blocks(x, dtype)
     if blocks is None and x.ndim == 2 and x.shape[0] < x.shape[1]:
-        adjoint = matrix_transpose(np.conj(x) if x.dtype.kind == "c" else x)
+        adjoint = matrix_transpose(cast(DistArray, np.conj(x)) if x.dtype.kind == "c" else x)
         return _tsqr.row_blocks(adjoint, dtype), True
     return blocks, False
 

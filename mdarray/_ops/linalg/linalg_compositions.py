@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import operator
+from typing import Any
 
 import numpy as np
 
@@ -118,6 +119,7 @@ def _cond(x, p=None):
         return fallback(np.linalg.cond, (x,), {"p": p}, "numpy.linalg.cond")
     if x.size == 0 or x.shape[-2] * x.shape[-1] == 0:
         raise np.linalg.LinAlgError("cond is not defined on empty arrays")
+    r: Any  # a DistArray (NumPy's types say ndarray for NumPy's functions)
     with np.errstate(all="ignore"):
         if p is None or p in (2, -2):
             s = np.linalg.svd(x, compute_uv=False)

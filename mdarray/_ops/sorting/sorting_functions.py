@@ -416,7 +416,8 @@ def sort(
     """
     x = asarray(x)
     if descending:
-        return flip(np.sort(flip(x, axis=axis), axis=axis, stable=True), axis=axis)
+        backward = cast(DistArray, np.sort(flip(x, axis=axis), axis=axis, stable=True))
+        return flip(backward, axis=axis)
     return cast(DistArray, np.sort(x, axis=axis, stable=stable))
 
 
@@ -457,6 +458,7 @@ def argsort(
         if x.ndim == 0:  # NumPy's argsort takes a 0-d array as 1-D
             x = reshape(x, (1,))
         # Positions in the reversed axis, counted back from its end.
-        reversed_order = flip(np.argsort(flip(x, axis=axis), axis=axis, stable=True), axis=axis)
+        backward = cast(DistArray, np.argsort(flip(x, axis=axis), axis=axis, stable=True))
+        reversed_order = flip(backward, axis=axis)
         return (x.shape[axis] - 1) - reversed_order
     return cast(DistArray, np.argsort(x, axis=axis, stable=stable))
