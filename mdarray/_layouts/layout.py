@@ -177,7 +177,7 @@ class Layout:
 
     @cached_property
     def cover(self) -> _regions.Cover:
-        """The cover of the layout's own array by its chunks: who owns each element."""
+        """Which chunk owns each element of the layout's array (its cover by the chunks)."""
         return _regions.cover(_regions.full_box(self.shape), self.boxes)
 
     @cached_property

@@ -86,21 +86,23 @@ def _binary(ufunc: np.ufunc, name: str | None = None) -> Binary:
     return cast(Binary, _named(function, ufunc, name or ufunc.__name__))
 
 
-def _named(function: Any, numpy_function: Any, name: str) -> Any:
+def _named(function: Any, numpy_function: Any, name: str, numpys: bool = True) -> Any:
     """`function`, the array API's `name` calling `numpy_function`, named and documented
     as ``mdarray.<name>``; its frames too (``add`` in a traceback, a profile, or the
     transfer guard's message when a runner moves data)."""
     function.__code__ = function.__code__.replace(co_name=name, co_qualname=name)
     function.__name__ = function.__qualname__ = name
     function.__module__ = "mdarray"
-    function.__doc__ = _doc(name, numpy_function)
+    function.__doc__ = _doc(name, numpy_function, numpys)
     return function
 
 
-def _doc(name: str, func: Any) -> str:
+def _doc(name: str, func: Any, numpys: bool = True) -> str:
+    """`numpys`: the function takes what NumPy's takes, else its own signature's."""
+    takes = f"what ``numpy.{func.__name__}`` takes" if numpys else "the parameters of its signature"
     return (
         f"The array API's ``{name}``: ``numpy.{func.__name__}`` on DistArrays, chunk by chunk."
-        f"\n\nTakes what ``numpy.{func.__name__}`` takes and returns DistArrays; the result's "
+        f"\n\nTakes {takes} and returns DistArrays; the result's "
         "layout and mode\nare described on ``DistArray``.\n\n" + _example(name, func)
     )
 
@@ -138,7 +140,7 @@ def _documented(numpy_function: Any) -> Callable[[F], F]:
     function that calls `numpy_function`."""
 
     def decorate(function: F) -> F:
-        return cast(F, _named(function, numpy_function, function.__name__))
+        return cast(F, _named(function, numpy_function, function.__name__, numpys=False))
 
     return decorate
 
