@@ -71,7 +71,9 @@ class Stored:
     else:
         storage = reader(
             "_storage",
-            "The chunk buffers, their layout and backend (`mdarray._storage.chunks.Chunks`).",
+            "Internal: the storage layer's value (`mdarray._storage.chunks.Chunks`) that op "
+            "code works on; no part of the public API (read ``all_chunks()``, ``layout``, "
+            "``mode``).",
         )
         mode = reader(
             "_mode", "How overlapping copies combine, REPLICA or a partial SUM/PROD/MAX/MIN."
@@ -81,8 +83,9 @@ class Stored:
         shape = reader("_storage.layout.shape", "The array's dimensions.")
 
     def signature(self) -> tuple:
-        """``(layout, mode, dtype, backend)``: all that a plan made for this array as an
-        operand may depend on (`mdarray._ops.engine.ufunc_plans`); never its values."""
+        """Internal: ``(layout, mode, dtype, backend)``, all that a plan made for this
+        array as an operand may depend on (`mdarray._ops.engine.ufunc_plans`); never its
+        values."""
         storage = self._storage
         return (storage.layout, self._mode, storage.dtype, storage.backend)
 
