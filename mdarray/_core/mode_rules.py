@@ -213,6 +213,8 @@ def scales_exactly(divisor) -> bool:
     array of them) divides the value, rounding nothing: every divisor a power of two of
     at least 1 (the row ``sum(p) / c``); otherwise the copies combine first, as NumPy
     divides the sum."""
+    if type(divisor) is int:  # a count: no NumPy call
+        return divisor >= 1 and divisor & (divisor - 1) == 0
     with np.errstate(all="ignore"):
         d = np.abs(np.asarray(divisor, dtype=np.float64))
         return bool(d.size) and bool(np.all((d >= 1) & np.isfinite(d) & (np.frexp(d)[0] == 0.5)))
