@@ -57,31 +57,7 @@ ARRAY = RANK["_array"]
 #: Modules above the array layer that still import the SPMD layer: each is to reach
 #: processes through storage and movement instead, and leave this list.
 SPMD_ABOVE_ARRAY = {
-    "_namespace.groups",
-    "_ops.creation.creation_functions",
     "_ops.creation.ways_in",
-    "_ops.engine.fusion",
-    "_ops.engine.one_device",
-    "_ops.engine.reduction",
-    "_ops.engine.ufunc_fast",
-    "_ops.engine.ufunc_plans",
-    "_ops.engine.ufuncs",
-    "_ops.indexing.advanced",
-    "_ops.indexing.along_axis",
-    "_ops.indexing.indexing",
-    "_ops.linalg.linalg",
-    "_ops.linalg.linear_algebra_functions",
-    "_ops.linalg.product_operands",
-    "_ops.linalg.product_runs",
-    "_ops.linalg.tsqr",
-    "_ops.reductions.histograms",
-    "_ops.reductions.nan_reductions",
-    "_ops.reductions.scans",
-    "_ops.shape.manipulation_functions",
-    "_ops.sorting.comparisons",
-    "_ops.sorting.searching_functions",
-    "_ops.sorting.set_functions",
-    "_ops.sorting.sorting_functions",
 }
 LAZY = {"cupy", "cupyx", "mpi4py"}
 MAX_LINES = 600

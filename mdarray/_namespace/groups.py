@@ -19,6 +19,7 @@ from typing import Any, ParamSpec, TypeVar
 import numpy as np
 
 from mdarray._array.array import in_group, placed_in
+from mdarray._array.calls import entry, runs_here
 from mdarray._backends.backend import DeviceSet, default_backend, devices, synchronize
 from mdarray._core.debug import count_transfers
 from mdarray._core.modes import as_mode
@@ -29,7 +30,6 @@ from mdarray._ops.engine.fusion import fuse
 from mdarray._runtime import profile as _profile
 from mdarray._runtime.config import options, transparent
 from mdarray._runtime.profile import profile
-from mdarray._spmd.processes import entry, runs_here
 from mdarray._storage.memory_report import memory_report
 from mdarray._storage.stored import decided_function
 
@@ -46,7 +46,7 @@ def keeping_groups(func: Callable[P, R], numpy: ModuleType = np) -> Callable[P, 
     ``mdarray.linalg.matmul``) is wrapped by one and imported by the other: one object.
 
     In a run of several processes a `func` not marked to run across them
-    (`_processes.runs_here`) takes the fallback with its NumPy twin (the function it
+    (`_array.calls.runs_here`) takes the fallback with its NumPy twin (the function it
     implements, or the one of its name in `numpy`, the module its namespace mirrors),
     unless the twin's own implementation is marked (`func` then reaches it).
     """

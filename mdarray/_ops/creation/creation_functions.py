@@ -10,6 +10,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from mdarray._array.array import DistArray, wrap
+from mdarray._array.calls import per_process
 from mdarray._backends.backend import (
     Backend,
     DeviceSet,
@@ -31,7 +32,6 @@ from mdarray._layouts.layout import (
 from mdarray._movement import redistribute as _redistribute
 from mdarray._ops.shape.manipulation_functions import broadcast_to, reshape
 from mdarray._runtime.config import mark_explicit
-from mdarray._spmd.processes import per_process
 from mdarray._storage.chunks import Chunks
 
 from .ways_in import as_layout, scatter

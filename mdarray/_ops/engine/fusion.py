@@ -17,11 +17,11 @@ from typing import Any
 import numpy as np
 
 from mdarray._array.array import DistArray, in_group, in_mode, wrap
+from mdarray._array.calls import collective
 from mdarray._backends.backend import Backend
 from mdarray._core.modes import REPLICA
 from mdarray._exec.chunkwise import aligned, backend_of, result_layout, shape_of
 from mdarray._exec.operands import as_operand, stand_in, verdict
-from mdarray._spmd import processes as _processes
 from mdarray._storage.chunks import Chunks
 
 
@@ -38,7 +38,7 @@ class Fused:
     def __repr__(self) -> str:
         return f"<mdarray.fuse of {_name(self.__wrapped__)}>"
 
-    @_processes.collective(lambda self, *_: f"fuse({_name(self.__wrapped__)})")
+    @collective(lambda self, *_: f"fuse({_name(self.__wrapped__)})")
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         fn = self.__wrapped__
         if kwargs:

@@ -36,10 +36,10 @@ from mdarray._core import regions as _regions
 from mdarray._exec.operands import as_operand
 from mdarray._layouts.layout import Layout
 from mdarray._movement import redistribute as _redistribute
+from mdarray._movement.collectives import agreeing, from_owner, several
 from mdarray._runtime.config import check_fallback
-from mdarray._spmd import processes as _processes
-from mdarray._spmd.processes import Remote, is_local
 from mdarray._storage.chunks import Chunks
+from mdarray._storage.local import mine, placed
 
 LinAlgError = np.linalg.LinAlgError
 
@@ -60,19 +60,18 @@ def on_one_device(name: str, compute: Callable[..., Any], *operands: Any) -> Any
             f"gathered onto device {device} and computed there (the result stays there)",
         )
     values = [_onto(x, device, backend) for x in operands]
-    here = is_local(device)
     result = None
+    computed = False
     # In an SPMD run the device's process computes: a failure there (a singular matrix)
     # raises on every process, and the others learn the results' shapes and dtypes.
-    with _processes.agreeing(True):
-        if here:
-            with backend.on(device), backend.linalg_errors():
+    with agreeing(True):
+        for _, held in mine((device,)):
+            with backend.on(held), backend.linalg_errors():
                 result = compute(backend.xp, *values)
-    group = _processes.current()
-    if _processes.several() and group is not None:
-        outline = _outline(result, backend) if here else None
-        outline = group.bcast(outline, root=group.owner(device))
-        result = result if here else outline
+            computed = True
+    if several():
+        outline = from_owner(device, _outline(result, backend) if computed else None)
+        result = result if computed else outline
     return _results(result, device, backend)
 
 
@@ -108,8 +107,8 @@ def _onto(x, device: int, backend: Backend):
 def _results(result, device: int, backend: Backend):
     if isinstance(result, _Held):  # before tuples: it is a named tuple
         layout = Layout.replicated(result.shape, devices=[device])
-        held = Remote(result.shape, result.dtype, device)
-        return wrap(Chunks.of(layout, [held], backend, result.dtype))
+        held = placed([None], (result.shape,), (device,), result.dtype)
+        return wrap(Chunks.of(layout, held, backend, result.dtype))
     if isinstance(result, tuple):
         items = [_results(r, device, backend) for r in result]
         return type(result)(*items) if hasattr(result, "_fields") else tuple(items)

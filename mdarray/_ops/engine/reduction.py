@@ -47,8 +47,9 @@ from mdarray._core.plan_cache import plan_cache
 from mdarray._exec.chunkwise import aligned, block_layout, blocks, shape_of, write_out
 from mdarray._layouts.layout import Layout
 from mdarray._movement import redistribute as _redistribute
-from mdarray._spmd.processes import Remote, several
+from mdarray._movement.collectives import several
 from mdarray._storage.chunks import Chunks
+from mdarray._storage.local import mine, placed
 
 from .fallback import fallback
 
@@ -178,7 +179,6 @@ def _run_steps(buffers, plan: ChunkPlan, backend: Backend, ufunc, axes, dtype, r
     kernel = backend.reduce
     on = backend.on
     divide = None if divisor is None else backend.xp.true_divide
-    out = []
     done = None  # a large call's kernels, run at once on the devices' threads
     if buffers and buffers[0].nbytes * len(buffers) >= backend.parallel_bytes and not several():
         rows = [
@@ -187,10 +187,11 @@ def _run_steps(buffers, plan: ChunkPlan, backend: Backend, ufunc, axes, dtype, r
             if step is REDUCE
         ]
         done = iter(backend.each(kernel, rows))
-    for chunk, device, (shape, step) in zip(buffers, plan.layout.chunk_devices, plan.steps):
-        if isinstance(chunk, Remote):  # its process computes it
-            out.append(Remote(shape, result_dtype, device))
-            continue
+    steps = plan.steps
+    out = [None] * len(steps)  # another process's chunk: its process computes it
+    for k, device in mine(plan.layout.chunk_devices):
+        shape, step = steps[k]
+        chunk = buffers[k]
         with on(device):
             if step is REDUCE:
                 if done is None:
@@ -208,8 +209,8 @@ def _run_steps(buffers, plan: ChunkPlan, backend: Backend, ufunc, axes, dtype, r
                 result = np.array(result) if isinstance(result, np.generic) else result
             if flat and result.ndim != 1:
                 result = result.reshape(-1)
-        out.append(result)
-    return out
+        out[k] = result
+    return placed(out, plan.layout.chunk_shapes, plan.layout.chunk_devices, result_dtype)
 
 
 # Chunk helpers ----------------------------------------------------------------------

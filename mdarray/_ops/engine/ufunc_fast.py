@@ -12,8 +12,9 @@ from mdarray._backends.backend import Backend
 from mdarray._core.decided import remember
 from mdarray._core.modes import REPLICA
 from mdarray._exec.chunkwise import blocks, blocks_agree, commit, writes_in_place
-from mdarray._spmd.processes import Remote, agreeing, is_local, several
+from mdarray._movement.collectives import agreeing, several
 from mdarray._storage.chunks import Chunks
+from mdarray._storage.local import mine, placed, placed_slabs
 from mdarray._storage.stored import decided_key
 
 from .ufunc_plans import resolve
@@ -110,22 +111,18 @@ def fast_call(ufunc, inputs, kwargs):
     if out is not None:
         if len(layout.chunks) > 1:
             return None  # several kernels: the general path computes, then commits
-        for device, args, targets in zip(
-            layout.chunk_devices, zip(*columns), zip(*(o.storage.writable() for o in out))
-        ):
-            if across and not is_local(device):
-                continue
+        rows = list(zip(*columns))
+        targets = list(zip(*(o.storage.writable() for o in out)))
+        for k, device in mine(layout.chunk_devices):
             with on(device):
-                kernel(*args, out=targets)
+                kernel(*rows[k], out=targets[k])
         return out[0] if len(out) == 1 else out
-    results = []
+    rows = list(zip(*columns))
+    results: list = [None] * len(rows)  # another process's chunk: its process computes it
     with agreeing(may_fail):
-        for device, args in zip(layout.chunk_devices, zip(*columns)):
-            if across and not is_local(device):
-                results.append(_remote_results(ufunc.nout, args, dtypes, device))
-                continue
+        for k, device in mine(layout.chunk_devices):
             with on(device):
-                results.append(kernel(*args))
+                results[k] = kernel(*rows[k])
     return _wrap_results(ufunc, layout, results, backend, REPLICA, dtypes)
 
 
@@ -176,13 +173,6 @@ def _block_runner(ufunc, kernel, layout, backend: Backend, dtypes):
     return runner
 
 
-def _remote_results(nout: int, args, dtypes, device):
-    """What a chunk of another process's device yields here: a `Remote` per output."""
-    shape = next(a.shape for a in args if isinstance(a, Remote))
-    remote = tuple(Remote(shape, dtype, device) for dtype in dtypes)
-    return remote if nout > 1 else remote[0]
-
-
 def _slab_call(
     ufunc, kernel, layout, backend: Backend, operands, out, dtypes, across: bool, refill=False
 ):
@@ -198,7 +188,7 @@ def _slab_call(
             if slabs is None:
                 return None
             targets.append(slabs)
-    results = []
+    results: list = [None] * len(layout.devices)  # another process computes its own
     writes = []
     done = None  # a large call's kernels, run at once on the devices' threads
     if (
@@ -210,13 +200,9 @@ def _slab_call(
         # NumPy's own result dtype (a refill's are `out`'s): results may go to the pool.
         pooled = dtypes[0] if len(dtypes) == 1 and not refill else None
         done = iter(backend.each(kernel, rows, pooled))
-    for d, device in enumerate(layout.devices):
+    for d, device in mine(layout.devices):
         # `fast_call` came here only with every Chunks operand packed (slabs not None).
         args = [x.slabs[d] if type(x) is Chunks else x for x in operands]  # type: ignore[index]
-        if across and not is_local(device):
-            if targets is None:
-                results.append(_remote_results(len(dtypes), args, dtypes, device))
-            continue
         if targets is not None:
             writes.append((device, args, [t[d] for t in targets]))
             continue
@@ -226,16 +212,23 @@ def _slab_call(
             if refill:  # an operand handed back as the result is not new memory
                 got = tuple([g.copy() if any(g is a for a in args) else g for g in got])
             # NumPy's dtype is the contract where CuPy promotes differently.
-            results.append([g if g.dtype == t else g.astype(t) for g, t in zip(got, dtypes)])
+            results[d] = [g if g.dtype == t else g.astype(t) for g, t in zip(got, dtypes)]
     if writes:
         backend.write_each(kernel, writes)  # in place (`writes_in_place`)
-    results = [r if isinstance(r, (list, tuple)) else (r,) for r in results]
     if out is not None:
         for i, o in enumerate(out if refill else ()):
             o.storage.refill([r[i] for r in results])
         return out[0] if len(out) == 1 else out
     values = [
-        wrap(Chunks.packed(layout, [r[i] for r in results], backend, dtype, check=False))
+        wrap(
+            Chunks.packed(
+                layout,
+                placed_slabs([None if r is None else r[i] for r in results], layout, dtype),
+                backend,
+                dtype,
+                check=False,
+            )
+        )
         for i, dtype in enumerate(dtypes)
     ]
     return values[0] if ufunc.nout == 1 else tuple(values)
@@ -329,10 +322,18 @@ def block_call(kernel, layout, backend: Backend, operands, out, dtypes, *, direc
 
 def _wrap_results(ufunc, layout, results, backend: Backend, mode, dtypes):
     """DistArrays from per-chunk results (tuples for several outputs), in `dtypes`."""
+    shapes, devices = layout.chunk_shapes, layout.chunk_devices
     if ufunc.nout == 1:
-        return wrap_buffers(layout, results, backend, mode, dtypes[0])
+        return wrap_buffers(layout, placed(results, shapes, devices, dtypes[0]), backend, mode,
+                            dtypes[0])  # fmt: skip
     return tuple(
-        wrap_buffers(layout, [r[i] for r in results], backend, mode, dtypes[i])
+        wrap_buffers(
+            layout,
+            placed([None if r is None else r[i] for r in results], shapes, devices, dtypes[i]),
+            backend,
+            mode,
+            dtypes[i],
+        )
         for i in range(ufunc.nout)
     )
 
@@ -341,12 +342,9 @@ def wrap_buffers(layout, buffers, backend: Backend, mode, dtype):
     if any(b.dtype != dtype for b in buffers):
         # A backend whose kernels promote differently from NumPy (CuPy in corner cases):
         # NumPy's dtype is the contract.
-        casts = []
-        for device, buffer in zip(layout.chunk_devices, buffers):
-            if isinstance(buffer, Remote):
-                casts.append(Remote(buffer.shape, dtype, device))
-                continue
+        casts: list = [None] * len(buffers)
+        for k, device in mine(layout.chunk_devices):
             with backend.on(device):
-                casts.append(buffer.astype(dtype))
-        buffers = casts
+                casts[k] = buffers[k].astype(dtype)
+        buffers = placed(casts, layout.chunk_shapes, layout.chunk_devices, dtype)
     return wrap(Chunks.of(layout, buffers, backend, dtype), mode)

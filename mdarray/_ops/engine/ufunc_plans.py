@@ -44,8 +44,8 @@ from mdarray._exec.chunkwise import (
 from mdarray._exec.operands import stand_in
 from mdarray._layouts.layout import Layout
 from mdarray._movement.redistribute import replica_plan
-from mdarray._spmd import processes as _processes
 from mdarray._storage.chunks import Chunks
+from mdarray._storage.local import all_here
 
 from . import ufunc_cells as _cells
 
@@ -132,7 +132,7 @@ def rule_mode(ufunc, inputs, layout, dtype) -> Mode | None:
 
 def planning() -> bool:
     """Whether calls take plans: a single-process run, where every piece is local."""
-    return _processes.current() is None
+    return all_here()
 
 
 def operand_key(x):

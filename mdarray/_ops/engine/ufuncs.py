@@ -32,8 +32,9 @@ from mdarray._core.plan_cache import lookup, remember
 from mdarray._core.registry import implements_method, implements_ufunc_method, method
 from mdarray._exec.chunkwise import aligned, backend_of, result_layout, write_out, writes_in_place
 from mdarray._exec.operands import TAKEN, as_operand, yields_to
-from mdarray._spmd.processes import Remote, agreeing, is_local
+from mdarray._movement.collectives import agreeing
 from mdarray._storage.chunks import Chunks
+from mdarray._storage.local import mine, placed
 
 from . import ufunc_cells as _cells
 from .fallback import fallback
@@ -247,14 +248,11 @@ def _targets(ufunc, outs, direct, where, layout, backend: Backend, dtypes):
         elif where is None:
             targets.append(None)
         elif o is None:
-            targets.append(
-                [
-                    backend.empty(shape, dtypes[i], device)
-                    if is_local(device)
-                    else Remote(shape, dtypes[i], device)
-                    for shape, device in zip(layout.chunk_shapes, layout.chunk_devices)
-                ]
-            )
+            shapes, devices = layout.chunk_shapes, layout.chunk_devices
+            fresh: list = [None] * len(devices)
+            for k, device in mine(devices):
+                fresh[k] = backend.empty(shapes[k], dtypes[i], device)
+            targets.append(placed(fresh, shapes, devices, dtypes[i]))
         else:
             old = aligned(o, layout, backend)
             targets.append(_private_copies(old, o, layout, backend))
@@ -264,26 +262,22 @@ def _targets(ufunc, outs, direct, where, layout, backend: Backend, dtypes):
 def _private_copies(chunks, owner, layout, backend: Backend):
     """`chunks`, copied where they are `owner`'s own buffers (they are written into)."""
     own = {id(c) for c in owner.storage.buffers} if isinstance(owner, DistArray) else set()
-    out = []
-    for chunk, device in zip(chunks, layout.chunk_devices):
-        mine = id(chunk) in own and not isinstance(chunk, Remote)
-        out.append(backend.copy(chunk, device) if mine else chunk)
+    out = list(chunks)
+    for k, device in mine(layout.chunk_devices):
+        if id(out[k]) in own:
+            out[k] = backend.copy(out[k], device)
     return out
 
 
 def _run(kernel, columns, targets, masks, layout, backend: Backend, options, dtypes):
     """Run `kernel` on every chunk: per chunk, the tuple of its output arrays."""
-    results = []
-    for k, device in enumerate(layout.chunk_devices):
+    results: list = [None] * len(layout.chunk_devices)  # another process computes its own
+    for k, device in mine(layout.chunk_devices):
         args = [column[k] for column in columns]
         given = [None if t is None else t[k] for t in targets]
-        if not is_local(device):
-            shape = layout.chunk_shapes[k]
-            results.append(tuple(Remote(shape, dtype, device) for dtype in dtypes))
-            continue
         mask = None if masks is None else masks[k]
         with backend.on(device):
-            results.append(_run_chunk(kernel, args, given, mask, backend, options))
+            results[k] = _run_chunk(kernel, args, given, mask, backend, options)
     return results
 
 
@@ -312,7 +306,12 @@ def _deliver(ufunc, outs, direct, results, layout, backend: Backend, mode, dtype
         if direct[i]:
             values.append(o)
             continue
-        data = [r[i] for r in results]
+        data = placed(
+            [None if r is None else r[i] for r in results],
+            layout.chunk_shapes,
+            layout.chunk_devices,
+            dtypes[i],
+        )
         if o is None:
             values.append(wrap_buffers(layout, data, backend, mode, dtypes[i]))
             continue

@@ -29,6 +29,7 @@ from mdarray._core.registry import implements
 from mdarray._exec.chunkwise import broadcast_regions, cast, commit
 from mdarray._kernels.kernels import exact_array
 from mdarray._layouts.layout import Layout
+from mdarray._movement.collectives import merged_everywhere
 from mdarray._movement.redistribute import (
     change_mode,
     region_value,
@@ -37,8 +38,8 @@ from mdarray._movement.redistribute import (
     to_host,
 )
 from mdarray._ops.engine.fallback import fallback
-from mdarray._spmd.processes import Remote, is_local, merged_everywhere
 from mdarray._storage.chunks import Chunks
+from mdarray._storage.local import all_here, local_chunks, mine, placed
 
 # Layouts ------------------------------------------------------------------------------
 
@@ -116,24 +117,24 @@ def _mask_pieces(mask, layout: Layout, backend: Backend) -> list:
         storage = change_mode(mask.storage, mask.mode, REPLICA)
         return regions_value(storage, [box[:ndim] for box in layout.boxes], layout.chunk_devices)
     copy_in = backend.from_host if isinstance(mask, np.ndarray) else backend.adopt
-    return [
-        copy_in(mask[tuple(_regions.to_slice(r) for r in box[:ndim])], device)
-        if is_local(device)
-        else Remote(_regions.box_shape(box[:ndim]), np.bool_, device)
-        for box, device in zip(layout.boxes, layout.chunk_devices)
-    ]
+    boxes, devices = layout.boxes, layout.chunk_devices
+    pieces: list = [None] * len(devices)  # another process copies its own
+    for k, device in mine(devices):
+        pieces[k] = copy_in(mask[tuple(_regions.to_slice(r) for r in boxes[k][:ndim])], device)
+    shapes = [_regions.box_shape(box[:ndim]) for box in boxes] if not all_here() else ()
+    return placed(pieces, shapes, devices, np.bool_)
 
 
 def _counts(pieces: list, layout: Layout, backend: Backend) -> list:
     """The number of true (non-zero) elements of each chunk's mask piece, read on the host
     (and shared between the processes of an SPMD run); 0 for a chunk without elements
     (its mask piece may hold rows that other chunks own)."""
-    mine = {}
-    for k, (piece, box, device) in enumerate(zip(pieces, layout.boxes, layout.chunk_devices)):
-        if is_local(device) and _regions.box_size(box):
+    own = {}
+    for k, device in mine(layout.chunk_devices):
+        if _regions.box_size(layout.boxes[k]):
             with backend.on(device):
-                mine[k] = int(backend.xp.count_nonzero(piece))
-    counts = merged_everywhere(mine)
+                own[k] = int(backend.xp.count_nonzero(pieces[k]))
+    counts = merged_everywhere(own)
     return [counts.get(k, 0) for k in range(len(pieces))]
 
 
@@ -463,15 +464,12 @@ def _local_nonzero(x: DistArray):
     positions, and the layout of their concatenation."""
     storage = _in_row_blocks(x)
     layout, backend = storage.layout, storage.backend
-    found: list = []
-    for buffer, box, device in zip(storage.buffers, layout.boxes, layout.chunk_devices):
-        if isinstance(buffer, Remote):  # its process finds them, and shares the count
-            found.append(None)
-            continue
+    found: list = [None] * len(layout.chunks)  # another process finds its own, and shares the count
+    for k, device, buffer in local_chunks(storage):
         with backend.on(device):
             positions = backend.xp.argwhere(buffer)
-            positions[:, 0] += box[0].start
-            found.append(positions)
+            positions[:, 0] += layout.boxes[k][0].start
+            found[k] = positions
     shared = merged_everywhere({k: int(f.shape[0]) for k, f in enumerate(found) if f is not None})
     result, _ = _compacted_layout(layout, [shared[k] for k in range(len(found))], (x.ndim,))
     return found, result, backend

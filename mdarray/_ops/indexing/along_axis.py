@@ -19,9 +19,10 @@ from mdarray._core import regions as _regions
 from mdarray._core.modes import REPLICA
 from mdarray._core.plan_cache import plan_cache
 from mdarray._layouts.layout import Layout
+from mdarray._movement.collectives import agree_any
 from mdarray._movement.redistribute import change_mode, reshard, to_host
-from mdarray._spmd.processes import Remote, agree_any
 from mdarray._storage.chunks import Chunks
+from mdarray._storage.local import local_chunks
 
 
 @plan_cache
@@ -60,8 +61,8 @@ def _check_bounds(picks: Chunks, indices, n: int, axis: int) -> None:
     """Raise NumPy's IndexError where an index is outside ``[-n, n)``."""
     backend, xp = picks.backend, picks.backend.xp
     bad = False
-    for buffer, box, device in zip(picks.buffers, picks.layout.boxes, picks.layout.chunk_devices):
-        if _regions.box_size(box) and not isinstance(buffer, Remote):
+    for k, device, buffer in local_chunks(picks):
+        if _regions.box_size(picks.layout.boxes[k]):
             with backend.on(device):
                 bad = bad or int(xp.min(buffer)) < -n or int(xp.max(buffer)) >= n
     if not agree_any(bad):  # every process raises, or none

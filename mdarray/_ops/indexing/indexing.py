@@ -32,12 +32,13 @@ from mdarray._core import regions as _regions
 from mdarray._core.modes import REPLICA
 from mdarray._core.registry import implements_method
 from mdarray._exec.chunkwise import blocks, blocks_agree, commit, write_out
+from mdarray._movement.collectives import several
 from mdarray._movement.plans import shadowed_within
 from mdarray._movement.redistribute import region_value
 from mdarray._ops.engine.fallback import fallback, gathered
 from mdarray._runtime.config import check_fallback
-from mdarray._spmd.processes import Remote, is_local, several
 from mdarray._storage.chunks import Chunks
+from mdarray._storage.local import is_placeholder, local_chunks, mine
 
 from .advanced import (
     host_indices,
@@ -264,7 +265,7 @@ def _distarray_setitem(x: DistArray, key: tuple, value: DistArray) -> None:
     pieces = []
     for _, device, _, region, _ in plan:
         piece = region_value(value.storage, value.mode, region, device)
-        if lead is not None and not isinstance(piece, Remote):
+        if lead is not None and not is_placeholder(piece):
             piece = piece[lead][reorder]
         pieces.append(piece)
     _write(x, plan, pieces)
@@ -284,6 +285,7 @@ def _planned_writes(x: DistArray, key: tuple, value) -> list:
     backend = x.storage.backend
     writes = []
     boxes, devices = x.layout.boxes, x.layout.chunk_devices
+    held = dict(mine(devices))  # another process reads its own chunks' pieces
     for k in x.layout.box_index.meeting(box):
         chunk_box, device = boxes[k], devices[k]
         common = _regions.intersect(box, chunk_box)
@@ -292,7 +294,7 @@ def _planned_writes(x: DistArray, key: tuple, value) -> list:
         within = tuple(
             range(i.start, i.stop, i.step) for i in _regions.local_box_index(box, common)
         )
-        piece = _operand_piece(operand, within, device, backend)
+        piece = _operand_piece(operand, within, device, backend, k in held)
         shadowed: tuple = ()
         if x.mode.is_partial:
             shadowed = shadowed_within(x.layout, common, k)
@@ -306,9 +308,11 @@ def _write(x: DistArray, writes, pieces) -> None:
     identity = x.mode.identity(x.dtype) if x.mode.is_partial else None
     buffers = x.storage.writable([write[0] for write in writes])
     assigns = []  # bit for bit: -0.0 stays -0.0
+    held = dict(mine(x.layout.chunk_devices))  # another process writes its own chunks
     for (k, _, chunk_index, _, shadowed), piece in zip(writes, pieces):
-        buffer, device = buffers[k], x.layout.chunk_devices[k]
-        if not isinstance(buffer, Remote):
+        device = held.get(k)
+        if device is not None:
+            buffer = buffers[k]
             assigns.append((device, buffer, chunk_index, piece))
             assigns.extend((device, buffer, index, identity) for index in shadowed)
     commit(backend, assigns)
@@ -327,10 +331,11 @@ def _operand_in_box_order(x: DistArray, key: tuple, value):
     return value[(None,) * lead][reorder]
 
 
-def _operand_piece(operand, within: tuple, device, backend: Backend):
+def _operand_piece(operand, within: tuple, device, backend: Backend, here: bool):
     """The part of the box-ordered operand that the selection-box region `within` reads,
-    on `device` (broadcast axes of length 1 stay 1)."""
-    if not is_local(device) and not isinstance(operand, DistArray):
+    on `device` (broadcast axes of length 1 stay 1); `here`: whether this process holds
+    `device`."""
+    if not here and not isinstance(operand, DistArray):
         return None  # another process writes that chunk (a DistArray's value moves, below)
     if not hasattr(operand, "shape") or not operand.ndim:
         if isinstance(operand, DistArray):
@@ -355,9 +360,7 @@ def _scalar_value(x: DistArray, value):
 
 
 def _check_writable(x: DistArray) -> None:
-    for k, chunk in enumerate(x.storage.buffers):
-        if isinstance(chunk, Remote):  # its process checks it, with the same outcome
-            continue
+    for k, _, chunk in local_chunks(x.storage):  # another process checks its own alike
         flags = getattr(chunk, "flags", None)
         if flags is not None and hasattr(flags, "writeable") and not flags.writeable:
             raise ValueError(

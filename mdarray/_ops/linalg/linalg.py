@@ -31,13 +31,13 @@ from numpy.lib.array_utils import normalize_axis_tuple
 
 from mdarray._array.array import DistArray
 from mdarray._core.registry import implements
+from mdarray._movement.collectives import several
 from mdarray._ops.creation.creation_functions import asarray
 from mdarray._ops.creation.data_type_functions import astype
 from mdarray._ops.engine import one_device as _one_device
 from mdarray._ops.engine.fallback import fallback
 from mdarray._ops.engine.one_device import check_solve, check_square, exponent, on_one_device
 from mdarray._ops.shape.manipulation_functions import matrix_transpose
-from mdarray._spmd.processes import several
 
 from . import tsqr as _tsqr
 from .linear_algebra_functions import matmul, tensordot, vecdot

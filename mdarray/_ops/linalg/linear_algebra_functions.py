@@ -40,10 +40,10 @@ from mdarray._core.registry import implements_ufunc_method
 from mdarray._exec.chunkwise import as_blocks, backend_of, block_layout, write_out
 from mdarray._layouts.layout import Layout
 from mdarray._movement import redistribute as _redistribute
+from mdarray._movement.collectives import several
 from mdarray._ops.engine.fallback import fallback
 from mdarray._ops.engine.ufunc_fast import decided as remember_runner
 from mdarray._ops.shape.manipulation_functions import permute_dims
-from mdarray._spmd.processes import several
 from mdarray._storage.chunks import Chunks
 
 from .contraction_blocks import contracted_whole

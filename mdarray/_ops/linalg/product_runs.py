@@ -23,9 +23,10 @@ from mdarray._core.modes import REPLICA
 from mdarray._core.plan_cache import plan_cache
 from mdarray._core.regions import box_shape, index_shape, is_basic
 from mdarray._layouts.layout import Layout
+from mdarray._movement.collectives import several
 from mdarray._movement.redistribute import gather_steps, gathered, region_value, replica_plan
-from mdarray._spmd.processes import Remote, current, is_local, several
 from mdarray._storage.chunks import Chunks
+from mdarray._storage.local import all_here, is_placeholder, mine, placed
 
 
 @functools.cache
@@ -56,23 +57,27 @@ def execute(plan, a: Chunks, mode_a, b: Chunks, mode_b, dtype, options: dict, ke
     reshaped: the planned axes of vectors dropped)."""
     backend = a.backend
     fetched: dict = {}
-    results = []
+    results: list = [None] * len(plan.tasks)  # another process's task: its process runs it
     on = backend.on
+    held = dict(mine(plan.layout.chunk_devices))  # the tasks, in the layout's chunk order
     for t, task in enumerate(plan.tasks):
+        # Every process fetches every task's pieces (collective), then runs its own.
         x = _piece(a, mode_a, task.a_source, task.device, fetched, 0)
         y = _piece(b, mode_b, task.b_source, task.device, fetched, 1)
-        if not is_local(task.device):  # another process's task; fetching was collective
-            results.append(Remote(plan.layout.chunk_shapes[t], dtype, task.device))
-            continue
-        with on(task.device):
-            results.append(kernel(x, y, **options))
+        if t in held:
+            with on(task.device):
+                results[t] = kernel(x, y, **options)
     layout = plan.layout if layout is None else layout
     if len(results) == len(layout.devices) and not several():
         # One product per device (blocks): each is its device's slab.
         slabs = [r.reshape(-1) for r in results]
         return Chunks.packed(layout, slabs, backend, dtype, check=False)
     if layout is not plan.layout:
-        results = [r.reshape(shape) for r, shape in zip(results, layout.chunk_shapes)]
+        results = [
+            None if r is None else r.reshape(shape)
+            for r, shape in zip(results, layout.chunk_shapes)
+        ]
+    results = placed(results, layout.chunk_shapes, layout.chunk_devices, dtype)
     return Chunks.of(layout, results, backend, dtype)
 
 
@@ -80,14 +85,12 @@ def _piece(x: Chunks, mode, source: tuple, device, fetched: dict, side: int):
     if source[0] == "chunk":
         _, k, index = source
         chunk = x.buffers[k]
-        if isinstance(chunk, Remote):
-            return chunk
-        return chunk if index is None else chunk[index]
+        return chunk if index is None or is_placeholder(chunk) else chunk[index]
     key = (side, source[1], device)
     piece = fetched.get(key)
     if piece is None:
         one = _one_chunk(x.layout, source[1], device) if mode is REPLICA else None
-        if one is None or current() is not None:  # one process: every chunk is here
+        if one is None or not all_here():  # one process: every chunk is here
             piece = region_value(x, mode, source[1], device)
         else:
             k, view, src = one

@@ -25,8 +25,8 @@ from mdarray._layouts.layout import Layout
 from mdarray._movement import redistribute as _redistribute
 from mdarray._ops.creation.index_arithmetic import with_tables
 from mdarray._ops.engine.fallback import fallback
-from mdarray._spmd.processes import Remote, is_local
 from mdarray._storage.chunks import Chunks
+from mdarray._storage.local import local_chunks, mine, placed
 
 
 def owned_elements(x: DistArray, weights=None) -> tuple[list, list | None]:
@@ -43,20 +43,15 @@ def owned_elements(x: DistArray, weights=None) -> tuple[list, list | None]:
         owned = Chunks.full(layout, True, np.dtype(bool), backend)
         masks = _redistribute.fill_shadowed(owned, False, in_place=True).buffers
     pieces = None if weights is None else aligned(weights, layout, backend)
-    values: list = []
-    weighed: list | None = None if weights is None else []
-    for k, (device, chunk) in enumerate(zip(layout.chunk_devices, storage.buffers)):
-        if isinstance(chunk, Remote):  # its process reads it
-            values.append(None)
-            if weighed is not None:
-                weighed.append(None)
-            continue
+    values: list = [None] * len(layout.chunks)  # another process reads its own
+    weighed: list | None = None if weights is None else [None] * len(layout.chunks)
+    for k, device, chunk in local_chunks(storage):
         with backend.on(device):
             mask = masks[k] if shadowed[k] else None
-            values.append(chunk.reshape(-1) if mask is None else chunk[mask])
+            values[k] = chunk.reshape(-1) if mask is None else chunk[mask]
             if weighed is not None and pieces is not None:
                 piece = backend.xp.broadcast_to(backend.xp.asarray(pieces[k]), chunk.shape)
-                weighed.append(piece.reshape(-1) if mask is None else piece[mask])
+                weighed[k] = piece.reshape(-1) if mask is None else piece[mask]
     return values, weighed
 
 
@@ -66,18 +61,14 @@ def _summed(x: DistArray, count, length: int, dtype) -> DistArray:
     backend = x.storage.backend
     devices = x.layout.devices
     layout = Layout((length,), {d: [(slice(0, length, 1),)] for d in devices})
-    totals = {
-        d: backend.full((length,), 0, dtype, d) if is_local(d) else Remote((length,), dtype, d)
-        for d in devices
-    }
-    for k, device in enumerate(x.layout.chunk_devices):
-        if not is_local(device):
-            continue
+    totals = {d: backend.full((length,), 0, dtype, d) for _, d in mine(devices)}
+    for k, device in mine(x.layout.chunk_devices):
         with backend.on(device):
             part = count(k)
             if part is not None:
                 totals[device] = totals[device] + part.astype(dtype, copy=False)
-    return wrap(Chunks.of(layout, [totals[d] for d in devices], backend, dtype), SUM)
+    sums = placed([totals.get(d) for d in devices], layout.chunk_shapes, devices, dtype)
+    return wrap(Chunks.of(layout, sums, backend, dtype), SUM)
 
 
 def _host_edges(x: DistArray, edges: np.ndarray) -> DistArray:

@@ -32,11 +32,12 @@ from mdarray._core.constants import NO_VALUE
 from mdarray._core.modes import REPLICA
 from mdarray._core.registry import implements
 from mdarray._exec.chunkwise import map_chunks, write_out
+from mdarray._movement.collectives import agree_any
 from mdarray._ops.creation.data_type_functions import astype
 from mdarray._ops.engine import reduction as _reduction
 from mdarray._ops.engine.fallback import fallback
 from mdarray._runtime.config import warn
-from mdarray._spmd.processes import Remote, agree_any
+from mdarray._storage.local import local_chunks
 
 # Helpers ------------------------------------------------------------------------------
 
@@ -76,8 +77,8 @@ def _any(x: DistArray, skip=()) -> bool:
     return agree_any(
         any(
             bool(buffer.any())
-            for k, buffer in enumerate(x.storage.buffers)
-            if k not in skip and buffer.size and not isinstance(buffer, Remote)
+            for k, _, buffer in local_chunks(x.storage)
+            if k not in skip and buffer.size
         )
     )
 

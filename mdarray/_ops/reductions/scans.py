@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import builtins
 import operator
-from typing import Any, cast
+from typing import cast
 
 import numpy as np
 from numpy.typing import DTypeLike
@@ -29,7 +29,7 @@ from mdarray._layouts.layout import Layout
 from mdarray._movement.fetch import gather_host
 from mdarray._ops.engine import reduction as _reduction
 from mdarray._ops.engine.fallback import fallback
-from mdarray._spmd.processes import Remote, is_local
+from mdarray._storage.local import mine, placed
 
 # Scans ------------------------------------------------------------------------------
 
@@ -139,8 +139,9 @@ def _add_carries(chunks, ufunc, axis, value):
     combine = getattr(backend.xp, ufunc.__name__)
     scans = chunks.buffers
     out = list(scans)
-    for k, (box, device, s) in enumerate(zip(layout.boxes, layout.chunk_devices, segments)):
-        if not s or not is_local(device):
+    for k, device in mine(layout.chunk_devices):
+        box, s = layout.boxes[k], segments[k]
+        if not s:
             continue
         index = tuple(
             slice(s - 1, s, 1) if a == axis else _regions.to_slice(r) for a, r in enumerate(box)
@@ -169,10 +170,10 @@ def _with_initial_slice(x: DistArray, axis: int, value) -> DistArray:
         index_map.setdefault(device, []).append(index)
     layout = Layout(shape, index_map)
     slab = tuple(1 if a == axis else n for a, n in enumerate(shape))
-    fill: Any = Remote(slab, x.dtype, first)  # where another process holds `first`
-    if is_local(first):
-        fill = backend.full(slab, value, x.dtype, first)
-    pieces[0] = (first, pieces[0][1], fill)
+    fill: list = [None]  # another process fills its own
+    for _, device in mine((first,)):
+        fill[0] = backend.full(slab, value, x.dtype, device)
+    pieces[0] = (first, pieces[0][1], placed(fill, (slab,), (first,), x.dtype)[0])
     data = [chunk for device in index_map for d, _, chunk in pieces if d == device]
     return wrap(x.storage.derive(layout, data), x.mode)
 

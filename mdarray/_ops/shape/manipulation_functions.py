@@ -26,8 +26,8 @@ from mdarray._core.registry import implements
 from mdarray._exec.chunkwise import Casting, backend_of
 from mdarray._layouts.layout import Layout, ShapeLike, _normalize_axis, shape_tuple
 from mdarray._ops.indexing.indexing import basic_getitem
-from mdarray._spmd.processes import Remote
 from mdarray._storage.chunks import Chunks
+from mdarray._storage.local import local_chunks, placed
 
 
 def _axes_tuple(axis, ndim: int) -> tuple[int, ...]:
@@ -429,21 +429,22 @@ def concat(
     offset = 0
     for a in arrays:
         backend = a.storage.backend
-        for (device, index), chunk in zip(a.layout.chunks, a.storage.buffers):
+        for device, index in a.layout.chunks:
             shifted = list(index)
             s = index[axis]
             shifted[axis] = slice(s.start + offset, s.stop + offset, s.step)
             index_map.setdefault(device, []).append(tuple(shifted))
-            if isinstance(chunk, Remote):  # another process's chunk: it copies its own
-                data.append(Remote(chunk.shape, result_dtype, device))
-                continue
+        copies: list = [None] * len(a.layout.chunks)  # another process copies its own
+        for k, device, chunk in local_chunks(a.storage):
             with backend.on(device):
-                data.append(backend.xp.array(chunk, dtype=result_dtype, copy=True))
+                copies[k] = backend.xp.array(chunk, dtype=result_dtype, copy=True)
+        data.extend(copies)
         offset += a.shape[axis]
     shape = list(arrays[0].shape)
     shape[axis] = offset
     layout = Layout(tuple(shape), index_map)
     data = [data[i] for i in _chunk_order(arrays, index_map)]
+    data = placed(data, layout.chunk_shapes, layout.chunk_devices, result_dtype)
     return wrap(Chunks.of(layout, data, arrays[0].storage.backend, result_dtype), arrays[0].mode)
 
 

@@ -23,8 +23,8 @@ from mdarray._exec.operands import as_operand
 from mdarray._ops.engine.fallback import as_distarrays
 from mdarray._ops.linalg.contractions import _operand
 from mdarray._runtime.config import warn
-from mdarray._spmd.processes import is_local
 from mdarray._storage.chunks import Chunks
+from mdarray._storage.local import mine
 
 __all__: list[str] = []
 
@@ -164,8 +164,8 @@ def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None
     storage = element.storage
     backend, xp = storage.backend, storage.backend.xp
     copies: dict = {}
-    for device in storage.layout.chunk_devices:
-        if device not in copies and is_local(device):
+    for _, device in mine(storage.layout.chunk_devices):
+        if device not in copies:
             copies[device] = (
                 backend.from_host(test, device)
                 if isinstance(test, np.ndarray)

@@ -34,14 +34,15 @@ from mdarray._exec.chunkwise import (
 )
 from mdarray._exec.operands import stand_in
 from mdarray._movement import redistribute as _redistribute
+from mdarray._movement.collectives import several
 from mdarray._movement.fetch import fetch_pieces
 from mdarray._ops.creation.creation_functions import asarray
 from mdarray._ops.engine import reduction as _reduction
 from mdarray._ops.engine.fallback import fallback
 from mdarray._ops.engine.ufunc_plans import run, where_call, where_plan
 from mdarray._ops.indexing.advanced import nonzero as native_nonzero
-from mdarray._spmd.processes import Remote, is_local, several
 from mdarray._storage.chunks import Chunks
+from mdarray._storage.local import local_chunks, mine, placed
 
 from .sorting_functions import runs, to_host
 
@@ -100,23 +101,18 @@ def arg_extreme(x: DistArray, axis, keepdims: bool, largest: bool) -> DistArray:
     backend = x.storage.backend
     axes = _reduction.normalize_axes(axis, x.ndim)
     plan, whole = _reduction.reduce_plan(x.layout, axes, True)
-    values: list = []
-    indices: list = []
-    for chunk, box, shape, device in zip(
-        x.storage.buffers, x.layout.boxes, plan.chunk_shapes, x.layout.chunk_devices
-    ):
-        if isinstance(chunk, Remote):  # its process computes its pair
-            values.append(Remote(shape, x.dtype, device))
-            indices.append(Remote(shape, np.intp, device))
-            continue
+    values: list = [None] * len(plan.chunks)  # another process computes its pair
+    indices: list = [None] * len(plan.chunks)
+    for k, device, chunk in local_chunks(x.storage):
+        box, shape = x.layout.boxes[k], plan.chunk_shapes[k]
         with backend.on(device):
             if not all(shape) or any(len(box[a]) == 0 for a in axes):
-                values.append(backend.full(shape, _sentinel(x.dtype, largest), x.dtype, device))
-                indices.append(backend.full(shape, EMPTY, np.intp, device))
+                values[k] = backend.full(shape, _sentinel(x.dtype, largest), x.dtype, device)
+                indices[k] = backend.full(shape, EMPTY, np.intp, device)
                 continue
-            value, index = _local(backend, chunk, box, axis, largest, x.shape)
-            values.append(value)
-            indices.append(index)
+            values[k], indices[k] = _local(backend, chunk, box, axis, largest, x.shape)
+    values = placed(values, plan.chunk_shapes, plan.chunk_devices, x.dtype)
+    indices = placed(indices, plan.chunk_shapes, plan.chunk_devices, np.intp)
     if not whole:
         indices = _combine(plan, values, indices, largest, backend)
     result = wrap(Chunks.of(plan, indices, backend, np.intp))
@@ -141,6 +137,7 @@ def _combine(layout, values, indices, largest, backend: Backend) -> list:
     dtype = values[0].dtype
     others = iter(fetch_pieces(Chunks.of(layout, values, backend, dtype), wanted))
     other_indices = iter(fetch_pieces(Chunks.of(layout, indices, backend, np.intp), wanted))
+    local = {k for k, _ in mine(layout.chunk_devices)}
     for k, (plan, device) in enumerate(zip(plans, layout.chunk_devices)):
         if len(plan) <= 1:
             continue
@@ -149,7 +146,7 @@ def _combine(layout, values, indices, largest, backend: Backend) -> list:
             for j, region_index, _ in plan
             if j != k
         ]
-        if not is_local(device):
+        if k not in local:  # its process merges its pairs
             continue
         with backend.on(device):
             best_value = xp.array(values[k], copy=True)
@@ -222,13 +219,11 @@ def _whole_axis(x: DistArray, plan: tuple, largest: bool) -> DistArray:
                 with on(device):
                     slabs.append(backend.arg_pick(block, axis, largest).reshape(-1))
             return wrap(Chunks.packed(layout, slabs, backend, np.intp, check=False))
-    out = []
-    for chunk, shape, device in zip(storage.buffers, layout.chunk_shapes, layout.chunk_devices):
-        if isinstance(chunk, Remote):  # its process computes its indices
-            out.append(Remote(shape, np.intp, device))
-            continue
+    out: list = [None] * len(layout.chunks)  # another process computes its indices
+    for k, device, chunk in local_chunks(storage):
         with on(device):
-            out.append(backend.arg_pick(chunk, axis, largest).reshape(shape))
+            out[k] = backend.arg_pick(chunk, axis, largest).reshape(layout.chunk_shapes[k])
+    out = placed(out, layout.chunk_shapes, layout.chunk_devices, np.intp)
     return wrap(Chunks.of(layout, out, backend, np.intp, check=False))
 
 

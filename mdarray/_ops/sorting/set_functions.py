@@ -28,12 +28,13 @@ from mdarray._backends.backend import Backend
 from mdarray._core.modes import REPLICA
 from mdarray._core.registry import implements
 from mdarray._layouts.layout import Layout
+from mdarray._movement.collectives import merged_everywhere, several
 from mdarray._movement.fetch import fetch_pieces
 from mdarray._ops.creation.creation_functions import asarray
 from mdarray._ops.engine.fallback import fallback
 from mdarray._ops.shape.manipulation_functions import reshape
-from mdarray._spmd.processes import Remote, is_local, merged_everywhere, several
 from mdarray._storage.chunks import Chunks
+from mdarray._storage.local import mine, placed
 
 from .searching_functions import _searchsorted
 from .sorting_functions import as_chunks, runs, sample_sort, sorted_along, to_host
@@ -93,9 +94,8 @@ def unique_parts(x: DistArray, equal_nan: bool, want_order: bool) -> dict:
     firsts: dict = {}
     indices: dict = {}
     starts = np.cumsum([0, *lengths]).tolist()
-    for p, (device, piece) in enumerate(pieces):
-        if not is_local(device):  # its process marks its run
-            continue
+    for p, device in mine([device for device, _ in pieces]):  # another process marks its own
+        piece = pieces[p][1]
         with backend.on(device):
             new = xp.empty(piece.shape, bool)
             new[1:] = _differ(xp, piece[1:], piece[:-1], nan_kind, equal_nan)
@@ -111,10 +111,10 @@ def unique_parts(x: DistArray, equal_nan: bool, want_order: bool) -> dict:
     n = starts[-1]
     # Counts: differences of first positions, each run's last against the next run's
     # first (the host reads one position per run; the processes share them).
-    mine = list(firsts)
-    heads = to_host(backend, [firsts[p][:1] for p in mine], [devices[p] for p in mine])
+    own = list(firsts)
+    heads = to_host(backend, [firsts[p][:1] for p in own], [devices[p] for p in own])
     shared = merged_everywhere(
-        {p: (firsts[p].shape[0], int(h[0]) if h.size else None) for p, h in zip(mine, heads)}
+        {p: (firsts[p].shape[0], int(h[0]) if h.size else None) for p, h in zip(own, heads)}
     )
     found = [shared[p][0] for p in range(len(pieces))]
     nexts = [
@@ -122,15 +122,13 @@ def unique_parts(x: DistArray, equal_nan: bool, want_order: bool) -> dict:
         for p in range(len(pieces))
     ]
     counts: dict = {}
-    for p in mine:
+    for p in own:
         with backend.on(devices[p]):
             counts[p] = xp.diff(firsts[p], append=xp.full((1,), nexts[p], np.intp))
 
     def listed(arrays: dict, dtype) -> list:
-        return [
-            arrays[p] if p in arrays else Remote((found[p],), dtype, devices[p])
-            for p in range(len(pieces))
-        ]
+        got = [arrays.get(p) for p in range(len(pieces))]
+        return placed(got, [(f,) for f in found], devices, dtype)
 
     if not pieces:  # an empty array: empty results on its devices
         layout = Layout.block((0,), devices=flat.layout.devices)

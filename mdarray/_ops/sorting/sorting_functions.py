@@ -32,12 +32,13 @@ from mdarray._core.registry import implements
 from mdarray._exec.chunkwise import map_kernel
 from mdarray._layouts.layout import Layout
 from mdarray._movement import redistribute as _redistribute
+from mdarray._movement.collectives import merged_everywhere
 from mdarray._movement.fetch import fetch_pieces
 from mdarray._ops.creation.creation_functions import asarray
 from mdarray._ops.engine.fallback import fallback
 from mdarray._ops.shape.manipulation_functions import flip, reshape
-from mdarray._spmd.processes import Remote, is_local, merged_everywhere
 from mdarray._storage.chunks import Chunks
+from mdarray._storage.local import is_placeholder, mine, placed, placeholder
 
 
 def _per_chunk(x: DistArray, axis: int, arg: bool) -> DistArray:
@@ -108,9 +109,9 @@ def runs(x: DistArray) -> list:
     buffers, xp = x.storage.buffers, x.storage.backend.xp
 
     def piece(k: int, chunk_index):
-        if isinstance(buffers[k], Remote):  # another process's: its shape only
+        if is_placeholder(buffers[k]):  # another process's: its shape only
             shape = _regions.index_shape(chunk_index, layout.chunk_shapes[k])
-            return Remote(shape, x.dtype, layout.chunk_devices[k])
+            return placeholder(shape, x.dtype, layout.chunk_devices[k])
         return _regions.apply_index(buffers[k], chunk_index, xp)
 
     return [
@@ -152,13 +153,13 @@ def _cuts(backend: Backend, pieces: list, parts: int, dtype, in_order: bool) -> 
     xp = backend.xp
     count = _SAMPLES_PER_PART * parts
     steps = [max(1, values.shape[0] // count) for _, values, _ in pieces]
-    mine = [p for p, (device, _, _) in enumerate(pieces) if is_local(device)]
+    own = [p for p, _ in mine([device for device, _, _ in pieces])]
     read = to_host(
         backend,
-        [pieces[p][1][steps[p] // 2 :: steps[p]][:count] for p in mine],
-        [pieces[p][0] for p in mine],
+        [pieces[p][1][steps[p] // 2 :: steps[p]][:count] for p in own],
+        [pieces[p][0] for p in own],
     )
-    shared = merged_everywhere(dict(zip(mine, read)))
+    shared = merged_everywhere(dict(zip(own, read)))
     samples = [shared[p] for p in range(len(pieces))]
     # Samples listed by (piece, position): a stable sort by value orders them by key.
     values = np.concatenate([np.empty(0, dtype), *samples])
@@ -172,14 +173,14 @@ def _cuts(backend: Backend, pieces: list, parts: int, dtype, in_order: bool) -> 
     chosen = order[(np.arange(1, parts) * len(order)) // parts]
     splitters = values[chosen]
     bounds = []
-    for p in mine:
+    for p in own:
         device, values_p, _ = pieces[p]
         with backend.on(device):
             on_device = backend.from_host(splitters, device)
             bounds.append(xp.searchsorted(values_p, on_device, side="left"))
             bounds.append(xp.searchsorted(values_p, on_device, side="right"))
-    read = to_host(backend, bounds, [pieces[p][0] for p in mine for _ in range(2)])
-    shared = merged_everywhere({p: (read[2 * i], read[2 * i + 1]) for i, p in enumerate(mine)})
+    read = to_host(backend, bounds, [pieces[p][0] for p in own for _ in range(2)])
+    shared = merged_everywhere({p: (read[2 * i], read[2 * i + 1]) for i, p in enumerate(own)})
     out = []
     for p, (_, values_p, _) in enumerate(pieces):
         left, right = shared[p]
@@ -248,14 +249,15 @@ def sample_sort(x: DistArray, with_indices: bool) -> tuple[DistArray, DistArray 
     # they are, which sorts them once (a local sort first would sort everything twice).
     split = len(targets) > 1
     pieces: list = []  # (device, values (sorted where split), their global indices or None)
+    held = dict(mine(layout.chunk_devices))
     for k, region_index, chunk_index in runs:
         device = layout.chunk_devices[k]
         (length,) = _regions.index_shape(chunk_index, layout.chunk_shapes[k])
         if not length:
             continue
-        if not is_local(device):  # its process sorts it
-            remote = Remote((length,), np.intp, device) if with_indices else None
-            pieces.append((device, Remote((length,), dtype, device), remote))
+        if k not in held:  # its process sorts it
+            remote = placeholder((length,), np.intp, device) if with_indices else None
+            pieces.append((device, placeholder((length,), dtype, device), remote))
             continue
         with backend.on(device):
             values = _regions.apply_index(buffers[k], chunk_index, xp)
@@ -279,29 +281,26 @@ def sample_sort(x: DistArray, with_indices: bool) -> tuple[DistArray, DistArray 
         (n,), {d: [slice(int(starts[t]), int(starts[t + 1]), 1)] for t, d in enumerate(targets)}
     )
     received = _sent(backend, pieces, cuts, targets, dtype, with_indices)
-    merged_values: list = []
-    merged_indices: list = []
-    for target, (parts, index_parts) in zip(targets, received):
-        if not is_local(target):
-            merged_values.append(None)
-            merged_indices.append(None)
-            continue
+    merged_values: list = [None] * len(targets)  # another process merges its own
+    merged_indices: list = [None] * len(targets)
+    for t, target in mine(targets):
+        parts, index_parts = received[t]
         with backend.on(target):
             if not parts:
-                merged_values.append(backend.empty((0,), dtype, target))
-                merged_indices.append(backend.empty((0,), np.intp, target))
+                merged_values[t] = backend.empty((0,), dtype, target)
+                merged_indices[t] = backend.empty((0,), np.intp, target)
                 continue
             values = xp.concatenate(parts)
             if not with_indices:
-                merged_values.append(stable_sort(xp, values, 0))
+                merged_values[t] = stable_sort(xp, values, 0)
                 continue
             # Ties broken by the global index: order by index, then stably by value.
             index = xp.concatenate(index_parts)
             by_index = xp.argsort(index)
             values, index = values[by_index], index[by_index]
             order = xp.argsort(values, kind="stable")
-            merged_values.append(values[order])
-            merged_indices.append(index[order])
+            merged_values[t] = values[order]
+            merged_indices[t] = index[order]
     sorted_values = _result(result_layout, merged_values, backend, dtype)
     if not with_indices:
         return sorted_values, None
@@ -309,11 +308,7 @@ def sample_sort(x: DistArray, with_indices: bool) -> tuple[DistArray, DistArray 
 
 
 def _result(layout: Layout, buffers: list, backend: Backend, dtype) -> DistArray:
-    shapes = layout.chunk_shapes
-    filled = [
-        Remote(shape, dtype, device) if b is None else b
-        for b, shape, device in zip(buffers, shapes, layout.chunk_devices)
-    ]
+    filled = placed(buffers, layout.chunk_shapes, layout.chunk_devices, dtype)
     return wrap(Chunks.of(layout, filled, backend, dtype))
 
 
