@@ -5,9 +5,8 @@ Each module of `mdarray` lies in a folder (a subpackage) that `FOLDERS` places i
 from the ground up; the public modules (``mdarray``, ``mdarray.linalg``, ``mdarray.fft``,
 ``mdarray.distributed``, ``mdarray.lib``, ``mdarray.testing``) are the top. A module
 imports modules of its own folder or of folders below it; nothing above the array layer
-imports the SPMD layer (op code reaches processes through storage and movement), but for
-the modules `SPMD_ABOVE_ARRAY` lists, which are to leave it; the import graph has no
-cycle; no function imports a module (CuPy, imported lazily so mdarray works without it,
+imports the SPMD layer (op code reaches processes through storage and movement); the
+import graph has no cycle; no function imports a module (CuPy, imported lazily so mdarray works without it,
 is the one exception); no module outside DistArray's own reads its private attributes;
 no module grows past 600 lines and no folder past 12 modules. A new folder must be
 placed here (docs/design.md draws the same map).
@@ -54,11 +53,6 @@ FOLDERS = (
 )
 RANK = {folder: rank for rank, (folder, _) in enumerate(FOLDERS)}
 ARRAY = RANK["_array"]
-#: Modules above the array layer that still import the SPMD layer: each is to reach
-#: processes through storage and movement instead, and leave this list.
-SPMD_ABOVE_ARRAY = {
-    "_ops.creation.ways_in",
-}
 LAZY = {"cupy", "cupyx", "mpi4py"}
 MAX_LINES = 600
 MAX_MODULES = 12
@@ -160,7 +154,7 @@ def test_imports_point_down(name):
         )
 
 
-def test_only_listed_modules_above_the_array_layer_import_the_spmd_layer():
+def test_nothing_above_the_array_layer_imports_the_spmd_layer():
     importers = {
         name
         for name, (_, tree) in MODULES.items()
@@ -171,11 +165,9 @@ def test_only_listed_modules_above_the_array_layer_import_the_spmd_layer():
             for imported, _, _ in _imports(name, tree)
         )
     }
-    assert importers - SPMD_ABOVE_ARRAY == set(), (
-        "op code reaches processes through storage and movement"
-    )
-    assert SPMD_ABOVE_ARRAY - importers == set(), (
-        "these no longer import _spmd: drop them from the list"
+    assert not importers, (
+        f"{sorted(importers)} import _spmd: op code reaches processes through storage "
+        "(_storage.local) and movement (_movement.collectives, scatter)"
     )
 
 

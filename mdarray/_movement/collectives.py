@@ -27,12 +27,34 @@ __all__ = [
     "agree_any",
     "agree_dtype",
     "agreeing",
+    "allgathered",
+    "broadcast",
     "check_root",
     "from_owner",
     "merged_everywhere",
     "owner",
+    "rank_and_size",
     "several",
 ]
+
+
+def rank_and_size() -> tuple[int, int]:
+    """``(this process's rank, the number of processes)``; ``(0, 1)`` in one process."""
+    group = _processes.current()
+    return (0, 1) if group is None else (group.rank, group.size)
+
+
+def broadcast(value: Any, root: int) -> Any:
+    """Process `root`'s `value` (a small host value) on every process; `value` itself in
+    one process."""
+    group = _processes.current()
+    return value if group is None else group.bcast(value, root=root)
+
+
+def allgathered(value: Any) -> list:
+    """Every process's `value` (a small host value), in rank order, on every process."""
+    group = _processes.current()
+    return [value] if group is None else group.allgather(value)
 
 
 def from_owner(device: int, value: Any) -> Any:

@@ -24,15 +24,15 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from mdarray._array.array import DistArray, wrap
+from mdarray._array.calls import per_process
 from mdarray._backends.backend import Backend, backend as default_backend_object
-from mdarray._core import regions as _regions
 from mdarray._core.modes import REPLICA, Mode, as_mode
 from mdarray._layouts.layout import IndexMap, Layout, ShapeLike, check_devices, shape_tuple
 from mdarray._movement import redistribute as _redistribute
-from mdarray._spmd import processes as _processes
-from mdarray._spmd.processes import is_local
-from mdarray._spmd.transport import Exchange
+from mdarray._movement.collectives import allgathered, broadcast, owner, rank_and_size
+from mdarray._movement.scatter import scatter_from
 from mdarray._storage.chunks import Chunks
+from mdarray._storage.local import mine
 
 
 def as_layout(shape, index_map: IndexMap | Layout) -> Layout:
@@ -54,22 +54,19 @@ def scatter(array: Any, index_map: IndexMap | Layout, mode: Mode, src: Any) -> D
     """``distributed_array(array, index_map, mode, src=src)``: `array` on process `src`
     (ignored elsewhere), each chunk's box sent to the process of its device. Collective."""
     backend = default_backend_object()
-    group = _processes.current()
-    size = 1 if group is None else group.size
+    rank, size = rank_and_size()
     if isinstance(src, bool) or not isinstance(src, (int, np.integer)) or not 0 <= src < size:
         raise ValueError(
             f"distributed_array: src must be the rank of a process (0..{size - 1}), got {src!r}"
         )
     src = int(src)
-    rank = 0 if group is None else group.rank
     native: Any = None  # on `src`: `array` native to the backend (CuPy), and on the host
     host: Any = None
     meta: Any = None
     if rank == src:
         (native, host), meta = _source(array, backend)
-    if group is not None:
-        # The shape and dtype only `src` knows, or why its array is no array.
-        meta = group.bcast(meta, root=src)
+    # The shape and dtype only `src` knows, or why its array is no array.
+    meta = broadcast(meta, src)
     shape, dtype, problem = meta
     if problem is not None:
         kind, message = problem
@@ -79,31 +76,7 @@ def scatter(array: Any, index_map: IndexMap | Layout, mode: Mode, src: Any) -> D
     layout = as_layout(shape, index_map)
     mode.check_dtype(dtype)
     storage = Chunks.empty(layout, dtype, backend)
-    exchange = Exchange(backend, host=True)
-    # The cpu backend's chunks are host memory: MPI writes them where they are.
-    direct = backend.name == "cpu"
-    landed = []
-    for box, device, buffer in zip(layout.boxes, layout.chunk_devices, storage.buffers):
-        holder = _processes.owner(device)
-        if rank == src:
-            part = (*(_regions.to_slice(r) for r in box), ...)  # a view, 0-d ones too
-            if holder == rank:
-                if native is not None:
-                    backend.adopt(native[part], device, out=buffer)
-                else:
-                    backend.from_host(host[part], device, out=buffer)
-            else:
-                exchange.send(host[part], holder)
-        elif holder == rank:
-            if direct:
-                exchange.receive(buffer, src)
-            else:
-                into = np.empty(buffer.shape, dtype)
-                exchange.receive(into, src)
-                landed.append((into, device, buffer))
-    exchange.run()
-    for into, device, buffer in landed:
-        backend.from_host(into, device, out=buffer)
+    scatter_from(storage, src, rank, native, host)
     if mode.is_partial and not mode.idempotent:
         # The chunks are fresh copies, so the identities may be written into them.
         _redistribute.fill_shadowed(storage, mode.identity(dtype), in_place=True)
@@ -145,7 +118,7 @@ def _source(array: Any, backend: Backend) -> tuple:
 # Each process's own chunks -----------------------------------------------------------------
 
 
-@_processes.per_process("chunks")
+@per_process("chunks")
 def from_local_chunks(
     shape: ShapeLike,
     layout: Layout | IndexMap,
@@ -211,9 +184,8 @@ def _given_chunks(layout: Layout, chunks: Any, backend: Backend) -> tuple[dict, 
         kind = type(chunks).__name__
         return {}, [f"chunks must be a dict {{device: [array, ...]}}, got {kind}"]
     wanted: dict[int, list[int]] = {}
-    for k, device in enumerate(layout.chunk_devices):
-        if is_local(device):
-            wanted.setdefault(device, []).append(k)
+    for k, device in mine(layout.chunk_devices):
+        wanted.setdefault(device, []).append(k)
     problems: list[str] = []
     given: dict[int, Any] = {}
     for key, value in chunks.items():
@@ -228,7 +200,7 @@ def _given_chunks(layout: Layout, chunks: Any, backend: Backend) -> tuple[dict, 
             )
         elif device not in wanted:
             problems.append(
-                f"device {device} is a device of process {_processes.owner(device)}: "
+                f"device {device} is a device of process {owner(device)}: "
                 "each process passes the chunks of its own devices"
             )
         else:
@@ -279,7 +251,7 @@ def index_text(index: tuple) -> str:
 # Made by a callback ----------------------------------------------------------------------
 
 
-@_processes.per_process("fn")
+@per_process("fn")
 def from_callback(
     shape: ShapeLike,
     layout: Layout | IndexMap,
@@ -340,9 +312,8 @@ def from_callback(
     arrays: dict[int, Any] = {}
     problems: list[str] = []
     raised: BaseException | None = None
-    for k, (device, index) in enumerate(layout.chunks):
-        if not is_local(device):
-            continue
+    for k, device in mine(layout.chunk_devices):
+        index = layout.chunks[k][1]
         where = f"the chunk {index_text(index)} of device {device}"
         try:
             with backend.on(device):
@@ -378,9 +349,7 @@ def from_callback(
 def _agree(name: str, dtype, problems: list[str], raised: BaseException | None = None) -> dict:
     """``{rank: dtype}`` of the processes that made chunks, after raising on every process
     if any had `problems` (the one whose code `raised`, that error)."""
-    group = _processes.current()
-    mine = (dtype, "; ".join(problems) or None, raised is not None)
-    everyone = [mine] if group is None else group.allgather(mine)
+    everyone = allgathered((dtype, "; ".join(problems) or None, raised is not None))
     failed = [(r, message, foreign) for r, (_, message, foreign) in enumerate(everyone) if message]
     if failed:
         if raised is not None:
