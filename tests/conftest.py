@@ -10,9 +10,10 @@ from hypothesis import HealthCheck, settings
 
 import mdarray
 
-# The SPMD suite runs on every process of an MPI run (tests/test_spmd.py launches it):
-# its conftest joins the run, which changes process-global state, so this run leaves it out.
-collect_ignore = ["spmd", "typing_checks.py"]  # read by mypy (test_api_docstrings), never run
+# The SPMD suite (tests/spmd/mpi) runs on every process of an MPI run (tests/spmd/test_spmd.py
+# launches it): its conftest joins the run, which changes process-global state, so this run
+# leaves it out.
+collect_ignore = ["spmd/mpi", "typing_checks.py"]  # read by mypy (test_api_docstrings), never run
 
 settings.register_profile(
     "default", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]

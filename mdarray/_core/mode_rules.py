@@ -1,7 +1,7 @@
 """Every fact of the form "X commutes with combining partial copies", in one place.
 
 Three tables, each row with its algebra in a comment and a hypothesis proof in
-`tests/test_mode_rules.py`:
+`tests/core/test_mode_rules.py`:
 
 - `RULES`: when an elementwise ufunc on partial operands gives a partial result;
 - `REDUCTION_MODES`: which reductions leave a partial result, in which mode;
@@ -16,7 +16,7 @@ mode's identity (0, 1, -inf, ...). Running a ufunc on every copy gives a partial
 exactly when the ufunc commutes with the combination: ``f(sum(p)) == sum(f(p))`` for every
 set of copies ``p``, identities included. Each row of `RULES` states such an identity
 (``p``, ``q``: the copies of partial operands; ``c``: the value of a REPLICA operand) and
-the conditions under which it holds; `tests/test_mode_rules.py` checks every row with
+the conditions under which it holds; `tests/core/test_mode_rules.py` checks every row with
 hypothesis over drawn copies. Anything not in the table converts its operands to REPLICA.
 
 Conditions that depend on a REPLICA operand's values ("c is finite", "c > 0") are proved

@@ -7,7 +7,7 @@ the ufunc's ``__array_ufunc__`` keeps the device group and joins an SPMD run, on
 call. A repeated call on DistArrays (beside Python numbers) runs the runner its first
 call left (`mdarray._core.decided`) at once, as ``DistArray.__array_ufunc__`` would, with
 no NumPy dispatch before it: ``mdarray.add(x, y)`` costs no more Python calls than
-``np.add(x, y)`` (tests/test_host_cost_ufuncs.py).
+``np.add(x, y)`` (tests/ops/engine/test_host_cost_ufuncs.py).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The SPMD suite (``tests/spmd``) run under MPI: each module as its own ``mpiexec`` run of
+"""The SPMD suite (``tests/spmd/mpi``) run under MPI: each module as its own ``mpiexec`` run of
 2 and 4 processes on the cpu backend, with 1 and 2 virtual devices per process (and one
 process with 4), every process running the same pytest; on the cuda backend also one
 process with the machine's GPUs. A hang fails the test at its timeout (the run's processes
@@ -19,7 +19,7 @@ import pytest
 
 import mdarray
 
-SPMD = Path(__file__).parent / "spmd"
+SPMD = Path(__file__).parent / "mpi"
 # Each run takes under a minute, 4 processes on 2 cores included; a hang fails after this
 # (MDARRAY_SPMD_TIMEOUT).
 TIMEOUT = float(os.environ.get("MDARRAY_SPMD_TIMEOUT", "180"))
@@ -61,7 +61,7 @@ pytestmark = pytest.mark.skipif(_why_not() is not None, reason=str(_why_not()))
 
 
 def run_spmd(processes: int, devices: int, module: str, **env: str) -> None:
-    """Run `module` of tests/spmd on `processes` processes; fail with its output unless
+    """Run `module` of tests/spmd/mpi on `processes` processes; fail with its output unless
     every process passed within `TIMEOUT`."""
     environment = {
         **os.environ,
@@ -76,7 +76,7 @@ def run_spmd(processes: int, devices: int, module: str, **env: str) -> None:
         ),
         **env,
     }
-    root = SPMD.parent.parent
+    root = SPMD.parents[2]  # the repository: tests/spmd/mpi is three folders down
     command = [
         _mpiexec(), "-n", str(processes),
         sys.executable, "-m", "mpi4py", "-m", "pytest",
@@ -86,8 +86,8 @@ def run_spmd(processes: int, devices: int, module: str, **env: str) -> None:
         # No xdist inside (one pytest per process), and so no pytest-benchmark warning
         # that xdist is on, which the warnings-as-errors setting makes an internal error.
         "-p", "no:xdist", "-p", "no:benchmark",
-        # Process 0 names each test as it ends (tests/spmd/conftest.py quiets the others): a
-        # hang's output ends at the test that hung.
+        # Process 0 names each test as it ends (tests/spmd/mpi/conftest.py quiets the
+        # others): a hang's output ends at the test that hung.
         "-v",
         # A test stuck in a collective prints every process's stack before the kill.
         "-o", f"faulthandler_timeout={TIMEOUT / 3:.0f}",

@@ -1,7 +1,7 @@
 """The ways data gets in (mdarray/_ops/creation/ways_in.py) in one process: distributed_array's src=,
 from_local_chunks and from_callback, against NumPy and distributed_array.
 
-(Their SPMD behaviour, several processes under mpiexec, is tested in tests/spmd/.)
+(Their SPMD behaviour, several processes under mpiexec, is tested in tests/spmd/mpi/.)
 """
 
 import numpy as np

@@ -1,6 +1,6 @@
 """``MDARRAY_CHECK_COLLECTIVES=1``: processes making different collective calls (another
 name, other arguments, another array, or no call at all) raise RuntimeError on every
-process instead of hanging. ``tests/test_spmd.py`` runs this module in runs of their own
+process instead of hanging. ``tests/spmd/test_spmd.py`` runs this module in runs of their own
 (2 and 4 processes), with the variable set and a short ``MDARRAY_CHECK_TIMEOUT``: without
 the check such a program hangs (the point of the check), so it is skipped there."""
 

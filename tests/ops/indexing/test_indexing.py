@@ -150,7 +150,7 @@ def test_getitem_errors_match_numpy(key):
 
 def test_advanced_indexing_goes_through_the_fallback_policy():
     """Masks and one integer array among full slices run natively, get and set
-    (tests/test_advanced_indexing.py, tests/test_index_writes.py); other advanced keys
+    (tests/ops/indexing/test_advanced_indexing.py, test_index_writes.py); other advanced keys
     gather."""
     host = np.arange(12.0).reshape(4, 3)
     x = mdarray.distributed_array(host, mdarray.Layout.block((4, 3), devices=devices(0, 1)))

@@ -9,9 +9,7 @@ import warnings
 import numpy as np
 import pytest
 from _backend_facts import ON_CUDA
-from test_whole_writes import (
-    test_an_interrupt_at_any_line_leaves_old_or_new_whole as interrupt_test,
-)
+from _test_modules import load
 
 import mdarray
 from mdarray._backends import backend as _backend
@@ -21,6 +19,10 @@ from mdarray._backends.cpu.threads import DeviceThreads
 pytestmark = pytest.mark.skipif(ON_CUDA, reason="the cpu backend's threads")
 
 BACKEND = _backend.backend()
+# The writers' interrupt test (tests/exec), run here with the kernels on the threads.
+interrupt_test = load(
+    "exec/test_whole_writes.py"
+).test_an_interrupt_at_any_line_leaves_old_or_new_whole
 SEVERAL = BACKEND.threads.count > 1  # else nothing runs at once: no row is handed over
 
 

@@ -1,7 +1,7 @@
 """Every NumPy ufunc's ``__call__`` against NumPy, and the array API elementwise names.
 
 The ufuncs are enumerated from ``numpy`` at test time (`UFUNCS`), so a ufunc NumPy adds is
-tested (and `tests/test_registry.py` checks the list is complete).
+tested (and `tests/core/test_registry.py` checks the list is complete).
 """
 
 import inspect

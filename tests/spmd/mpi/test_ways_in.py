@@ -1,5 +1,5 @@
 """The ways data gets in, run by every process of an SPMD run (``mpiexec -n N python -m
-mpi4py -m pytest tests/spmd``; the harness initializes mdarray.distributed once).
+mpi4py -m pytest tests/spmd/mpi``; the harness initializes mdarray.distributed once).
 
 Every process runs each test, in the same order: the collectives meet. Bad input on one
 process must raise on every process (the test then passes everywhere) instead of leaving

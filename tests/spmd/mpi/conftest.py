@@ -1,8 +1,8 @@
 """The SPMD suite: every test here runs on every process of an MPI run.
 
-Run it as ``tests/test_spmd.py`` does, one pytest per process::
+Run it as ``tests/spmd/test_spmd.py`` does, one pytest per process::
 
-    MDARRAY_CPU_DEVICES=2 mpiexec -n 2 python -m mpi4py -m pytest -p no:randomly tests/spmd
+    MDARRAY_CPU_DEVICES=2 mpiexec -n 2 python -m mpi4py -m pytest -p no:randomly tests/spmd/mpi
 
 (``-m mpi4py``: an uncaught exception aborts every process instead of leaving the others
 waiting.) The ordinary single-process run does not collect this directory (``collect_ignore``

@@ -5,7 +5,7 @@ import inspect
 
 import numpy as np
 import pytest
-import test_elementwise_functions as elementwise
+from _test_modules import load
 
 import mdarray
 import mdarray.fft
@@ -13,6 +13,9 @@ import mdarray.linalg
 from mdarray._core import registry as _registry
 from mdarray._namespace import numpy_functions
 from mdarray._ops.elementwise import elementwise_functions
+
+# The ufuncs the elementwise tests run against NumPy.
+elementwise = load("ops/elementwise/test_elementwise_functions.py")
 
 UFUNCS = sorted({u for u in vars(np).values() if isinstance(u, np.ufunc)}, key=lambda u: u.__name__)
 

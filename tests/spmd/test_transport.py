@@ -2,7 +2,7 @@
 
 `mdarray.distributed.initialize()` without ``mpiexec`` makes an MPI run of one process; an
 `Exchange` from that process to itself then goes through the same MPI (or NCCL) calls as
-between processes. The multi-process suite (tests/spmd, run by tests/test_spmd.py under
+between processes. The multi-process suite (tests/spmd/mpi, run by tests/spmd/test_spmd.py under
 ``mpiexec``) covers the rest.
 """
 

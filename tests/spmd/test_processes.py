@@ -1,7 +1,7 @@
 """The SPMD layer's parts that run without MPI: how `MDARRAY_CHECK_COLLECTIVES` describes
 a call (`_call_check.describe`, equal on two processes exactly where the call is the
 same), its verdicts, and the rule that every message between processes goes through
-the agreeing collective layer. The runs under MPI are tests/spmd (test_spmd_faults.py,
+the agreeing collective layer. The runs under MPI are tests/spmd/mpi (test_spmd_faults.py,
 test_spmd_collective_check.py)."""
 
 import ast
