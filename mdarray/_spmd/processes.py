@@ -282,6 +282,16 @@ def check_root(root: Any) -> None:
         raise ValueError(f"root must be the rank of a process (0..{size - 1}), got {root!r}")
 
 
+#: Called with no argument after this process joins or leaves a run: the layers above
+#: keep their single-process shortcuts in step (`_storage.local`).
+ON_CHANGE: list[Callable[[], None]] = []
+
+
+def _changed() -> None:
+    for hook in ON_CHANGE:
+        hook()
+
+
 def join(comm, backend: Backend) -> Group:
     """Join the SPMD run of `comm`'s processes with `backend`'s devices: gather the device
     table and give the backend its global ids."""
@@ -298,6 +308,7 @@ def join(comm, backend: Backend) -> Group:
     group = Group(own, counts, MPI)
     backend.join(group.device_ids, group.local)
     _GROUP, _LOCAL = group, group.local_set
+    _changed()
     return group
 
 
@@ -312,6 +323,7 @@ def leave(backend: Backend) -> None:
         group.check.check("finalize", (), {})
     group.ready()
     _GROUP, _LOCAL = None, None
+    _changed()
     backend.leave()
     if group.check is not None:
         group.check.comm.Free()

@@ -31,8 +31,8 @@ from mdarray._layouts.layout import IndexMap, Layout, ShapeLike, check_devices, 
 from mdarray._movement import redistribute as _redistribute
 from mdarray._movement.collectives import allgathered, broadcast, owner, rank_and_size
 from mdarray._movement.scatter import scatter_from
+from mdarray._storage import local as _this_process
 from mdarray._storage.chunks import Chunks
-from mdarray._storage.local import mine
 
 
 def as_layout(shape, index_map: IndexMap | Layout) -> Layout:
@@ -184,7 +184,7 @@ def _given_chunks(layout: Layout, chunks: Any, backend: Backend) -> tuple[dict, 
         kind = type(chunks).__name__
         return {}, [f"chunks must be a dict {{device: [array, ...]}}, got {kind}"]
     wanted: dict[int, list[int]] = {}
-    for k, device in mine(layout.chunk_devices):
+    for k, device in _this_process.mine(layout.chunk_devices):
         wanted.setdefault(device, []).append(k)
     problems: list[str] = []
     given: dict[int, Any] = {}
@@ -312,7 +312,7 @@ def from_callback(
     arrays: dict[int, Any] = {}
     problems: list[str] = []
     raised: BaseException | None = None
-    for k, device in mine(layout.chunk_devices):
+    for k, device in _this_process.mine(layout.chunk_devices):
         index = layout.chunks[k][1]
         where = f"the chunk {index_text(index)} of device {device}"
         try:

@@ -38,8 +38,9 @@ from mdarray._layouts.layout import Layout
 from mdarray._movement import redistribute as _redistribute
 from mdarray._movement.collectives import agreeing, from_owner, several
 from mdarray._runtime.config import check_fallback
+from mdarray._storage import local as _this_process
 from mdarray._storage.chunks import Chunks
-from mdarray._storage.local import mine, placed
+from mdarray._storage.local import placed
 
 LinAlgError = np.linalg.LinAlgError
 
@@ -65,7 +66,7 @@ def on_one_device(name: str, compute: Callable[..., Any], *operands: Any) -> Any
     # In an SPMD run the device's process computes: a failure there (a singular matrix)
     # raises on every process, and the others learn the results' shapes and dtypes.
     with agreeing(True):
-        for _, held in mine((device,)):
+        for _, held in _this_process.mine((device,)):
             with backend.on(held), backend.linalg_errors():
                 result = compute(backend.xp, *values)
             computed = True

@@ -48,8 +48,9 @@ from mdarray._exec.chunkwise import aligned, block_layout, blocks, shape_of, wri
 from mdarray._layouts.layout import Layout
 from mdarray._movement import redistribute as _redistribute
 from mdarray._movement.collectives import several
+from mdarray._storage import local as _this_process
 from mdarray._storage.chunks import Chunks
-from mdarray._storage.local import mine, placed
+from mdarray._storage.local import placed
 
 from .fallback import fallback
 
@@ -189,7 +190,7 @@ def _run_steps(buffers, plan: ChunkPlan, backend: Backend, ufunc, axes, dtype, r
         done = iter(backend.each(kernel, rows))
     steps = plan.steps
     out = [None] * len(steps)  # another process's chunk: its process computes it
-    for k, device in mine(plan.layout.chunk_devices):
+    for k, device in _this_process.mine(plan.layout.chunk_devices):
         shape, step = steps[k]
         chunk = buffers[k]
         with on(device):
@@ -210,6 +211,8 @@ def _run_steps(buffers, plan: ChunkPlan, backend: Backend, ufunc, axes, dtype, r
             if flat and result.ndim != 1:
                 result = result.reshape(-1)
         out[k] = result
+    if _this_process.ALL_HERE:
+        return out
     return placed(out, plan.layout.chunk_shapes, plan.layout.chunk_devices, result_dtype)
 
 

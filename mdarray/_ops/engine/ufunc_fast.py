@@ -13,8 +13,9 @@ from mdarray._core.decided import remember
 from mdarray._core.modes import REPLICA
 from mdarray._exec.chunkwise import blocks, blocks_agree, commit, writes_in_place
 from mdarray._movement.collectives import agreeing, several
+from mdarray._storage import local as _this_process
 from mdarray._storage.chunks import Chunks
-from mdarray._storage.local import mine, placed, placed_slabs
+from mdarray._storage.local import placed, placed_slabs
 from mdarray._storage.stored import decided_key
 
 from .ufunc_plans import resolve
@@ -113,14 +114,14 @@ def fast_call(ufunc, inputs, kwargs):
             return None  # several kernels: the general path computes, then commits
         rows = list(zip(*columns))
         targets = list(zip(*(o.storage.writable() for o in out)))
-        for k, device in mine(layout.chunk_devices):
+        for k, device in _this_process.mine(layout.chunk_devices):
             with on(device):
                 kernel(*rows[k], out=targets[k])
         return out[0] if len(out) == 1 else out
     rows = list(zip(*columns))
     results: list = [None] * len(rows)  # another process's chunk: its process computes it
     with agreeing(may_fail):
-        for k, device in mine(layout.chunk_devices):
+        for k, device in _this_process.mine(layout.chunk_devices):
             with on(device):
                 results[k] = kernel(*rows[k])
     return _wrap_results(ufunc, layout, results, backend, REPLICA, dtypes)
@@ -200,7 +201,7 @@ def _slab_call(
         # NumPy's own result dtype (a refill's are `out`'s): results may go to the pool.
         pooled = dtypes[0] if len(dtypes) == 1 and not refill else None
         done = iter(backend.each(kernel, rows, pooled))
-    for d, device in mine(layout.devices):
+    for d, device in _this_process.mine(layout.devices):
         # `fast_call` came here only with every Chunks operand packed (slabs not None).
         args = [x.slabs[d] if type(x) is Chunks else x for x in operands]  # type: ignore[index]
         if targets is not None:
@@ -219,18 +220,13 @@ def _slab_call(
         for i, o in enumerate(out if refill else ()):
             o.storage.refill([r[i] for r in results])
         return out[0] if len(out) == 1 else out
-    values = [
-        wrap(
-            Chunks.packed(
-                layout,
-                placed_slabs([None if r is None else r[i] for r in results], layout, dtype),
-                backend,
-                dtype,
-                check=False,
-            )
-        )
-        for i, dtype in enumerate(dtypes)
-    ]
+    values = []
+    for i, dtype in enumerate(dtypes):
+        if _this_process.ALL_HERE:
+            slabs = [r[i] for r in results]
+        else:  # another process's devices: placeholders of their slabs
+            slabs = placed_slabs([None if r is None else r[i] for r in results], layout, dtype)
+        values.append(wrap(Chunks.packed(layout, slabs, backend, dtype, check=False)))
     return values[0] if ufunc.nout == 1 else tuple(values)
 
 
@@ -324,8 +320,9 @@ def _wrap_results(ufunc, layout, results, backend: Backend, mode, dtypes):
     """DistArrays from per-chunk results (tuples for several outputs), in `dtypes`."""
     shapes, devices = layout.chunk_shapes, layout.chunk_devices
     if ufunc.nout == 1:
-        return wrap_buffers(layout, placed(results, shapes, devices, dtypes[0]), backend, mode,
-                            dtypes[0])  # fmt: skip
+        if not _this_process.ALL_HERE:
+            results = placed(results, shapes, devices, dtypes[0])
+        return wrap_buffers(layout, results, backend, mode, dtypes[0])
     return tuple(
         wrap_buffers(
             layout,
@@ -343,7 +340,7 @@ def wrap_buffers(layout, buffers, backend: Backend, mode, dtype):
         # A backend whose kernels promote differently from NumPy (CuPy in corner cases):
         # NumPy's dtype is the contract.
         casts: list = [None] * len(buffers)
-        for k, device in mine(layout.chunk_devices):
+        for k, device in _this_process.mine(layout.chunk_devices):
             with backend.on(device):
                 casts[k] = buffers[k].astype(dtype)
         buffers = placed(casts, layout.chunk_shapes, layout.chunk_devices, dtype)

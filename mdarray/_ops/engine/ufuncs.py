@@ -33,8 +33,9 @@ from mdarray._core.registry import implements_method, implements_ufunc_method, m
 from mdarray._exec.chunkwise import aligned, backend_of, result_layout, write_out, writes_in_place
 from mdarray._exec.operands import TAKEN, as_operand, yields_to
 from mdarray._movement.collectives import agreeing
+from mdarray._storage import local as _this_process
 from mdarray._storage.chunks import Chunks
-from mdarray._storage.local import mine, placed
+from mdarray._storage.local import placed
 
 from . import ufunc_cells as _cells
 from .fallback import fallback
@@ -250,7 +251,7 @@ def _targets(ufunc, outs, direct, where, layout, backend: Backend, dtypes):
         elif o is None:
             shapes, devices = layout.chunk_shapes, layout.chunk_devices
             fresh: list = [None] * len(devices)
-            for k, device in mine(devices):
+            for k, device in _this_process.mine(devices):
                 fresh[k] = backend.empty(shapes[k], dtypes[i], device)
             targets.append(placed(fresh, shapes, devices, dtypes[i]))
         else:
@@ -263,7 +264,7 @@ def _private_copies(chunks, owner, layout, backend: Backend):
     """`chunks`, copied where they are `owner`'s own buffers (they are written into)."""
     own = {id(c) for c in owner.storage.buffers} if isinstance(owner, DistArray) else set()
     out = list(chunks)
-    for k, device in mine(layout.chunk_devices):
+    for k, device in _this_process.mine(layout.chunk_devices):
         if id(out[k]) in own:
             out[k] = backend.copy(out[k], device)
     return out
@@ -272,7 +273,7 @@ def _private_copies(chunks, owner, layout, backend: Backend):
 def _run(kernel, columns, targets, masks, layout, backend: Backend, options, dtypes):
     """Run `kernel` on every chunk: per chunk, the tuple of its output arrays."""
     results: list = [None] * len(layout.chunk_devices)  # another process computes its own
-    for k, device in mine(layout.chunk_devices):
+    for k, device in _this_process.mine(layout.chunk_devices):
         args = [column[k] for column in columns]
         given = [None if t is None else t[k] for t in targets]
         mask = None if masks is None else masks[k]

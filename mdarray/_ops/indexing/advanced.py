@@ -38,8 +38,9 @@ from mdarray._movement.redistribute import (
     to_host,
 )
 from mdarray._ops.engine.fallback import fallback
+from mdarray._storage import local as _this_process
 from mdarray._storage.chunks import Chunks
-from mdarray._storage.local import all_here, local_chunks, mine, placed
+from mdarray._storage.local import all_here, local_chunks, placed
 
 # Layouts ------------------------------------------------------------------------------
 
@@ -119,7 +120,7 @@ def _mask_pieces(mask, layout: Layout, backend: Backend) -> list:
     copy_in = backend.from_host if isinstance(mask, np.ndarray) else backend.adopt
     boxes, devices = layout.boxes, layout.chunk_devices
     pieces: list = [None] * len(devices)  # another process copies its own
-    for k, device in mine(devices):
+    for k, device in _this_process.mine(devices):
         pieces[k] = copy_in(mask[tuple(_regions.to_slice(r) for r in boxes[k][:ndim])], device)
     shapes = [_regions.box_shape(box[:ndim]) for box in boxes] if not all_here() else ()
     return placed(pieces, shapes, devices, np.bool_)
@@ -130,7 +131,7 @@ def _counts(pieces: list, layout: Layout, backend: Backend) -> list:
     (and shared between the processes of an SPMD run); 0 for a chunk without elements
     (its mask piece may hold rows that other chunks own)."""
     own = {}
-    for k, device in mine(layout.chunk_devices):
+    for k, device in _this_process.mine(layout.chunk_devices):
         if _regions.box_size(layout.boxes[k]):
             with backend.on(device):
                 own[k] = int(backend.xp.count_nonzero(pieces[k]))

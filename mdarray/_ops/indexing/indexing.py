@@ -37,8 +37,9 @@ from mdarray._movement.plans import shadowed_within
 from mdarray._movement.redistribute import region_value
 from mdarray._ops.engine.fallback import fallback, gathered
 from mdarray._runtime.config import check_fallback
+from mdarray._storage import local as _this_process
 from mdarray._storage.chunks import Chunks
-from mdarray._storage.local import is_placeholder, local_chunks, mine
+from mdarray._storage.local import is_placeholder, local_chunks
 
 from .advanced import (
     host_indices,
@@ -285,7 +286,7 @@ def _planned_writes(x: DistArray, key: tuple, value) -> list:
     backend = x.storage.backend
     writes = []
     boxes, devices = x.layout.boxes, x.layout.chunk_devices
-    held = dict(mine(devices))  # another process reads its own chunks' pieces
+    held = dict(_this_process.mine(devices))  # another process reads its own chunks' pieces
     for k in x.layout.box_index.meeting(box):
         chunk_box, device = boxes[k], devices[k]
         common = _regions.intersect(box, chunk_box)
@@ -308,7 +309,7 @@ def _write(x: DistArray, writes, pieces) -> None:
     identity = x.mode.identity(x.dtype) if x.mode.is_partial else None
     buffers = x.storage.writable([write[0] for write in writes])
     assigns = []  # bit for bit: -0.0 stays -0.0
-    held = dict(mine(x.layout.chunk_devices))  # another process writes its own chunks
+    held = dict(_this_process.mine(x.layout.chunk_devices))  # another process writes its own chunks
     for (k, _, chunk_index, _, shadowed), piece in zip(writes, pieces):
         device = held.get(k)
         if device is not None:

@@ -25,8 +25,9 @@ from mdarray._core.regions import box_shape, index_shape, is_basic
 from mdarray._layouts.layout import Layout
 from mdarray._movement.collectives import several
 from mdarray._movement.redistribute import gather_steps, gathered, region_value, replica_plan
+from mdarray._storage import local as _this_process
 from mdarray._storage.chunks import Chunks
-from mdarray._storage.local import all_here, is_placeholder, mine, placed
+from mdarray._storage.local import all_here, is_placeholder, placed
 
 
 @functools.cache
@@ -59,7 +60,9 @@ def execute(plan, a: Chunks, mode_a, b: Chunks, mode_b, dtype, options: dict, ke
     fetched: dict = {}
     results: list = [None] * len(plan.tasks)  # another process's task: its process runs it
     on = backend.on
-    held = dict(mine(plan.layout.chunk_devices))  # the tasks, in the layout's chunk order
+    held = dict(
+        _this_process.mine(plan.layout.chunk_devices)
+    )  # the tasks, in the layout's chunk order
     for t, task in enumerate(plan.tasks):
         # Every process fetches every task's pieces (collective), then runs its own.
         x = _piece(a, mode_a, task.a_source, task.device, fetched, 0)
@@ -77,7 +80,8 @@ def execute(plan, a: Chunks, mode_a, b: Chunks, mode_b, dtype, options: dict, ke
             None if r is None else r.reshape(shape)
             for r, shape in zip(results, layout.chunk_shapes)
         ]
-    results = placed(results, layout.chunk_shapes, layout.chunk_devices, dtype)
+    if not _this_process.ALL_HERE:
+        results = placed(results, layout.chunk_shapes, layout.chunk_devices, dtype)
     return Chunks.of(layout, results, backend, dtype)
 
 

@@ -25,8 +25,9 @@ from mdarray._layouts.layout import Layout
 from mdarray._movement import redistribute as _redistribute
 from mdarray._ops.creation.index_arithmetic import with_tables
 from mdarray._ops.engine.fallback import fallback
+from mdarray._storage import local as _this_process
 from mdarray._storage.chunks import Chunks
-from mdarray._storage.local import local_chunks, mine, placed
+from mdarray._storage.local import local_chunks, placed
 
 
 def owned_elements(x: DistArray, weights=None) -> tuple[list, list | None]:
@@ -61,8 +62,8 @@ def _summed(x: DistArray, count, length: int, dtype) -> DistArray:
     backend = x.storage.backend
     devices = x.layout.devices
     layout = Layout((length,), {d: [(slice(0, length, 1),)] for d in devices})
-    totals = {d: backend.full((length,), 0, dtype, d) for _, d in mine(devices)}
-    for k, device in mine(x.layout.chunk_devices):
+    totals = {d: backend.full((length,), 0, dtype, d) for _, d in _this_process.mine(devices)}
+    for k, device in _this_process.mine(x.layout.chunk_devices):
         with backend.on(device):
             part = count(k)
             if part is not None:

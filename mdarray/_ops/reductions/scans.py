@@ -29,7 +29,8 @@ from mdarray._layouts.layout import Layout
 from mdarray._movement.fetch import gather_host
 from mdarray._ops.engine import reduction as _reduction
 from mdarray._ops.engine.fallback import fallback
-from mdarray._storage.local import mine, placed
+from mdarray._storage import local as _this_process
+from mdarray._storage.local import placed
 
 # Scans ------------------------------------------------------------------------------
 
@@ -139,7 +140,7 @@ def _add_carries(chunks, ufunc, axis, value):
     combine = getattr(backend.xp, ufunc.__name__)
     scans = chunks.buffers
     out = list(scans)
-    for k, device in mine(layout.chunk_devices):
+    for k, device in _this_process.mine(layout.chunk_devices):
         box, s = layout.boxes[k], segments[k]
         if not s:
             continue
@@ -171,7 +172,7 @@ def _with_initial_slice(x: DistArray, axis: int, value) -> DistArray:
     layout = Layout(shape, index_map)
     slab = tuple(1 if a == axis else n for a, n in enumerate(shape))
     fill: list = [None]  # another process fills its own
-    for _, device in mine((first,)):
+    for _, device in _this_process.mine((first,)):
         fill[0] = backend.full(slab, value, x.dtype, device)
     pieces[0] = (first, pieces[0][1], placed(fill, (slab,), (first,), x.dtype)[0])
     data = [chunk for device in index_map for d, _, chunk in pieces if d == device]

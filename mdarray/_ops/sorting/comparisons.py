@@ -23,8 +23,8 @@ from mdarray._exec.operands import as_operand
 from mdarray._ops.engine.fallback import as_distarrays
 from mdarray._ops.linalg.contractions import _operand
 from mdarray._runtime.config import warn
+from mdarray._storage import local as _this_process
 from mdarray._storage.chunks import Chunks
-from mdarray._storage.local import mine
 
 __all__: list[str] = []
 
@@ -164,7 +164,7 @@ def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None
     storage = element.storage
     backend, xp = storage.backend, storage.backend.xp
     copies: dict = {}
-    for _, device in mine(storage.layout.chunk_devices):
+    for _, device in _this_process.mine(storage.layout.chunk_devices):
         if device not in copies:
             copies[device] = (
                 backend.from_host(test, device)

@@ -41,8 +41,9 @@ from mdarray._ops.engine import reduction as _reduction
 from mdarray._ops.engine.fallback import fallback
 from mdarray._ops.engine.ufunc_plans import run, where_call, where_plan
 from mdarray._ops.indexing.advanced import nonzero as native_nonzero
+from mdarray._storage import local as _this_process
 from mdarray._storage.chunks import Chunks
-from mdarray._storage.local import local_chunks, mine, placed
+from mdarray._storage.local import local_chunks, placed
 
 from .sorting_functions import runs, to_host
 
@@ -137,7 +138,7 @@ def _combine(layout, values, indices, largest, backend: Backend) -> list:
     dtype = values[0].dtype
     others = iter(fetch_pieces(Chunks.of(layout, values, backend, dtype), wanted))
     other_indices = iter(fetch_pieces(Chunks.of(layout, indices, backend, np.intp), wanted))
-    local = {k for k, _ in mine(layout.chunk_devices)}
+    local = {k for k, _ in _this_process.mine(layout.chunk_devices)}
     for k, (plan, device) in enumerate(zip(plans, layout.chunk_devices)):
         if len(plan) <= 1:
             continue

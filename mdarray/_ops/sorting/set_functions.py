@@ -33,8 +33,9 @@ from mdarray._movement.fetch import fetch_pieces
 from mdarray._ops.creation.creation_functions import asarray
 from mdarray._ops.engine.fallback import fallback
 from mdarray._ops.shape.manipulation_functions import reshape
+from mdarray._storage import local as _this_process
 from mdarray._storage.chunks import Chunks
-from mdarray._storage.local import mine, placed
+from mdarray._storage.local import placed
 
 from .searching_functions import _searchsorted
 from .sorting_functions import as_chunks, runs, sample_sort, sorted_along, to_host
@@ -94,7 +95,9 @@ def unique_parts(x: DistArray, equal_nan: bool, want_order: bool) -> dict:
     firsts: dict = {}
     indices: dict = {}
     starts = np.cumsum([0, *lengths]).tolist()
-    for p, device in mine([device for device, _ in pieces]):  # another process marks its own
+    for p, device in _this_process.mine(
+        [device for device, _ in pieces]
+    ):  # another process marks its own
         piece = pieces[p][1]
         with backend.on(device):
             new = xp.empty(piece.shape, bool)

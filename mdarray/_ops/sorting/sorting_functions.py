@@ -37,8 +37,9 @@ from mdarray._movement.fetch import fetch_pieces
 from mdarray._ops.creation.creation_functions import asarray
 from mdarray._ops.engine.fallback import fallback
 from mdarray._ops.shape.manipulation_functions import flip, reshape
+from mdarray._storage import local as _this_process
 from mdarray._storage.chunks import Chunks
-from mdarray._storage.local import is_placeholder, mine, placed, placeholder
+from mdarray._storage.local import is_placeholder, placed, placeholder
 
 
 def _per_chunk(x: DistArray, axis: int, arg: bool) -> DistArray:
@@ -153,7 +154,7 @@ def _cuts(backend: Backend, pieces: list, parts: int, dtype, in_order: bool) -> 
     xp = backend.xp
     count = _SAMPLES_PER_PART * parts
     steps = [max(1, values.shape[0] // count) for _, values, _ in pieces]
-    own = [p for p, _ in mine([device for device, _, _ in pieces])]
+    own = [p for p, _ in _this_process.mine([device for device, _, _ in pieces])]
     read = to_host(
         backend,
         [pieces[p][1][steps[p] // 2 :: steps[p]][:count] for p in own],
@@ -249,7 +250,7 @@ def sample_sort(x: DistArray, with_indices: bool) -> tuple[DistArray, DistArray 
     # they are, which sorts them once (a local sort first would sort everything twice).
     split = len(targets) > 1
     pieces: list = []  # (device, values (sorted where split), their global indices or None)
-    held = dict(mine(layout.chunk_devices))
+    held = dict(_this_process.mine(layout.chunk_devices))
     for k, region_index, chunk_index in runs:
         device = layout.chunk_devices[k]
         (length,) = _regions.index_shape(chunk_index, layout.chunk_shapes[k])
@@ -283,7 +284,7 @@ def sample_sort(x: DistArray, with_indices: bool) -> tuple[DistArray, DistArray 
     received = _sent(backend, pieces, cuts, targets, dtype, with_indices)
     merged_values: list = [None] * len(targets)  # another process merges its own
     merged_indices: list = [None] * len(targets)
-    for t, target in mine(targets):
+    for t, target in _this_process.mine(targets):
         parts, index_parts = received[t]
         with backend.on(target):
             if not parts:
