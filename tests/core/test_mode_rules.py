@@ -106,6 +106,16 @@ def replica_operands(draw, rule, dtype, layout):
     return dtype.type(value) if kind == "numpy" else value
 
 
+def rule_id(r) -> str:
+    return f"{r.ufunc.__name__}({','.join(str(m) for m in r.operands)})->{r.result}" + (
+        f"[{r.condition}]" if r.condition else ""
+    )
+
+
+#: The float rows with a partial operand.
+FLOAT_PARTIAL_ROWS = [r for r in RULES if "f" in r.kinds and any(m.is_partial for m in r.operands)]
+
+
 def value_of(x):
     return x.get() if isinstance(x, DistArray) else x
 
@@ -113,10 +123,7 @@ def value_of(x):
 @pytest.mark.parametrize(
     "rule",
     RULES,
-    ids=lambda r: (
-        f"{r.ufunc.__name__}({','.join(str(m) for m in r.operands)})->{r.result}"
-        + (f"[{r.condition}]" if r.condition else "")
-    ),
+    ids=rule_id,
 )
 @settings(max_examples=15)
 @given(data=st.data())
@@ -363,11 +370,8 @@ def apply_row(rule, data, dtype, partial):
 
 @pytest.mark.parametrize(
     "rule",
-    [r for r in RULES if "f" in r.kinds and any(m.is_partial for m in r.operands)],
-    ids=lambda r: (
-        f"{r.ufunc.__name__}({','.join(str(m) for m in r.operands)})->{r.result}"
-        + (f"[{r.condition}]" if r.condition else "")
-    ),
+    FLOAT_PARTIAL_ROWS,
+    ids=rule_id,
 )
 @settings(max_examples=10)
 @given(data=st.data())
@@ -393,11 +397,8 @@ def test_float_rows_hold_where_copies_are_huge(rule, data):
 
 @pytest.mark.parametrize(
     "rule",
-    [r for r in RULES if "f" in r.kinds and any(m.is_partial for m in r.operands)],
-    ids=lambda r: (
-        f"{r.ufunc.__name__}({','.join(str(m) for m in r.operands)})->{r.result}"
-        + (f"[{r.condition}]" if r.condition else "")
-    ),
+    FLOAT_PARTIAL_ROWS,
+    ids=rule_id,
 )
 @settings(max_examples=10)
 @given(data=st.data())
@@ -426,10 +427,7 @@ def test_float_rows_round_as_the_combined_value_does(rule, data):
         and any(m.is_partial for m in r.operands)
         and not {m.name for m in r.operands} & {"max", "min"}
     ],
-    ids=lambda r: (
-        f"{r.ufunc.__name__}({','.join(str(m) for m in r.operands)})->{r.result}"
-        + (f"[{r.condition}]" if r.condition else "")
-    ),
+    ids=rule_id,
 )
 @settings(max_examples=10)
 @given(data=st.data())
