@@ -49,15 +49,20 @@ class Allocation:
         self.families: weakref.WeakSet[Family] = weakref.WeakSet()
 
     def __reduce__(self) -> tuple:
+        # Each allocation pickles its own bytes. A fresh view of a host array: pickle
+        # keeps one copy of an object met twice, and two allocations may hold one array
+        # (the compact memory `saved` gives a chunk that uses part of an allocation is the
+        # chunk buffer itself, which an array sharing it by copy on write uses too), so
+        # unpickled they would write each other's memory with no family to part them.
         array = self.array
-        if not isinstance(array, np.ndarray):  # a device array: its bytes come to the host
-            backend = self.backend
-            assert backend is not None, "a device array's allocation has its backend"
-            host = backend.host_empty(array.shape, array.dtype)
-            backend.to_host_into(host, array, self.device)
-            backend.synchronize([self.device])
-            array = host
-        return (Allocation, (array, self.device, None))
+        if isinstance(array, np.ndarray):
+            return (Allocation, (array.view(), self.device, None))
+        backend = self.backend  # a device array: its bytes come to the host
+        assert backend is not None, "a device array's allocation has its backend"
+        host = backend.host_empty(array.shape, array.dtype)
+        backend.to_host_into(host, array, self.device)
+        backend.synchronize([self.device])
+        return (Allocation, (host, self.device, None))
 
     def copied(self, memo: dict | None) -> Allocation:
         """A copy of this memory on its device, sharing nothing with it; `memo` (a
