@@ -78,13 +78,11 @@ RULES = (
     Rule(np.add, (R, MIN), MIN, FLOAT, "finite"),
     # conj(sum(p)) == sum(conj(p)); complex: not for signed zeros (see negative)
     Rule(np.conjugate, (SUM,), SUM, "iuf"),
-    # sum(p) / c == sum(p / c): c finite and |c| >= 1 (0 / 0 is NaN, 1 / 0 is not, and
-    # p / c overflows for |c| < 1 where the value need not); c > 0 (see negative); c a
-    # power of two, whose quotients round nothing (sum([10., -3., 1., -4., -4.]) / 5 is
-    # 0.0 as NumPy divides the sum, but its copies' fifths sum to -2.2e-16); complex:
-    # combine first, as a complex product or quotient of zeros does not keep their signs
-    # ((-0-0j) * (1+0j) is 0-0j, so an identity copy stops being neutral)
-    Rule(np.divide, (SUM, R), SUM, FLOAT, "finite large positive exact"),
+    # No float row scales a SUM (sum(p) / c, sum(p) * c): a product rounds each copy apart
+    # (sum([10., -3., 1., -4., -4.]) / 5 is 0.0 as NumPy divides the sum, but its copies'
+    # fifths sum to -2.2e-16), and even a power of two moves an overflow: float32 copies
+    # [max, max] hold inf, which halved is inf, while their halves sum to max; doubled,
+    # copies 1e308 and -1e308 overflow where the value 0 does not. Only c == 1 is exact.
     # max(p) / c == max(p / c) for c > 0; -inf / c == -inf
     Rule(np.divide, (MAX, R), MAX, FLOAT, "finite positive"),
     Rule(np.divide, (MIN, R), MIN, FLOAT, "finite positive"),
@@ -101,14 +99,9 @@ RULES = (
     # min(min(p), c) == min(min(p, c))
     Rule(np.minimum, (MIN, R), MIN, "biuf"),
     Rule(np.minimum, (R, MIN), MIN, "biuf"),
-    # sum(p) * c == sum(p * c): 0 * inf is NaN, so c finite; floats: 0 < c <= 1, as p * c
-    # overflows for larger c where the value need not, and a negative c flips the sign
-    # of a zero that copies cancel to (see negative), and c a power of two (see divide);
-    # complex: see divide
+    # sum(p) * c == sum(p * c): 0 * inf is NaN, so c finite; integers only (see divide)
     Rule(np.multiply, (SUM, R), SUM, RING, "finite"),
     Rule(np.multiply, (R, SUM), SUM, RING, "finite"),
-    Rule(np.multiply, (SUM, R), SUM, FLOAT, "finite small positive exact"),
-    Rule(np.multiply, (R, SUM), SUM, FLOAT, "finite small positive exact"),
     # prod(p) * prod(q) == prod(p * q); floats: p * q may overflow (1e200 * 1e200) where
     # the products do not
     Rule(np.multiply, (PROD, PROD), PROD, RING),
@@ -183,41 +176,20 @@ def _holds(condition: str | None, operand) -> bool:
     return all(checks[word] for word in condition.split())
 
 
-# The words of `Rule.condition`, in the order `_checks` proves them. "exact": a real power
-# of two (scaling by it rounds nothing, outside subnormal results).
-_WORDS = ("finite", "nonzero", "positive", "negative", "small", "large", "exact")
+# The words of `Rule.condition`, in the order `_checks` proves them.
+_WORDS = ("finite", "positive", "negative")
 
 
 def _checks(value) -> tuple:
     if type(value) is float:  # the common scalar, without NumPy's per-call cost
-        size = abs(value)
-        finite = math.isfinite(value)
-        exact = finite and value != 0 and math.frexp(size)[0] == 0.5
-        return (finite, value != 0, value > 0, value < 0, size <= 1, size >= 1, exact)
+        return (math.isfinite(value), value > 0, value < 0)
     with np.errstate(all="ignore"):
         real, imag = np.real(value), np.imag(value)
-        finite = bool(np.isfinite(value))
         return (
-            finite,
-            bool(value != 0),
+            bool(np.isfinite(value)),
             bool(real > 0 and imag == 0),
             bool(real < 0 and imag == 0),
-            bool(abs(value) <= 1),
-            bool(abs(value) >= 1),
-            bool(finite and imag == 0 and real != 0 and np.frexp(abs(real))[0] == 0.5),
         )
-
-
-def scales_exactly(divisor) -> bool:
-    """Whether dividing each copy of a float SUM by `divisor` (a host number or NumPy
-    array of them) divides the value, rounding nothing: every divisor a power of two of
-    at least 1 (the row ``sum(p) / c``); otherwise the copies combine first, as NumPy
-    divides the sum."""
-    if type(divisor) is int:  # a count: no NumPy call
-        return divisor >= 1 and divisor & (divisor - 1) == 0
-    with np.errstate(all="ignore"):
-        d = np.abs(np.asarray(divisor, dtype=np.float64))
-        return bool(d.size) and bool(np.all((d >= 1) & np.isfinite(d) & (np.frexp(d)[0] == 0.5)))
 
 
 def host_facts(operand) -> tuple | None:

@@ -38,15 +38,8 @@ DTYPES = {
 CONDITIONS = {
     None: lambda v: True,
     "finite": np.isfinite,
-    "finite nonzero": lambda v: np.isfinite(v) and v != 0,
     "finite positive": lambda v: np.isfinite(v) and v > 0,
     "finite negative": lambda v: np.isfinite(v) and v < 0,
-    "finite small": lambda v: np.isfinite(v) and abs(v) <= 1,
-    "finite large": lambda v: np.isfinite(v) and abs(v) >= 1,
-    "finite small positive": lambda v: np.isfinite(v) and 0 < np.real(v) <= 1 and np.imag(v) == 0,
-    "finite large positive": lambda v: np.isfinite(v) and np.real(v) >= 1 and np.imag(v) == 0,
-    "finite small positive exact": lambda v: np.real(v) in (1.0, 0.5, 0.25) and np.imag(v) == 0,
-    "finite large positive exact": lambda v: np.real(v) in (1.0, 2.0, 4.0) and np.imag(v) == 0,
 }
 
 
@@ -58,7 +51,9 @@ def copy_elements(dtype):
         return st.integers(int(info.min), int(info.max))
     small = st.integers(-8, 8).map(float)
     if dtype.kind == "f":
-        return st.one_of(small, small, small, st.sampled_from([np.inf, -np.inf]))
+        # the extremes: a row must hold where copies overflow and where their value does
+        big = float(np.finfo(dtype).max)
+        return st.one_of(small, small, small, st.sampled_from([np.inf, -np.inf, big, -big]))
     return st.builds(complex, small, small)
 
 
@@ -170,6 +165,8 @@ UNPROVEN = {
     "sum * inf": lambda: sum_array(VALUE) * np.inf,
     "sum * float array": lambda: sum_array(VALUE) * sum_array(VALUE, mode="replica"),
     "sum / 0": lambda: sum_array(VALUE) / 0.0,
+    "sum * 0.5": lambda: sum_array(VALUE) * 0.5,
+    "sum / 2": lambda: sum_array(VALUE) / 2.0,
     "sum + scalar": lambda: sum_array(VALUE) + 1,
     "sum * sum": lambda: sum_array(VALUE) * sum_array(VALUE),
     "sum + sum, other layouts": lambda: sum_array(VALUE) + sum_array(VALUE, OTHER),

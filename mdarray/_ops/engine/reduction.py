@@ -40,11 +40,17 @@ from mdarray._core.mode_rules import (
     REORDERABLE,
     reduction_identity,
     reduction_mode,
-    scales_exactly,
 )
 from mdarray._core.modes import REPLICA, Mode
 from mdarray._core.plan_cache import plan_cache
-from mdarray._exec.chunkwise import aligned, block_layout, blocks, shape_of, write_out
+from mdarray._exec.chunkwise import (
+    aligned,
+    block_layout,
+    blocks,
+    map_elements,
+    shape_of,
+    write_out,
+)
 from mdarray._layouts.layout import Layout
 from mdarray._movement import redistribute as _redistribute
 from mdarray._movement.collectives import several
@@ -155,7 +161,9 @@ def chunk_plan(layout: Layout, mode: Mode, dtype: np.dtype, ufunc, axes: tuple,
 def run_chunk_plan(x: DistArray, plan: ChunkPlan, ufunc, axes: tuple, dtype, result_dtype,
                    skip_nan: bool, divisor=None) -> DistArray:  # fmt: skip
     """The per-chunk kernels of `plan` on `x`'s chunks, nothing else (see `reduce`); with
-    a `divisor`, each chunk's result divided by it on its device (`mean`)."""
+    a `divisor`, a REPLICA result's chunks (each holds the whole value) divided by it on
+    their devices (`mean`). A partial result stays undivided: no float SUM is scaled
+    copy by copy (see `_core.mode_rules`)."""
     storage = x.storage
     backend = storage.backend
     if plan.blocked is not None and not several():
@@ -164,12 +172,12 @@ def run_chunk_plan(x: DistArray, plan: ChunkPlan, ufunc, axes: tuple, dtype, res
             inner, packed = plan.blocked
             # A block's result is its device's slab: of the per-chunk layout along the
             # rows, else of the block plan's (one chunk per device).
-            slabs = _run_steps(column, inner, backend, ufunc, axes, dtype, result_dtype,
-                               skip_nan, divisor, flat=True)  # fmt: skip
             layout, mode = (packed, plan.mode) if packed is not None else (inner.layout, inner.mode)
+            slabs = _run_steps(column, inner, backend, ufunc, axes, dtype, result_dtype,
+                               skip_nan, divisor if mode is REPLICA else None, flat=True)  # fmt: skip
             return wrap(Chunks.packed(layout, slabs, backend, result_dtype, check=False), mode)
     out = _run_steps(storage.buffers, plan, backend, ufunc, axes, dtype, result_dtype, skip_nan,
-                     divisor)  # fmt: skip
+                     divisor if plan.mode is REPLICA else None)  # fmt: skip
     return wrap(Chunks.of(plan.layout, out, backend, result_dtype, check=False), plan.mode)
 
 
@@ -487,9 +495,9 @@ def mean(x: DistArray, axis, dtype, keepdims, where) -> DistArray | None:
 
 
 def mean_plan(x: DistArray, axis, dtype, keepdims, where) -> tuple | None:
-    """The plan of ``np.mean`` of `x` (`_mean_plan`): the partial sums of the
-    `chunk_plan`, each divided by the count, as `_statistical_functions._mean` computes
-    them (no ``out=``, ``where`` not given or True); None where it needs the general
+    """The plan of ``np.mean`` of `x` (`_mean_plan`): the sums of the `chunk_plan`,
+    combined and divided by the count (`run_mean`), as `_ops.reductions.moments._mean`
+    computes them (no ``out=``, ``where`` not given or True); None where it needs the general
     path (an empty `x`, a count under 1, a cast after the division, unhashable
     arguments)."""
     if where is not NO_VALUE and where is not True:
@@ -505,21 +513,23 @@ def mean_plan(x: DistArray, axis, dtype, keepdims, where) -> tuple | None:
 
 
 def run_mean(x: DistArray, known: tuple) -> DistArray:
-    """`mean_plan`'s plan `known` run on `x`: each chunk's sum divided by the count where
-    that rounds nothing (a REPLICA result, or a count that `scales_exactly`), else the
-    partial sums combined first and the sum divided, as NumPy divides it."""
-    axes, compute, count, plan, per_copy = known
-    if per_copy:
-        return run_chunk_plan(x, plan, np.add, axes, compute, compute, False, count)
-    total = in_mode(run_chunk_plan(x, plan, np.add, axes, compute, compute, False), REPLICA)
-    return np.true_divide(total, count)
+    """`mean_plan`'s plan `known` run on `x`: where the sums come out REPLICA, each chunk
+    divided by the count on its device; else the partial sums combined first and the sum
+    divided, as NumPy divides it (no float SUM is scaled copy by copy, see
+    `_core.mode_rules`)."""
+    axes, compute, count, plan = known
+    total = run_chunk_plan(x, plan, np.add, axes, compute, compute, False, count)
+    if total.mode is REPLICA:
+        return total
+    divide = total.storage.backend.xp.true_divide
+    combined = in_mode(total, REPLICA).storage
+    return wrap(map_elements(combined, lambda sums: divide(sums, count)), REPLICA)
 
 
 @plan_cache
 def _mean_plan(layout, mode, dtype, _axis_type, axis, _dtype_type, requested, _keep_type,
                keepdims):  # fmt: skip
-    """``(axes, compute dtype, count, chunk plan, whether each copy is divided)`` of
-    `mean` for one key, or None."""
+    """``(axes, compute dtype, count, chunk plan)`` of `mean` for one key, or None."""
     kwargs = {"axis": axis, "dtype": requested}
     if keepdims is not NO_VALUE:
         kwargs["keepdims"] = keepdims
@@ -533,7 +543,7 @@ def _mean_plan(layout, mode, dtype, _axis_type, axis, _dtype_type, requested, _k
     plan = chunk_plan(layout, mode, dtype, np.add, axes, keep, compute)
     if plan is None or count < 1 or (plan.mode is not REPLICA and plan.mode.name != "sum"):
         return None
-    return axes, compute, count, plan, plan.mode is REPLICA or scales_exactly(count)
+    return axes, compute, count, plan
 
 
 def compute_dtype(dtype: np.dtype, requested) -> np.dtype:

@@ -18,7 +18,6 @@ import numpy as np
 from mdarray._array.array import DistArray, in_mode, wrap
 from mdarray._core.constants import NO_VALUE
 from mdarray._core.decided import bound, decides, reader
-from mdarray._core.mode_rules import scales_exactly
 from mdarray._core.modes import REPLICA
 from mdarray._core.registry import implements
 from mdarray._exec.chunkwise import map_chunks, write_out
@@ -40,14 +39,10 @@ def _count(x: DistArray, axes: tuple, keepdims: bool, where):
 
 
 def _divide(x: DistArray, divisor) -> DistArray:
-    """`x` / `divisor` per chunk: a SUM result stays SUM where every divisor is a power of
-    two of at least 1 (`scales_exactly`, the row ``sum(p) / c`` of `_mode_rules`: a
-    divisor of 0 makes the identities' 0 / 0 NaN, one under 1 may overflow a copy where
-    the value does not, another rounds each copy apart); otherwise the partials are
-    combined first, and the sum divided as NumPy divides it."""
+    """`x` / `divisor` per chunk, the partials of a SUM combined first: NumPy divides the
+    sum, and no float SUM scales copy by copy (see `_core.mode_rules`)."""
     xp = x.storage.backend.xp
-    if isinstance(divisor, DistArray) or not scales_exactly(divisor):
-        x = in_mode(x, REPLICA)
+    x = in_mode(x, REPLICA)
     return wrap(map_chunks(x, xp.true_divide, divisor), x.mode)
 
 

@@ -85,12 +85,20 @@ def test_mode_rules_follow_scalar_values(arrays):
     hx, x = arrays
     with per_chunk():  # a partial even where one device holds every chunk
         s = mdarray.sum(x)
-    # sum(p) * c stays SUM only for a finite 0 < c <= 1: the same key, other values.
-    assert np.multiply(s, 0.5).mode is mdarray.SUM
-    assert np.multiply(s, 3.0).mode is mdarray.REPLICA
-    assert np.multiply(s, 0.25).mode is mdarray.SUM
-    assert np.multiply(s, float("inf")).mode is mdarray.REPLICA
-    np.testing.assert_allclose(np.multiply(s, 0.25).get(), hx.sum(dtype=np.float32) * 0.25, 1e-5)
+    # A float SUM times any scalar combines its copies first (a product of each copy may
+    # round or overflow apart from the product of the sum); an integer SUM times a finite
+    # scalar stays SUM (its copies wrap as the sum does): the same key, other values.
+    for c in (0.5, 3.0, 0.25, float("inf")):
+        got = np.multiply(s, c)
+        assert got.mode is mdarray.REPLICA
+        np.testing.assert_allclose(got.get(), hx.sum(dtype=np.float32) * c, 1e-5)
+    with per_chunk():
+        si = mdarray.sum(x.astype(np.int32))
+    int_sum = hx.astype(np.int32).sum(dtype=np.int32)
+    for c in (3, -2, 0):
+        for got in _twice(lambda c=c: np.multiply(si, c)):
+            assert got.mode is mdarray.SUM
+            assert got.get() == int_sum * c
     # A repeated call replays its runner, keyed by the scalar's facts: a partial MAX times a
     # negative scalar is a MIN, never the MAX a positive scalar's runner would give.
     with per_chunk():
@@ -185,14 +193,14 @@ BUDGETS = {
     "s * x": (30, 104),  # (118)
     "sr * x": (32, 57),  # (55)
     "s / s": (35, 95),  # (103)
-    "0.5 * s": (28, 40),  # (54 while a float beside a partial took no runner)
+    "0.5 * m": (28, 40),  # (54 while a float beside a partial took no runner)
     "where": (57, 89),  # (92)
     "x - row": (35, 40),  # (40)
     "x @ w": (65, 92),  # (92; 285 before a repeated product replayed its plan)
 }
 # The cuda backend's device contexts are real (a Python frame per entry and exit), and its
 # partial copies move before they fold: the budgets from before, over four devices.
-CUDA_FOUR_DEVICES = {"a + a": 53, "s * x": 148, "sr * x": 70, "s / s": 130, "0.5 * s": 50, "where": 119,
+CUDA_FOUR_DEVICES = {"a + a": 53, "s * x": 148, "sr * x": 70, "s / s": 130, "0.5 * m": 50, "where": 119,
                      "x - row": 53, "x @ w": 112}  # fmt: skip
 
 
@@ -202,6 +210,7 @@ def _ops(devices):
     x = mdarray.distributed_array(hx, _rows(devices))
     w = mdarray.asarray(rng.standard_normal((64, 8)).astype(np.float32), device=x.device)
     s = mdarray.sum(x)
+    m = mdarray.max(x)
     sr = mdarray.asarray(np.float32(3.0), device=x.device)
     row = x[0][None, :]
     return {
@@ -209,7 +218,7 @@ def _ops(devices):
         "s * x": lambda: s * x,
         "sr * x": lambda: sr * x,
         "s / s": lambda: s / s,
-        "0.5 * s": lambda: 0.5 * s,
+        "0.5 * m": lambda: 0.5 * m,
         "where": lambda: mdarray.where(x > 0, x, 0.0),
         "x - row": lambda: x - row,
         "x @ w": lambda: x @ w,
