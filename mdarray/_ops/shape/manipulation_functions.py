@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from numpy.lib.array_utils import normalize_axis_tuple
 from numpy.typing import DTypeLike
 
 from mdarray._array.array import Axes, DistArray, in_mode, laid_out, wrap
@@ -30,15 +31,12 @@ from mdarray._storage.chunks import Chunks
 from mdarray._storage.local import local_chunks, placed
 
 
-def _axes_tuple(axis, ndim: int) -> tuple[int, ...]:
+def _axes_tuple(axis, ndim: int, argname: str | None = None) -> tuple[int, ...]:
+    """`axis` (None for all, an int or a sequence) as non-negative axes, with NumPy's
+    errors (naming `argname` where NumPy does: ``source: axis 5 is out of bounds ...``)."""
     if axis is None:
         return tuple(range(ndim))
-    if isinstance(axis, (int, np.integer)):
-        axis = (axis,)
-    axes = tuple(_normalize_axis(a, ndim) for a in axis)
-    if len(set(axes)) != len(axes):
-        raise ValueError("repeated axis")
-    return axes
+    return normalize_axis_tuple(axis, ndim, argname)
 
 
 # Transposes -------------------------------------------------------------------------
@@ -67,7 +65,9 @@ def permute_dims(x: DistArray, /, axes: Sequence[int] | None = None) -> DistArra
     axes = tuple(operator.index(a) for a in axes)
     if len(axes) != x.ndim:
         raise ValueError("axes don't match array")
-    axes = _axes_tuple(axes, x.ndim)
+    axes = tuple(_normalize_axis(a, x.ndim) for a in axes)
+    if len(set(axes)) != len(axes):
+        raise ValueError("repeated axis in transpose")
     known = x.storage.remapped()
     if known is not None and known[1][0] == "permute":
         undone = known[1][1]  # x is a permutation of the source's axes by `undone`
@@ -110,8 +110,8 @@ def moveaxis(x: DistArray, source: Axes, destination: Axes, /) -> DistArray:
     >>> mdarray.moveaxis(mdarray.zeros((2, 3, 4)), 0, -1).shape
     (3, 4, 2)
     """
-    source = _axes_tuple(source, x.ndim)
-    destination = _axes_tuple(destination, x.ndim)
+    source = _axes_tuple(source, x.ndim, "source")
+    destination = _axes_tuple(destination, x.ndim, "destination")
     if len(source) != len(destination):
         raise ValueError(
             "`source` and `destination` arguments must have the same number of elements"

@@ -220,3 +220,28 @@ def test_broadcast_arrays_give_arrays_of_the_common_shape_back_writable():
         np.testing.assert_array_equal(results[0].get(), np.ones((2, 3)))
         results[1][0, 0] = -1.0
     assert b[0, 0].get() == -1.0
+
+
+AXIS_ERRORS = {
+    "moveaxis source out of bounds": lambda a: np.moveaxis(a, 5, 0),
+    "moveaxis destination out of bounds": lambda a: np.moveaxis(a, 0, -4),
+    "moveaxis repeated source": lambda a: np.moveaxis(a, [0, 0], [0, 1]),
+    "moveaxis lengths differ": lambda a: np.moveaxis(a, [0, 1], [0]),
+    "transpose repeated": lambda a: np.transpose(a, (1, 1)),
+    "transpose out of bounds": lambda a: np.transpose(a, (0, 2)),
+    "transpose too few": lambda a: np.transpose(a, (0,)),
+    "expand_dims repeated": lambda a: np.expand_dims(a, (0, 0)),
+    "flip out of bounds": lambda a: np.flip(a, 3),
+}
+
+
+@pytest.mark.parametrize("case", sorted(AXIS_ERRORS))
+def test_axis_errors_are_numpys(case):
+    """Clients match NumPy's messages (SciPy's input validation tests look for
+    ``source: axis ... out of bounds``): the same type and text."""
+    value = np.zeros((2, 3))
+    with pytest.raises(Exception) as theirs:
+        AXIS_ERRORS[case](value)
+    with pytest.raises(type(theirs.value)) as ours:
+        AXIS_ERRORS[case](mdarray.asarray(value))
+    assert str(ours.value) == str(theirs.value)
