@@ -53,28 +53,38 @@ def _ops(on: tuple) -> dict:
 
 
 ONE_DEVICE = {
-    "x[1:3]": 34,  # 136
-    "x[:-1, :]": 34,  # 184
-    "x[::-1, 3]": 34,
-    "x[..., None, 2:]": 34,
-    "s[1:, :] (sum mode)": 36,
-    "z[0] = 1.0": 44,  # 347
-    "z[1:, :] = t (t is z[1:, :])": 24,  # 937
-    "z[1:, :] = w (another array)": 212,  # 937
+    "x[1:3]": 23,  # 136 before the plans; 34 until the count was redone (19 reached)
+    "x[:-1, :]": 23,  # 184
+    "x[::-1, 3]": 23,
+    "x[..., None, 2:]": 23,
+    "s[1:, :] (sum mode)": 23,
+    "z[0] = 1.0": 33,  # 347
+    "z[1:, :] = t (t is z[1:, :])": 16,  # 937
+    "z[1:, :] = w (another array)": 131,  # 937
     # 1608; the subtract runs one kernel over the device's block (`_ufuncs._block_call`)
-    "z[1:, :] -= y[:-1, :]": 185,
+    "z[1:, :] -= y[:-1, :]": 100,
 }
 FOUR_DEVICES = {
-    "x[1:3]": 46,  # 138
-    "x[:-1, :]": 48,  # 184
-    "x[::-1, 3]": 48,
-    "x[..., None, 2:]": 48,
-    "s[1:, :] (sum mode)": 50,
-    "z[0] = 1.0": 44,  # 346
-    "z[1:, :] = t (t is z[1:, :])": 24,
-    "z[1:, :] = w (another array)": 230,
-    "z[1:, :] -= y[:-1, :]": 246,  # 1611; 281 before it ran cell by cell, not gathered
+    "x[1:3]": 29,  # 138
+    "x[:-1, :]": 23,  # 184
+    "x[::-1, 3]": 23,
+    "x[..., None, 2:]": 23,
+    "s[1:, :] (sum mode)": 23,
+    "z[0] = 1.0": 33,  # 346
+    "z[1:, :] = t (t is z[1:, :])": 16,
+    "z[1:, :] = w (another array)": 119,  # 66 reached on four devices, 99 on two
+    "z[1:, :] -= y[:-1, :]": 210,  # 1611; 281 before it ran cell by cell, not gathered
 }
+# The cuda backend's device contexts and copies are Python frames of their own: there the
+# budgets are those set before the cpu backend's calls shrank.
+CUDA = {
+    (1, "x[1:3]"): 34, (1, "x[:-1, :]"): 34, (1, "x[::-1, 3]"): 34, (1, "x[..., None, 2:]"): 34,
+    (1, "s[1:, :] (sum mode)"): 36, (1, "z[0] = 1.0"): 44, (1, "z[1:, :] = t (t is z[1:, :])"): 24,
+    (1, "z[1:, :] = w (another array)"): 212, (1, "z[1:, :] -= y[:-1, :]"): 185,
+    (4, "x[1:3]"): 46, (4, "x[:-1, :]"): 48, (4, "x[::-1, 3]"): 48, (4, "x[..., None, 2:]"): 48,
+    (4, "s[1:, :] (sum mode)"): 50, (4, "z[0] = 1.0"): 44, (4, "z[1:, :] = t (t is z[1:, :])"): 24,
+    (4, "z[1:, :] = w (another array)"): 230, (4, "z[1:, :] -= y[:-1, :]"): 246,
+}  # fmt: skip
 
 
 def _counted(fn) -> int:
@@ -87,15 +97,18 @@ def _counted(fn) -> int:
 
 
 @pytest.mark.parametrize(
-    ("numbers", "budgets"),
-    [((0, 0, 0, 0), ONE_DEVICE), ((0, 1, 2, 3), FOUR_DEVICES)],
-    ids=["one-device", "four-devices"],
+    "numbers", [(0, 0, 0, 0), (0, 1, 2, 3)], ids=["one-device", "four-devices"]
 )
 @pytest.mark.parametrize("name", list(ONE_DEVICE))
-def test_repeated_indexing_stays_within_its_budget(numbers, budgets, name):
-    fn = _ops(tuple(devices(*numbers)))[name]
+def test_repeated_indexing_stays_within_its_budget(numbers, name):
+    on = tuple(devices(*numbers))
+    fn = _ops(on)[name]
     count = _counted(fn)
-    assert count <= budgets[name], f"{name}: {count} calls > {budgets[name]}\n{report(fn)}"
+    several = len(set(on)) > 1  # with fewer devices, the four chunks cycle over them
+    budget = (FOUR_DEVICES if several else ONE_DEVICE)[name]
+    if mdarray.default_backend() == "cuda":
+        budget = CUDA[4 if several else 1, name]
+    assert count <= budget, f"{name}: {count} calls > {budget}\n{report(fn)}"
 
 
 def test_counts_are_deterministic():
