@@ -7,6 +7,7 @@ immutable values (`_plan_cache`); `_indexing` runs them on arrays.
 from __future__ import annotations
 
 import operator
+from bisect import bisect_right
 
 import numpy as np
 from ndindex import Integer, Newaxis, Slice, ndindex
@@ -148,14 +149,74 @@ def key_plan(layout: Layout, key: tuple):
     basic = basic_key(raw, layout.shape)
     assert basic is not None  # ints, slices, Ellipsis and None only
     result_layout, parts = getitem_plan(layout, basic)
+    groups = _groups(layout, parts)
+    copy = all(isinstance(item, int) for item in basic) and Ellipsis not in key
+    blocks = block_keys(layout, basic, result_layout)
+    return basic, result_layout, parts, groups, copy, blocks
+
+
+def position_plan(layout: Layout, key: tuple):
+    """`key_plan` of a hashable key whose first items are ints (``x[i]``, ``x[i, j]``,
+    ``x[i, 2:]``), without a plan per position: an int selects the same chunks, and the
+    same result layout, as the first position of its *segment* (the positions between
+    two consecutive chunk edges along its axis), only shifted inside each chunk. So the
+    plan of the segment's first position is looked up and its chunk indices shifted, and
+    iterating over an array (``for row in x``, ``max(x)``) plans once per segment rather
+    than once per element. Other keys, and layouts with strided boxes along those axes,
+    take `key_plan` itself."""
+    leading = 0
+    for item in key:
+        if type(item) is not int:
+            break
+        leading += 1
+    shape = layout.shape
+    if not leading or leading > len(shape):
+        return key_plan(layout, key)
+    firsts, shifts = [], []
+    for axis in range(leading):
+        i, n = key[axis], shape[axis]
+        position = i + n if i < 0 else i
+        if not 0 <= position < n:
+            raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
+        edges = chunk_edges(layout, axis)
+        if edges is None:
+            return key_plan(layout, key)
+        first = edges[bisect_right(edges, position) - 1]
+        firsts.append(first)
+        shifts.append(position - first)
+    plan = key_plan(layout, (*firsts, *key[leading:]))
+    if not any(shifts):
+        return plan
+    basic, result_layout, parts, _, copy, blocks = plan
+    basic = (*(f + d for f, d in zip(firsts, shifts)), *basic[leading:])
+    parts = tuple(
+        (k, (*(index[a] + shifts[a] for a in range(leading)), *index[leading:]))
+        for k, index in parts
+    )
+    return basic, result_layout, parts, _groups(layout, parts), copy, blocks
+
+
+@plan_cache
+def chunk_edges(layout: Layout, axis: int) -> tuple | None:
+    """The sorted starts and stops of the chunks' boxes along `axis` (0 first), or None
+    where a box there is strided (its positions are not the run between two edges)."""
+    edges = {0}
+    for box in layout.boxes:
+        r = box[axis]
+        if len(r) > 1 and r.step != 1:
+            return None
+        if len(r):
+            edges.update((r[0], r[-1] + 1))
+    return tuple(sorted(edges))
+
+
+def _groups(layout: Layout, parts: tuple) -> tuple:
+    """`parts` by source device, as `Chunks.select` takes them."""
     by_device: dict = {}
     for t, (k, index) in enumerate(parts):
         entry = (t, k, index, operator.itemgetter(index))
         by_device.setdefault(layout.chunk_devices[k], []).append(entry)
-    groups = tuple((device, tuple(entries)) for device, entries in by_device.items())
-    copy = all(isinstance(item, int) for item in basic) and Ellipsis not in key
-    blocks = block_keys(layout, basic, result_layout)
-    return basic, result_layout, parts, groups, copy, blocks
+    return tuple((device, tuple(entries)) for device, entries in by_device.items())
 
 
 def block_keys(layout: Layout, key: tuple, result: Layout) -> tuple | None:

@@ -54,6 +54,7 @@ from .index_plans import (
     hashable_key,
     is_advanced,
     key_plan,
+    position_plan,
     selection_box,
     value_order,
     write_plan,
@@ -102,7 +103,7 @@ def getitem(x: DistArray, key) -> DistArray:
         return _fields(x, key)
     hashable = hashable_key(key)
     if hashable is not None:
-        return _planned_getitem(x, key_plan(x.layout, hashable))
+        return _planned_getitem(x, position_plan(x.layout, hashable))
     basic = basic_key(key, x.shape)
     if basic is None:
         mask = _mask_of(x, key)

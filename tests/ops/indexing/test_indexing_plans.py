@@ -10,6 +10,7 @@ from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import mdarray
+from mdarray._ops.indexing import index_plans
 from mdarray.testing import _host, assert_dist_equal
 
 ROWS = spread({0: (slice(0, 3), slice(0, 5)), 1: (slice(3, 5), slice(0, 5)),
@@ -218,3 +219,40 @@ def test_drawn_augmented_assignment_matches_numpy(data, mode, index_map):
     view = x[key]
     x[key] = view
     assert_dist_equal(x, host)
+
+
+STRIDED = spread({0: (slice(0, 8, 2), slice(0, 5)), 1: (slice(1, 8, 2), slice(0, 5))})
+COLUMNS = spread({0: (slice(0, 8), slice(0, 2)), 1: (slice(0, 8), slice(1, 5))})
+
+
+@pytest.mark.parametrize(
+    "index_map",
+    [ROWS, OVERLAPPING, STRIDED, COLUMNS],
+    ids=["rows", "overlapping", "strided", "columns"],
+)
+def test_a_position_plans_as_its_own_key(index_map):
+    """`position_plan` (the plan of a position's segment, shifted) decides what
+    `key_plan` decides for the position itself, at every position of every segment,
+    negative positions too; out-of-range positions raise NumPy's IndexError."""
+    x, host = _pair(index_map)
+    layout = x.layout
+    keys = [(i,) for i in range(-8, 8)] + [(i, j) for i in range(-8, 8) for j in range(-5, 5)]
+    keys += [(i, (1, None, None)) for i in range(8)] + [(i, None) for i in range(8)]
+
+    def comparable(plan):  # the getters compare by identity: their indices instead
+        basic, result, parts, groups, copy, blocks = plan
+        groups = tuple((d, tuple(entry[:3] for entry in entries)) for d, entries in groups)
+        return basic, result, parts, groups, copy, blocks
+
+    for key in keys:
+        got = comparable(index_plans.position_plan(layout, key))
+        assert got == comparable(index_plans.key_plan(layout, key))
+        raw = tuple(slice(*item) if type(item) is tuple else item for item in key)
+        assert_dist_equal(x[raw], host[raw])
+    for key in [(8,), (-9,), (0, 5), (1, -6)]:
+        with pytest.raises(IndexError) as ours:
+            x[key]
+        with pytest.raises(IndexError) as theirs:
+            host[key]
+        assert str(ours.value) == str(theirs.value)
+    assert [row.get().tolist() for row in x] == host.tolist()
