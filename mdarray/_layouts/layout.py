@@ -86,6 +86,21 @@ class Layout:
         return _plan_cache.nbytes((self.shape, self.chunks, *self.__dict__.values()))
 
     @cached_property
+    def edges(self) -> tuple[tuple[int, ...] | None, ...]:
+        """Per axis, the sorted starts and stops of the chunks' boxes along it (0 first),
+        or None where a box is strided along it: the positions between two consecutive
+        edges lie in the same chunks (`_ops.indexing.index_plans.position_plan`)."""
+        out: list[tuple[int, ...] | None] = []
+        for axis in range(len(self.shape)):
+            ranges = [box[axis] for box in self.boxes]
+            if any(len(r) > 1 and r.step != 1 for r in ranges):
+                out.append(None)
+                continue
+            edges = {0}.union(*((r[0], r[-1] + 1) for r in ranges if len(r)))
+            out.append(tuple(sorted(edges)))
+        return tuple(out)
+
+    @cached_property
     def box_index(self) -> _regions.BoxIndex:
         """The chunks' boxes indexed for `BoxIndex.meeting`: which chunks meet a region."""
         return _regions.BoxIndex(self.boxes)

@@ -164,26 +164,11 @@ def position_plan(layout: Layout, key: tuple):
     iterating over an array (``for row in x``, ``max(x)``) plans once per segment rather
     than once per element. Other keys, and layouts with strided boxes along those axes,
     take `key_plan` itself."""
-    leading = 0
-    for item in key:
-        if type(item) is not int:
-            break
-        leading += 1
-    shape = layout.shape
-    if not leading or leading > len(shape):
+    found = _segments(layout, key) if key and type(key[0]) is int else None
+    if found is None:
         return key_plan(layout, key)
-    firsts, shifts = [], []
-    for axis in range(leading):
-        i, n = key[axis], shape[axis]
-        position = i + n if i < 0 else i
-        if not 0 <= position < n:
-            raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
-        edges = chunk_edges(layout, axis)
-        if edges is None:
-            return key_plan(layout, key)
-        first = edges[bisect_right(edges, position) - 1]
-        firsts.append(first)
-        shifts.append(position - first)
+    firsts, shifts = found
+    leading = len(firsts)
     plan = key_plan(layout, (*firsts, *key[leading:]))
     if not any(shifts):
         return plan
@@ -196,18 +181,68 @@ def position_plan(layout: Layout, key: tuple):
     return basic, result_layout, parts, _groups(layout, parts), copy, blocks
 
 
-@plan_cache
-def chunk_edges(layout: Layout, axis: int) -> tuple | None:
-    """The sorted starts and stops of the chunks' boxes along `axis` (0 first), or None
-    where a box there is strided (its positions are not the run between two edges)."""
-    edges = {0}
-    for box in layout.boxes:
-        r = box[axis]
-        if len(r) > 1 and r.step != 1:
+def position_key(layout: Layout, key: tuple) -> tuple:
+    """The normalized key of a hashable key (`key_plan`'s first item), by its segment's
+    plan where it starts with ints (see `position_plan`)."""
+    found = _segments(layout, key) if key and type(key[0]) is int else None
+    if found is None:
+        return key_plan(layout, key)[0]
+    firsts, shifts = found
+    leading = len(firsts)
+    basic = key_plan(layout, (*firsts, *key[leading:]))[0]
+    return (*(f + d for f, d in zip(firsts, shifts)), *basic[leading:])
+
+
+def position_write_plan(layout: Layout, mode, key: tuple, value_shape: tuple):
+    """`write_plan` of a normalized key whose first items are ints (``x[i] = v``), by way
+    of the plan of its segment's first position shifted, as `position_plan`: the same
+    chunks hold the position, and the same of them are shadowed."""
+    found = _segments(layout, key) if key and type(key[0]) is int else None
+    if found is None:
+        return write_plan(layout, mode, key, value_shape)
+    firsts, shifts = found
+    leading = len(firsts)
+    writes, order = write_plan(layout, mode, (*firsts, *key[leading:]), value_shape)
+    if not any(shifts):
+        return writes, order
+
+    def shifted(index: tuple) -> tuple:
+        moved = (slice(i.start + d, i.stop + d, i.step) for i, d in zip(index, shifts))
+        return (*moved, *index[leading:])
+
+    writes = tuple(
+        (k, device, shifted(chunk_index), region, tuple(shifted(i) for i in shadowed))
+        for k, device, chunk_index, region, shadowed in writes
+    )
+    return writes, order
+
+
+def _segments(layout: Layout, key: tuple) -> tuple | None:
+    """For a key whose first items are ints: per such item, the first position of its
+    segment along its axis and the int's offset from it, ``(firsts, shifts)``; None
+    where the key starts otherwise or a box along those axes is strided. Raises NumPy's
+    IndexError for a position out of range."""
+    leading = 0
+    for item in key:
+        if type(item) is not int:
+            break
+        leading += 1
+    shape = layout.shape
+    if not leading or leading > len(shape):
+        return None
+    firsts, shifts = [], []
+    for axis in range(leading):
+        i, n = key[axis], shape[axis]
+        position = i + n if i < 0 else i
+        if not 0 <= position < n:
+            raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
+        edges = layout.edges[axis]
+        if edges is None:
             return None
-        if len(r):
-            edges.update((r[0], r[-1] + 1))
-    return tuple(sorted(edges))
+        first = edges[bisect_right(edges, position) - 1]
+        firsts.append(first)
+        shifts.append(position - first)
+    return firsts, shifts
 
 
 def _groups(layout: Layout, parts: tuple) -> tuple:

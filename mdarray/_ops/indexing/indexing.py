@@ -53,11 +53,11 @@ from .index_plans import (
     getitem_plan,
     hashable_key,
     is_advanced,
-    key_plan,
+    position_key,
     position_plan,
+    position_write_plan,
     selection_box,
     value_order,
-    write_plan,
 )
 from .points import point_arrays, put_points, take_points
 from .writes import integer_setitem
@@ -158,17 +158,18 @@ def setitem(x: DistArray, key, value) -> None:
         return
     hashable = hashable_key(key)
     if hashable is not None:
-        plan = key_plan(x.layout, hashable)
-        basic = plan[0]
         if isinstance(value, DistArray):
+            plan = position_plan(x.layout, hashable)
+            basic = plan[0]
             if _onto_itself(x, basic, value):
                 _check_writable(x)
             elif not _block_setitem(x, plan, value):
                 _distarray_setitem(x, basic, value)
             return
+        basic = position_key(x.layout, hashable)
         if type(value) in (int, float, complex, bool) or isinstance(value, np.generic):
             scalar = np.array(value, dtype=x.dtype)[()]
-            plan, _ = write_plan(x.layout, x.mode, basic, ())
+            plan, _ = position_write_plan(x.layout, x.mode, basic, ())
             _check_writable(x)
             _write(x, plan, [scalar] * len(plan))
             return
@@ -260,7 +261,7 @@ def _onto_itself(x: DistArray, key: tuple, value: DistArray) -> bool:
 
 def _distarray_setitem(x: DistArray, key: tuple, value: DistArray) -> None:
     """``x[key] = value`` for a DistArray value, by a plan cached on the layouts."""
-    plan, (lead, reorder) = write_plan(x.layout, x.mode, key, tuple(value.shape))
+    plan, (lead, reorder) = position_write_plan(x.layout, x.mode, key, tuple(value.shape))
     if value.dtype != x.dtype:
         value = value.astype(x.dtype, copy=False)
     _check_writable(x)

@@ -256,3 +256,28 @@ def test_a_position_plans_as_its_own_key(index_map):
             host[key]
         assert str(ours.value) == str(theirs.value)
     assert [row.get().tolist() for row in x] == host.tolist()
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    "index_map",
+    [ROWS, OVERLAPPING, STRIDED, COLUMNS],
+    ids=["rows", "overlapping", "strided", "columns"],
+)
+def test_a_position_writes_as_its_own_key(index_map, mode):
+    """`position_write_plan` decides what `write_plan` decides for the position itself
+    (shadowed copies of partial modes included), and ``x[i] = v``, ``x[i, j] = v`` write
+    what NumPy writes."""
+    x, host = _pair(index_map, mode)
+    layout = x.layout
+    keys = [(i, j) for i in range(8) for j in range(5)]  # normalized keys, as write_plan's
+    keys += [(i, range(1, 5)) for i in range(8)] + [(i, range(5)) for i in range(8)]
+    for key in keys:
+        shape = (len(key[1]),) if type(key[1]) is range else ()
+        for value_shape in {(), shape}:
+            got = index_plans.position_write_plan(layout, x.mode, key, value_shape)
+            assert got == index_plans.write_plan(layout, x.mode, key, value_shape)
+    for value, key in enumerate([(3,), (-1,), (4, 2), (-3, -2), (5, slice(1, None))]):
+        x[key] = value
+        host[key] = value
+        assert_dist_equal(x, host)
