@@ -174,7 +174,9 @@ def repeat(x: DistArray, repeats: Any, /, *, axis: int | None = None) -> DistArr
 @implements(np.tile, spmd=True)
 def _tile(A, reps):
     """``numpy.tile``: the result is copies of A's layout side by side, each chunk copied
-    on its own device (nothing moves); the mode is kept."""
+    on its own device (nothing moves); the mode is kept. Along an axis that a chunk spans
+    whole, its copies lie side by side and make one chunk (a tile of the chunk): tiling a
+    row of 4 chunks 50000 times gives 4 column chunks, not 200000 chunks of one element."""
     try:
         repetitions = tuple(operator.index(r) for r in reps)
     except TypeError:
@@ -188,20 +190,37 @@ def _tile(A, reps):
         raise ValueError("negative dimensions are not allowed")
     if not math.prod(shape):
         return _empty_like_layout(A, shape)
-    entries = []
-    for copy in itertools.product(*(range(r) for r in repetitions)):
-        for k, (device, index) in enumerate(A.layout.chunks):
-            shifted = tuple(
-                slice(s.start + c * n, s.stop + c * n, s.step)
-                for s, c, n in zip(index, copy, A.shape)
-            )
-            entries.append((device, shifted, k))
-    layout, sources = _grouped(shape, entries)
+    layout, sources = _tiled_layout(A.layout, repetitions)
     buffers = A.storage.buffers
-    return wrap(
-        Chunks.generate(layout, A.storage.backend, lambda t: buffers[sources[t]].copy(), A.dtype),
-        A.mode,
-    )
+    xp = A.storage.backend.xp
+
+    def make(t: int):
+        k, counts = sources[t]
+        return xp.tile(buffers[k], counts) if any(c > 1 for c in counts) else buffers[k].copy()
+
+    return wrap(Chunks.generate(layout, A.storage.backend, make, A.dtype), A.mode)
+
+
+@plan_cache
+def _tiled_layout(layout: Layout, repetitions: tuple) -> tuple[Layout, tuple]:
+    """The layout of `layout` tiled by `repetitions` and, per chunk, ``(source chunk, its
+    tile counts per axis)``: along an axis a chunk spans whole its copies make one chunk,
+    along another each copy is a chunk of its own."""
+    entries = []
+    for k, ((device, index), box) in enumerate(zip(layout.chunks, layout.boxes)):
+        per_axis = []
+        for s, r, n, count in zip(index, box, layout.shape, repetitions):
+            if len(r) == n:  # whole: the copies follow one another
+                per_axis.append([(slice(0, n * count, 1), count)])
+            else:
+                per_axis.append(
+                    [(slice(s.start + c * n, s.stop + c * n, s.step), 1) for c in range(count)]
+                )
+        for combination in itertools.product(*per_axis):
+            new = tuple(piece for piece, _ in combination)
+            entries.append((device, new, (k, tuple(count for _, count in combination))))
+    tiled, sources = _grouped(tuple(n * r for n, r in zip(layout.shape, repetitions)), entries)
+    return tiled, tuple(sources)
 
 
 def tile(x: DistArray, repetitions: tuple[int, ...], /) -> DistArray:

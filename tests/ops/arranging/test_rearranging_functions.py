@@ -120,6 +120,23 @@ def test_tile_and_repeat_move_nothing():
     assert repeated[0].layout == mdarray.Layout.block((36, 4), devices=devices(0, 1, 2))
 
 
+def test_tile_joins_the_copies_of_a_chunk_that_spans_the_axis():
+    """A row of column chunks tiled down the rows gives one column chunk per device (the
+    copies of a chunk that spans an axis lie side by side), not a chunk per copy: SciPy's
+    cubature tiles a (1, 4) mask 50625 times and indexes with it."""
+    value = np.array([[True, False, True, False]])
+    x = mdarray.distributed_array(
+        value, mdarray.Layout.block((1, 4), axis=1, devices=devices(0, 1))
+    )
+    with mdarray.options(fallback="raise"), mdarray.count_transfers() as moved:
+        tiled = np.tile(x, (1000, 3))
+    assert moved.total == 0
+    assert_dist_equal(tiled, np.tile(value, (1000, 3)))
+    # along the rows each chunk spans the axis (one chunk); along the columns it does not
+    assert len(tiled.layout.chunks) == 2 * 3
+    assert {box[0] for box in tiled.layout.boxes} == {range(1000)}
+
+
 def test_repeat_per_element_moves_only_the_counts():
     x, value = _row_blocks()
     counts = np.arange(12) % 3
