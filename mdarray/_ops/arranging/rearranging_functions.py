@@ -18,8 +18,9 @@ from typing import Any, cast
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
-from mdarray._array.array import DistArray, laid_out, wrap
+from mdarray._array.array import DistArray, in_mode, laid_out, wrap
 from mdarray._core import regions as _regions
+from mdarray._core.modes import REPLICA
 from mdarray._core.plan_cache import plan_cache
 from mdarray._core.registry import implements
 from mdarray._layouts.layout import Layout, _normalize_axis
@@ -190,6 +191,8 @@ def _tile(A, reps):
         raise ValueError("negative dimensions are not allowed")
     if not math.prod(shape):
         return _empty_like_layout(A, shape)
+    if _tiled_count(A.layout, repetitions) > _MOST_COPIES * len(A.layout.chunks):
+        return _tiled_blocks(A, repetitions, shape)
     layout, sources = _tiled_layout(A.layout, repetitions)
     buffers = A.storage.buffers
     xp = A.storage.backend.xp
@@ -199,6 +202,40 @@ def _tile(A, reps):
         return xp.tile(buffers[k], counts) if any(c > 1 for c in counts) else buffers[k].copy()
 
     return wrap(Chunks.generate(layout, A.storage.backend, make, A.dtype), A.mode)
+
+
+#: Past this many chunks per chunk of the input, a tile is laid out in blocks instead of
+#: copies of the input's chunks (a 2-element array tiled 50000 times would be 100000
+#: chunks, and every later operation would plan over them).
+_MOST_COPIES = 4
+
+
+def _tiled_blocks(A: DistArray, repetitions: tuple, shape: tuple) -> DistArray:
+    """``numpy.tile`` as row blocks over A's devices: A (small, next to its tile) is
+    first whole on each of them, and each block reads its positions modulo A's shape."""
+    devices = A.devices
+    whole = laid_out(in_mode(A, REPLICA), Layout.replicated(A.shape, devices=devices))
+    held = dict(zip(whole.layout.chunk_devices, whole.storage.buffers))
+    layout = Layout.block(shape, devices=devices)
+    xp = A.storage.backend.xp
+
+    def make(t: int):
+        box = layout.boxes[t]
+        positions = [xp.arange(r.start, r.stop) % n for r, n in zip(box, A.shape)]
+        return held[layout.chunk_devices[t]][xp.ix_(*positions)]
+
+    return wrap(Chunks.generate(layout, A.storage.backend, make, A.dtype), REPLICA)
+
+
+@plan_cache
+def _tiled_count(layout: Layout, repetitions: tuple) -> int:
+    """How many chunks `_tiled_layout` makes."""
+    return sum(
+        math.prod(
+            1 if len(r) == n else count for r, n, count in zip(box, layout.shape, repetitions)
+        )
+        for box in layout.boxes
+    )
 
 
 @plan_cache

@@ -166,3 +166,18 @@ def test_repeat_of_an_empty_axis_takes_a_negative_count_as_numpy():
         assert got.shape == np.repeat(np.zeros(shape, np.int8), -1, axis=axis).shape
     with pytest.raises(ValueError, match="negative dimensions"):
         np.repeat(mdarray.asarray(np.zeros((0, 3))), -1, axis=-1)
+
+
+@pytest.mark.parametrize("mode", ["replica", "sum"])
+def test_a_tile_of_many_copies_is_laid_out_in_blocks(mode):
+    """Copies of chunks that cannot join (a split axis tiled many times) would make a
+    chunk per copy: past a few copies per chunk the tile is row blocks over x's devices,
+    each computed from a whole copy of x on its device (x moves, the tile does not)."""
+    value = np.arange(6.0).reshape(2, 3) - 2
+    layout = mdarray.Layout.block((2, 3), axis=1, devices=devices(0, 1, 2))
+    x = mdarray.distributed_array(value, layout).change_mode(mode)
+    with mdarray.options(fallback="raise"):
+        tiled = np.tile(x, (500, 7))
+    assert_dist_equal(tiled, np.tile(value, (500, 7)))
+    assert tiled.layout == mdarray.Layout.block((1000, 21), devices=x.devices)
+    assert tiled.mode is mdarray.REPLICA
