@@ -458,7 +458,7 @@ def in_group(result: Any, operands: Collection[Any]) -> Any:
     for x in arrays:
         other = x._group if x._group is not None else x.device
         if other is not group and other != group:
-            group = DeviceSet(dict.fromkeys(d for x in arrays for d in x.device), group.backend)
+            group = _union([x._group if x._group is not None else x.device for x in arrays])
             break
     devices = first._storage.layout.devices
     for r in results:
@@ -493,6 +493,17 @@ def placed_in(result: Any, group: DeviceSet | None) -> Any:
             if set(r._storage.layout.devices) <= set(chosen.device_ids):
                 r._group = chosen
     return result
+
+
+def _union(groups: list[DeviceSet]) -> DeviceSet:
+    """The device group of operands of several groups: the one that holds every other
+    (``x_on_1 + y`` and ``y + x_on_1`` are both in y's group), else their devices in
+    ascending order, whatever the operands' order."""
+    widest = max(groups, key=len)
+    devices = set(widest.device_ids)
+    if all(devices.issuperset(g.device_ids) for g in groups):
+        return widest
+    return DeviceSet(sorted(set().union(*(g.device_ids for g in groups))), widest.backend)
 
 
 def _one_group(result: DistArray, operands: Collection[Any]) -> bool:

@@ -89,7 +89,18 @@ def test_operands_of_several_groups_give_their_union():
     first, last = GROUP.device_ids[0], GROUP.device_ids[-1]
     a = mdarray.asarray(np.ones(2), device=first)
     b = mdarray.asarray(np.ones(2), device=last)
-    assert (a + b).device == mdarray.DeviceSet(dict.fromkeys([first, last]))
+    union = mdarray.DeviceSet(sorted({first, last}))
+    assert (a + b).device == (b + a).device == union
+
+
+def test_a_group_that_holds_the_others_is_the_result_group_whatever_the_order():
+    """``x_on_one_device + y`` and ``y + x_on_one_device`` are both in y's group (clients
+    compare ``res.device == y.device``; the union used to list x's device first)."""
+    wide = mdarray.asarray(np.ones(2), device=GROUP)
+    for device in GROUP.device_ids:
+        small = mdarray.asarray(np.ones(2), device=device)
+        assert (small + wide).device == (wide + small).device == wide.device
+        assert np.stack([small, wide]).device == wide.device
 
 
 @pytest.mark.parametrize(
