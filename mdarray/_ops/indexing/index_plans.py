@@ -118,13 +118,15 @@ def getitem_plan(layout: Layout, key: tuple):
 
 
 def hashable_key(key) -> tuple | None:
-    """`key` as a hashable tuple when it holds only ints, slices of ints or None, Ellipsis
-    and None (a slice as its ``(start, stop, step)``: Python 3.11's slices do not hash),
-    else None: other keys (NumPy ints, arrays, bad keys) take `basic_key`'s path."""
+    """`key` as a hashable tuple when it holds only ints (NumPy's as Python's), slices of
+    Python ints, Ellipsis and None (a slice as its ``(start, stop, step)``: Python 3.11's
+    slices do not hash), else None: other keys (arrays, bad keys) take `basic_key`'s path."""
     out: list = []
     for item in key if type(key) is tuple else (key,):
         if type(item) is int or item is None or item is Ellipsis:
             out.append(item)
+        elif isinstance(item, np.integer):  # ``for i in np.arange(n)``: a position too
+            out.append(int(item))
         elif type(item) is slice:
             start, stop, step = item.start, item.stop, item.step
             if not (

@@ -281,3 +281,18 @@ def test_a_position_writes_as_its_own_key(index_map, mode):
         x[key] = value
         host[key] = value
         assert_dist_equal(x, host)
+
+
+def test_numpy_integer_keys_index_as_python_ints():
+    """``for i in np.arange(n): x[i]`` takes the cached position plans as Python ints do
+    (NumPy's integer scalars of every kind, negative ones too), for reads and writes."""
+    x, host = _pair(ROWS)
+    for kind in (np.int8, np.int32, np.int64, np.uint16, np.intp):
+        for i in range(-8 if np.dtype(kind).kind == "i" else 0, 8):
+            key = (kind(i), kind(abs(i) % 5))
+            assert index_plans.hashable_key(key) == (int(i), abs(i) % 5)
+            assert_dist_equal(x[key], host[key])
+            assert_dist_equal(x[kind(i)], host[kind(i)])
+    x[np.int64(3), np.uint8(2)] = 99.0
+    host[3, 2] = 99.0
+    assert_dist_equal(x, host)
