@@ -424,39 +424,56 @@ def concat(
     _check_concat_shapes(arrays, axis)
     result_dtype = np.result_type(*(a.dtype for a in arrays)) if dtype is None else np.dtype(dtype)
     arrays = _common_mode(arrays, result_dtype, casting)
-    index_map: dict = {}
-    data = []
+    runs: dict = {}  # per device, its chunks in order: [index, [buffers]]
     offset = 0
     for a in arrays:
         backend = a.storage.backend
-        for device, index in a.layout.chunks:
-            shifted = list(index)
-            s = index[axis]
-            shifted[axis] = slice(s.start + offset, s.stop + offset, s.step)
-            index_map.setdefault(device, []).append(tuple(shifted))
         copies: list = [None] * len(a.layout.chunks)  # another process copies its own
         for k, device, chunk in local_chunks(a.storage):
             with backend.on(device):
                 copies[k] = backend.xp.array(chunk, dtype=result_dtype, copy=True)
-        data.extend(copies)
+        for (device, index), copy in zip(a.layout.chunks, copies):
+            shifted = list(index)
+            s = index[axis]
+            shifted[axis] = slice(s.start + offset, s.stop + offset, s.step)
+            _append_run(runs.setdefault(device, []), tuple(shifted), copy, axis)
         offset += a.shape[axis]
     shape = list(arrays[0].shape)
     shape[axis] = offset
+    backend = arrays[0].storage.backend
+    index_map = {device: [index for index, _ in run] for device, run in runs.items()}
+    data = []
+    for device, run in runs.items():
+        for _, pieces in run:
+            if len(pieces) == 1 or pieces[0] is None:
+                data.append(pieces[0])
+                continue
+            with backend.on(device):
+                data.append(backend.xp.concatenate(pieces, axis=axis))
     layout = Layout(tuple(shape), index_map)
-    data = [data[i] for i in _chunk_order(arrays, index_map)]
     data = placed(data, layout.chunk_shapes, layout.chunk_devices, result_dtype)
-    return wrap(Chunks.of(layout, data, arrays[0].storage.backend, result_dtype), arrays[0].mode)
+    return wrap(Chunks.of(layout, data, backend, result_dtype), arrays[0].mode)
 
 
-def _chunk_order(arrays, index_map) -> list[int]:
-    """Positions of the concatenated chunks in the layout's (device-grouped) order."""
-    order: dict = {}
-    k = 0
-    for a in arrays:
-        for device in a.layout.chunk_devices:
-            order.setdefault(device, []).append(k)
-            k += 1
-    return [i for device in index_map for i in order[device]]
+def _append_run(run: list, index: tuple, buffer, axis: int) -> None:
+    """Add a chunk to a device's `run`, joined to the last one where it follows it along
+    `axis` and matches it on the other axes: stacking 1000 0-d arrays on one device gives
+    one chunk there, not 1000 (later operations plan per chunk)."""
+    if run:
+        last, pieces = run[-1]
+        a, b = last[axis], index[axis]
+        joinable = (
+            a.stop == b.start
+            and a.step == b.step == 1
+            and all(p == q for d, (p, q) in enumerate(zip(last, index)) if d != axis)
+            and (pieces[0] is None) == (buffer is None)
+        )
+        if joinable:
+            joined = list(last)
+            joined[axis] = slice(a.start, b.stop, 1)
+            run[-1] = (tuple(joined), [*pieces, buffer])
+            return
+    run.append((index, [buffer]))
 
 
 def _check_concat_shapes(arrays, axis: int) -> None:

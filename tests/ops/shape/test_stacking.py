@@ -3,7 +3,7 @@ modes, natively (``fallback="raise"``); the splits move nothing."""
 
 import numpy as np
 import pytest
-from _layouts import dist_pairs
+from _layouts import devices, dist_pairs
 from hypothesis import given, settings, strategies as st
 
 import mdarray
@@ -83,3 +83,33 @@ def test_atleast_nd_match_numpy_natively(data):
             pair = getattr(np, name)(x, x)
             assert isinstance(pair, tuple)
             assert [p.shape for p in pair] == [want.shape, want.shape]
+
+
+def test_pieces_that_follow_on_one_device_join_into_one_chunk():
+    """Stacking many small arrays held by one device gives one chunk there (a chunk per
+    input would make every later operation plan over thousands of chunks); pieces on
+    different devices, or that do not follow one another, stay apart."""
+    values = [float(i) for i in range(300)]
+    scalars = [mdarray.asarray(v, device=0) for v in values]
+    blocks = [mdarray.asarray(np.full((2, 3), v), device=0) for v in values[:5]]
+    with mdarray.options(fallback="raise"), mdarray.count_transfers() as moved:
+        stacked = mdarray.stack(scalars)
+        rows = mdarray.concat(blocks)
+    assert moved.total == 0
+    assert_dist_equal(stacked, np.array(values))
+    assert stacked.layout == mdarray.Layout.block((300,), devices=[0])
+    assert_dist_equal(rows, np.concatenate([np.full((2, 3), v) for v in values[:5]]))
+    assert len(rows.layout.chunks) == 1
+    first, other = devices(0, 1)
+    parts = [
+        mdarray.zeros(2, device=first),
+        mdarray.ones(1, device=other),
+        mdarray.ones(2, device=first),
+    ]
+    apart = mdarray.concat(parts)
+    assert_dist_equal(apart, np.array([0.0, 0.0, 1.0, 1.0, 1.0]))
+    if first != other:
+        assert apart.index_map == {
+            first: [(slice(0, 2, 1),), (slice(3, 5, 1),)],
+            other: [(slice(2, 3, 1),)],
+        }
