@@ -166,51 +166,40 @@ def position_plan(layout: Layout, key: tuple):
     iterating over an array (``for row in x``, ``max(x)``) plans once per segment rather
     than once per element. Other keys, and layouts with strided boxes along those axes,
     take `key_plan` itself."""
-    found = _segments(layout, key) if key and type(key[0]) is int else None
-    if found is None:
+    if not key or type(key[0]) is not int:  # no position: no frame spent on one
         return key_plan(layout, key)
-    firsts, shifts = found
-    leading = len(firsts)
-    plan = key_plan(layout, (*firsts, *key[leading:]))
+    first, shifts = _segments(layout, key)
+    plan = key_plan(layout, first)
     if not any(shifts):
         return plan
     basic, result_layout, parts, _, copy, blocks = plan
-    basic = (*(f + d for f, d in zip(firsts, shifts)), *basic[leading:])
-    parts = tuple(
-        (k, (*(index[a] + shifts[a] for a in range(leading)), *index[leading:]))
-        for k, index in parts
-    )
-    return basic, result_layout, parts, _groups(layout, parts), copy, blocks
+    parts = tuple((k, _moved(index, shifts)) for k, index in parts)
+    return _moved(basic, shifts), result_layout, parts, _groups(layout, parts), copy, blocks
 
 
 def position_key(layout: Layout, key: tuple) -> tuple:
     """The normalized key of a hashable key (`key_plan`'s first item), by its segment's
     plan where it starts with ints (see `position_plan`)."""
-    found = _segments(layout, key) if key and type(key[0]) is int else None
-    if found is None:
+    if not key or type(key[0]) is not int:
         return key_plan(layout, key)[0]
-    firsts, shifts = found
-    leading = len(firsts)
-    basic = key_plan(layout, (*firsts, *key[leading:]))[0]
-    return (*(f + d for f, d in zip(firsts, shifts)), *basic[leading:])
+    first, shifts = _segments(layout, key)
+    return _moved(key_plan(layout, first)[0], shifts)
 
 
 def position_write_plan(layout: Layout, mode, key: tuple, value_shape: tuple):
     """`write_plan` of a normalized key whose first items are ints (``x[i] = v``), by way
     of the plan of its segment's first position shifted, as `position_plan`: the same
     chunks hold the position, and the same of them are shadowed."""
-    found = _segments(layout, key) if key and type(key[0]) is int else None
-    if found is None:
+    if not key or type(key[0]) is not int:
         return write_plan(layout, mode, key, value_shape)
-    firsts, shifts = found
-    leading = len(firsts)
-    writes, order = write_plan(layout, mode, (*firsts, *key[leading:]), value_shape)
+    first, shifts = _segments(layout, key)
+    writes, order = write_plan(layout, mode, first, value_shape)
     if not any(shifts):
         return writes, order
 
     def shifted(index: tuple) -> tuple:
         moved = (slice(i.start + d, i.stop + d, i.step) for i, d in zip(index, shifts))
-        return (*moved, *index[leading:])
+        return (*moved, *index[len(shifts) :])
 
     writes = tuple(
         (k, device, shifted(chunk_index), region, tuple(shifted(i) for i in shadowed))
@@ -219,32 +208,33 @@ def position_write_plan(layout: Layout, mode, key: tuple, value_shape: tuple):
     return writes, order
 
 
-def _segments(layout: Layout, key: tuple) -> tuple | None:
-    """For a key whose first items are ints: per such item, the first position of its
-    segment along its axis and the int's offset from it, ``(firsts, shifts)``; None
-    where the key starts otherwise or a box along those axes is strided. Raises NumPy's
+def _moved(items: tuple, shifts: tuple) -> tuple:
+    """`items` with its first ints moved on by `shifts`."""
+    return (*(i + d for i, d in zip(items, shifts)), *items[len(shifts) :])
+
+
+def _segments(layout: Layout, key: tuple) -> tuple:
+    """``(key of the first positions, shifts)`` for a key that starts with an int: `key`
+    with each of its first ints (those on axes whose boxes are not strided) replaced by
+    the first position of its segment, and each int's offset from it. Raises NumPy's
     IndexError for a position out of range."""
-    leading = 0
-    for item in key:
-        if type(item) is not int:
+    shape, edges = layout.shape, layout.edges
+    if len(key) > len(shape) and all(type(i) is int for i in key[: len(shape) + 1]):
+        return key, ()  # too many indices: key_plan says so, as NumPy does
+    firsts: list = []
+    shifts: list = []
+    for axis, i in enumerate(key[: len(shape)]):
+        cuts = edges[axis]
+        if type(i) is not int or cuts is None:
             break
-        leading += 1
-    shape = layout.shape
-    if not leading or leading > len(shape):
-        return None
-    firsts, shifts = [], []
-    for axis in range(leading):
-        i, n = key[axis], shape[axis]
+        n = shape[axis]
         position = i + n if i < 0 else i
         if not 0 <= position < n:
             raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
-        edges = layout.edges[axis]
-        if edges is None:
-            return None
-        first = edges[bisect_right(edges, position) - 1]
+        first = cuts[bisect_right(cuts, position) - 1]
         firsts.append(first)
         shifts.append(position - first)
-    return firsts, shifts
+    return (*firsts, *key[len(firsts) :]), tuple(shifts)
 
 
 def _groups(layout: Layout, parts: tuple) -> tuple:

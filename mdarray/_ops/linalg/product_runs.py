@@ -60,9 +60,8 @@ def execute(plan, a: Chunks, mode_a, b: Chunks, mode_b, dtype, options: dict, ke
     fetched: dict = {}
     results: list = [None] * len(plan.tasks)  # another process's task: its process runs it
     on = backend.on
-    held = dict(
-        _this_process.mine(plan.layout.chunk_devices)
-    )  # the tasks, in the layout's chunk order
+    # the tasks, in the layout's chunk order
+    held = dict(_this_process.mine(plan.layout.chunk_devices))
     for t, task in enumerate(plan.tasks):
         # Every process fetches every task's pieces (collective), then runs its own.
         x = _piece(a, mode_a, task.a_source, task.device, fetched, 0)

@@ -424,7 +424,7 @@ def concat(
     _check_concat_shapes(arrays, axis)
     result_dtype = np.result_type(*(a.dtype for a in arrays)) if dtype is None else np.dtype(dtype)
     arrays = _common_mode(arrays, result_dtype, casting)
-    runs: dict = {}  # per device, its chunks in order: [index, [buffers]]
+    runs: dict = {}  # per device, its chunks in order: (index, [buffers joined there])
     offset = 0
     for a in arrays:
         backend = a.storage.backend

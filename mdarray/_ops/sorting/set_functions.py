@@ -95,9 +95,8 @@ def unique_parts(x: DistArray, equal_nan: bool, want_order: bool) -> dict:
     firsts: dict = {}
     indices: dict = {}
     starts = np.cumsum([0, *lengths]).tolist()
-    for p, device in _this_process.mine(
-        [device for device, _ in pieces]
-    ):  # another process marks its own
+    # another process marks its own
+    for p, device in _this_process.mine([device for device, _ in pieces]):
         piece = pieces[p][1]
         with backend.on(device):
             new = xp.empty(piece.shape, bool)
