@@ -133,29 +133,13 @@ def run_cells(plan, inputs, dtype):
     """The plan's kernel cell by cell (`split_cells`): a DistArray of `dtype`."""
     backend = plan.backend
     kernel, options = plan.kernel, plan.options
-    columns = []
-    for x, spec in zip(inputs, plan.specs):
-        if spec is VALUE:
-            columns.append(x[()] if isinstance(x, np.ndarray) else x)  # a 0-d host array
-        else:
-            columns.append(x.storage.buffers)
+    columns = _columns(plan, inputs)
     out = []
-    on, move = backend.on, backend.move
     for k, (device, cells) in enumerate(zip(plan.layout.chunk_devices, plan.cells)):
-        with on(device):
+        with backend.on(device):
             result = None
             for cell, args in cells:
-                values = []
-                for column, arg in zip(columns, args):
-                    if arg is VALUE:
-                        values.append(column)
-                    elif arg is OWN:
-                        piece = column[k]
-                        values.append(piece if cell is None else piece[cell])
-                    else:
-                        chunk, index, source = arg
-                        piece = column[chunk][index]
-                        values.append(piece if source == device else move(piece, source, device))
+                values = _values(backend, columns, args, k, cell, device)
                 if cell is None:
                     got = kernel(*values, **options)
                     result = got if got.dtype == dtype else got.astype(dtype)
@@ -166,3 +150,61 @@ def run_cells(plan, inputs, dtype):
                 backend.call_into(kernel, values, result[cell], options)
         out.append(result)
     return Chunks.of(plan.layout, out, backend, dtype, check=False)
+
+
+def write_cells(plan, inputs, out) -> None:
+    """The plan's kernel cell by cell straight into `out`'s chunks (a DistArray of the
+    plan's layout and mode that the backend may write in place with its calls run by
+    `Backend.write_each`, no operand but `out` itself meeting its memory: see
+    `writes_cells`, which made `out` writable). Every piece that moves between devices
+    moves before the first write."""
+    backend = plan.backend
+    columns = _columns(plan, inputs)
+    targets = out.storage.buffers
+    calls = []
+    for k, (device, cells) in enumerate(zip(plan.layout.chunk_devices, plan.cells)):
+        target = targets[k]
+        for cell, args in cells:
+            values = _values(backend, columns, args, k, cell, device)
+            calls.append((device, values, (target if cell is None else target[cell],)))
+    backend.write_each(plan.kernel, calls)
+
+
+def writes_cells(plan, inputs, out) -> bool:
+    """Whether `write_cells` may write `out` for this call: every other DistArray operand
+    is apart from `out`'s memory (`Chunks.apart_from`), so no cell reads what another
+    wrote (an operand that is `out` reads each element before its own cell writes it)."""
+    storage = out.storage
+    storage.make_writable()
+    for x, spec in zip(inputs, plan.specs):
+        if spec is not VALUE and x is not out and not x.storage.apart_from(storage):
+            return False
+    return True
+
+
+def _columns(plan, inputs) -> list:
+    """Per operand, its chunk buffers, or its value (`VALUE`)."""
+    columns = []
+    for x, spec in zip(inputs, plan.specs):
+        if spec is VALUE:
+            columns.append(x[()] if isinstance(x, np.ndarray) else x)  # a 0-d host array
+        else:
+            columns.append(x.storage.buffers)
+    return columns
+
+
+def _values(backend, columns, args, k: int, cell, device) -> list:
+    """The kernel's arguments for one cell of result chunk k on `device`: views of the
+    operands' chunks, a piece from another device moved here."""
+    values = []
+    for column, arg in zip(columns, args):
+        if arg is VALUE:
+            values.append(column)
+        elif arg is OWN:
+            piece = column[k]
+            values.append(piece if cell is None else piece[cell])
+        else:
+            chunk, index, source = arg
+            piece = column[chunk][index]
+            values.append(piece if source == device else backend.move(piece, source, device))
+    return values

@@ -151,10 +151,14 @@ def _run_plan(ufunc, plan, inputs, outs, where):
     if plan.convert:
         inputs = operands(plan, inputs)
     layout, backend, dtypes = plan.layout, plan.backend, plan.dtypes
+    several = len(layout.chunks) > 1  # kernels of several calls write ``out`` in cells only
     # Not the plan's to say: writing in place depends on the call's error state too.
-    in_place = outs is None or writes_in_place(backend, ufunc, len(layout.chunks), dtypes, inputs)
+    in_place = outs is None or not several and writes_in_place(backend, ufunc, 1, dtypes, inputs)
     direct = tuple(in_place and d for d in plan.direct)
     if plan.cells is not None and where is None and not any(direct):
+        if outs is not None and _writes_cells(ufunc, plan, inputs, outs):
+            _cells.write_cells(plan, inputs, outs[0])
+            return outs[0]
         # Misaligned operands cell by cell on views of their chunks, not gathered; the
         # fresh results then go to ``out`` as every staged write does.
         cells = _cells.run_cells(plan, inputs, dtypes[0]).buffers
@@ -165,6 +169,19 @@ def _run_plan(ufunc, plan, inputs, outs, where):
     masks = None if where is None else aligned(where, layout, backend)
     results = _run(plan.kernel, pieces, targets, masks, layout, backend, plan.options, dtypes)
     return _deliver(ufunc, outs, direct, results, layout, backend, plan.mode, dtypes)
+
+
+def _writes_cells(ufunc, plan, inputs, outs) -> bool:
+    """Whether the cells of a call with ``out`` (one, of the plan's layout and mode) are
+    written into it by the kernels themselves (`_cells.write_cells`), all in one
+    `Backend.write_each`, rather than computed fresh and committed."""
+    count = sum(map(len, plan.cells))
+    return (
+        plan.direct[0]
+        and not plan.options
+        and writes_in_place(plan.backend, ufunc, count, plan.dtypes, inputs, each=True)
+        and _cells.writes_cells(plan, inputs, outs[0])
+    )
 
 
 def _plan(ufunc, inputs, outs, where, kwargs, options):

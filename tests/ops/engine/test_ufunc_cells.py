@@ -8,6 +8,7 @@ from hypothesis import given, settings, strategies as st
 
 import mdarray
 from mdarray import Layout
+from mdarray._exec import chunkwise
 from mdarray._ops.engine import ufunc_plans as _ufunc_plans
 from mdarray.testing import strategies as mst
 
@@ -89,6 +90,49 @@ def test_in_place_updates_by_misaligned_operands_run_in_cells(no_gather):
         want_z = _shifted(host)
         want_z[:-1] = host[1:] * host[:-1]
         np.testing.assert_array_equal(z.get(), want_z)
+
+
+@pytest.mark.filterwarnings("default::RuntimeWarning")
+def test_in_place_cells_write_out_themselves_where_nothing_else_meets_it(no_gather, monkeypatch):
+    """``z[1:, :] -= y[:-1, :]`` on the cpu backend: the kernels write ``z``'s chunks cell
+    by cell (no fresh results committed), where no operand but ``out`` meets its memory:
+    another array, a copy of ``z`` sharing its memory until written. A view of ``z``
+    read shifted, or a raising error state, takes the staged commit: NumPy's values
+    either way, and a failed call writes nothing."""
+
+    commits = []
+    real = chunkwise.commit
+    monkeypatch.setattr(chunkwise, "commit", lambda *a: commits.append(1) or real(*a))
+
+    host = np.arange(40 * 5, dtype=np.float64).reshape(40, 5) ** 1.5
+    other = host[::-1].copy()
+    layout = Layout.block(host.shape, devices=DEVICES)
+    several = len(layout.chunks) > 1
+    in_place = mdarray.default_backend() == "cpu" or not several
+    for _ in range(2):
+        z = mdarray.distributed_array(host, layout)
+        y = mdarray.distributed_array(other, layout)
+        before = mdarray.asarray(z, copy=True)  # z's memory until z is written
+        commits.clear()
+        z[1:, :] -= y[:-1, :]
+        want = host.copy()
+        want[1:, :] -= other[:-1, :]
+        np.testing.assert_array_equal(z.get(), want)
+        np.testing.assert_array_equal(before.get(), host)
+        np.testing.assert_array_equal(y.get(), other)
+        assert (commits == []) == in_place
+        z[2:] += before[:-2]  # the copy, apart from z once z is written
+        want[2:] += host[:-2]
+        np.testing.assert_array_equal(z.get(), want)
+        assert (commits == []) == in_place
+        np.add(z[:-1], z[1:], out=z[1:])  # out read shifted by another view of it
+        want[1:] = want[:-1] + want[1:].copy()
+        np.testing.assert_array_equal(z.get(), want)
+        assert bool(commits) == several
+        big = mdarray.distributed_array(np.full(host.shape, 1e308), layout)
+        with np.errstate(over="raise"), pytest.raises(FloatingPointError):
+            big[1:] *= y[:-1]  # overflows in some cells: nothing written
+        np.testing.assert_array_equal(big.get(), np.full(host.shape, 1e308))
 
 
 def _shifted(host):
