@@ -153,7 +153,7 @@ def _run_plan(ufunc, plan, inputs, outs, where):
     layout, backend, dtypes = plan.layout, plan.backend, plan.dtypes
     several = len(layout.chunks) > 1  # kernels of several calls write ``out`` in cells only
     # Not the plan's to say: writing in place depends on the call's error state too.
-    in_place = outs is None or not several and writes_in_place(backend, ufunc, 1, dtypes, inputs)
+    in_place = outs is None or (not several and writes_in_place(backend, ufunc, 1, dtypes, inputs))
     direct = tuple(in_place and d for d in plan.direct)
     if plan.cells is not None and where is None and not any(direct):
         if outs is not None and _writes_cells(ufunc, plan, inputs, outs):
