@@ -448,20 +448,27 @@ def qr(x: Any, /, *, mode: Literal["reduced", "complete"] = "reduced") -> QRResu
     """QR decomposition of each matrix: ``x == Q @ R``.
 
     Native for a tall matrix (m >= n) whose chunks hold whole rows, by TSQR
-    (`mdarray._ops.linalg.tsqr`): Q keeps x's row layout, R (n x n, its diagonal real and
-    non-negative, so Q and R may differ from NumPy's by the sign of a column and a row)
-    is replicated on x's devices; only the R factors and pieces of the small combining
-    Q move. Chunks that split columns are resharded into row blocks first. Wide
-    matrices, ``mode="complete"`` of a non-square one and stacks are gathered onto one
-    device (`mdarray._ops.engine.one_device`), as fallbacks.
+    (`mdarray._ops.linalg.tsqr`): Q keeps x's row layout, R (n x n) is replicated on x's
+    devices; only the R factors, x's first n rows and pieces of the small combining Q
+    move. Q and R are NumPy's up to rounding, signs included (LAPACK's Householder
+    choices, whatever the layout; on CUDA, cuSOLVER's), identity, diagonal, triangular
+    and zero blocks too, but where rounding errors choose: past the rank of dependent
+    columns (exact zero columns are fine), where LAPACK takes a sign from a negative
+    zero (-0.0, in x or made by its arithmetic), and where its arithmetic cancels a
+    pivot of a sparse matrix to exactly zero. Chunks that split columns are resharded
+    into row blocks first. Wide matrices, ``mode="complete"`` of a non-square one and
+    stacks are gathered onto one device (`mdarray._ops.engine.one_device`), as
+    fallbacks.
 
     >>> import mdarray, numpy as np
     >>> x = mdarray.distributed_array(np.arange(8.0).reshape(4, 2), mdarray.Layout.block((4, 2)))
     >>> with mdarray.options(fallback="raise"):
     ...     q, r = mdarray.linalg.qr(x)
     >>> q.layout == x.layout, r.get().round(3)
-    (True, array([[7.483, 9.087],
-           [0.   , 1.195]]))
+    (True, array([[-7.483, -9.087],
+           [ 0.   , -1.195]]))
+    >>> np.allclose(q.get(), np.linalg.qr(np.arange(8.0).reshape(4, 2)).Q)
+    True
     """
     x = _dist(x)
     rows = _tsqr.row_blocks(x)

@@ -4,25 +4,46 @@ singular values, the pseudo-inverse, least squares, the rank), without gathering
 A matrix `x` of m x n, m >= n, whose chunks each hold whole rows, factors in one round:
 
 1. Each chunk takes the QR of the rows it owns (where chunks overlap, every row belongs to
-   one of them), on its device: ``Q1_k`` (r_k x k_k) and ``R_k`` (k_k x n), with
-   ``k_k = min(r_k, n)``. Nothing moves. (A block larger than the backend's
-   ``factor_block_elements`` is itself factored so, in cached row blocks.)
+   one of them) below x's first n rows (the top rows, left as they are), on its device:
+   ``Q1_k`` (r_k x k_k) and ``R_k`` (k_k x n), with ``k_k = min(r_k, n)``. Nothing
+   moves. (A block larger than the backend's ``factor_block_elements`` is itself
+   factored so, in cached row blocks.)
 2. A device's ``R_k`` are stacked and factored there (a QR of their stack, ``Q_d``), and
    its one R (at most n x n) moves to the root, the first device of `x`: one piece from
-   each other device (the one small gather).
-3. The root stacks them and takes one QR, ``[R_1; R_2; ...] == Q2 @ R``, with its signs
-   fixed so that R's diagonal is real and non-negative (so the factors do not depend on
-   the layout; NumPy's, from LAPACK, may differ by a sign per column of Q and row of R).
+   each other device (the one small gather), and the top rows from where they lie.
+3. The root stacks the top rows, in order, over those R factors and takes one QR,
+   ``[x[:n]; R_1; R_2; ...] == Q2 @ R``: in exact arithmetic Householder's QR of x
+   itself, so R and Q carry LAPACK's signs (NumPy's), whatever the layout (below: why,
+   and where rounding errors choose instead).
 4. The root's pieces ``B_d`` of Q2 (rows of device d, times a small n x p matrix where
    the caller wants ``Q @ M``) move back to the devices (the one small broadcast), and
-   each chunk's rows of the result are ``Q1_k @ (Q_d @ B_d)[rows of k]``, on its device.
+   each chunk's rows of the result are ``Q1_k @ (Q_d @ B_d)[rows of k]``, on its device,
+   under its top rows' own rows of ``Q2 @ M``.
 
-So a QR moves about ``2 * devices * n * n * itemsize`` bytes, whatever m is, plus the small
+So a QR moves about ``2 * devices * n * n * itemsize`` bytes, whatever m is (and the top
+rows up and their rows of Q back where the root does not hold them), plus the small
 results (R, S, Vh) replicated on x's devices; Q keeps x's row layout (where chunks overlap
 it is built as a SUM partial, zero where a chunk does not own a row, and combined: the
 rows held twice move once more). Singular values alone (`svdvals`, the rank) skip Q and
-step 4. Least squares moves ``Q^H b``'s part of each device (n x nrhs) to the root
-instead of the Q pieces back, and the solution out for the residuals.
+step 4. Least squares moves ``Q^H b``'s part of each device (n x nrhs) and b's top rows
+to the root instead of the Q pieces back, and the solution out for the residuals.
+
+Why the top rows go up as they are: Householder's QR of ``[x[:n]; S]``, for any S with
+``S^H S == x[n:]^H x[n:]`` (the stacked R factors), reflects as that of x does in exact
+arithmetic: each reflection's pivot, the k-th entry of column k, lies in x's own first
+rows, and the rest of the column has the same norm. So LAPACK's rule (``R[k, k] ==
+-sign(Re pivot) * norm``, or the pivot itself where the column is exactly zero below it:
+tau = 0, no reflection) gives NumPy's signs, exact zeros included where x's structure
+makes them (identity, diagonal, triangular, zero columns, rows or blocks), as long as the
+QRs below keep those zeros. A QR whose pivot row is zero where rows under it are not
+mixes that row's other entries into them, and leaves rounding errors (1e-17) where x's
+own elimination finds exact zeros (a block-diagonal x with rows of its blocks in one
+chunk, in turn): so the QRs below the top rows, whose order is free, take their rows by
+their first nonzero column where a pivot of their own order is zero (`_echelon_qr`).
+Left to rounding: a sign that LAPACK takes from a pivot its own arithmetic makes exactly
+zero by cancellation (some sparse matrices), or from a negative zero (-0.0, in x or made
+by LAPACK), and, as between any two QR codes, Q's columns past the rank of dependent
+columns.
 
 Chunks that split columns are resharded into row blocks first (the matrix moves once).
 Wide matrices, stacks of matrices and empty ones are not taken here: `_linalg` hands over
@@ -52,12 +73,15 @@ _INEXACT = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.complex64,
 
 class RowBlocks(NamedTuple):
     """A tall matrix as TSQR reads it: `x` (REPLICA, every chunk whole rows), per chunk the
-    row indices into it of the rows it owns (None where it owns all of them), and per
-    chunk those rows, an array on the chunk's device."""
+    row indices into it of the rows it owns (None where it owns all of them), per chunk
+    those rows in x's order (an array on the chunk's device), and per chunk which of x's
+    first n rows, the top rows, they begin with (an index into those n: a slice, or an int
+    array)."""
 
     x: DistArray
     owned: tuple
     blocks: tuple
+    top: tuple
 
 
 def linalg_dtype(dtype: np.dtype) -> np.dtype | None:
@@ -97,13 +121,34 @@ def row_blocks(x: DistArray, dtype: np.dtype | None = None) -> RowBlocks | None:
         rows = tuple((box[0],) for box in layout.boxes)
         for piece in _regions.cover((range(m),), rows).pieces():
             found[piece.source].append(piece.source_index[0])
-        owned = [tuple(indices) for indices in found]
+        # One index of the rows in order, so that the top rows come first.
+        owned = [
+            (np.sort(np.concatenate([_regions.positions(i, len(box[0])) for i in found[k]])),)
+            if found[k]
+            else ()
+            for k, box in enumerate(layout.boxes)
+        ]
     backend = x.storage.backend
     blocks = []
-    for chunk, device, indices in zip(x.storage.buffers, layout.chunk_devices, owned):
+    top = []
+    for chunk, device, indices, box in zip(
+        x.storage.buffers, layout.chunk_devices, owned, layout.boxes
+    ):
         with backend.on(device):
             blocks.append(chunk if indices is None else _rows(backend.xp, chunk, indices))
-    return RowBlocks(x, tuple(owned), tuple(blocks))
+        top.append(_top_rows(box[0], indices, x.shape[1]))
+    return RowBlocks(x, tuple(owned), tuple(blocks), tuple(top))
+
+
+def _top_rows(rows: range, indices: tuple | None, n: int):
+    """Which of x's first `n` rows a chunk of x's `rows` owns (at `indices`, None for all
+    of them): those its block begins with, as a slice, or an int array where it owns
+    some of its rows only."""
+    if indices is None:
+        count = len(range(rows.start, min(rows.stop, n), rows.step))
+        return slice(rows.start, rows.start + count * rows.step, rows.step)
+    owned = np.asarray(rows)[indices[0]] if indices else np.zeros(0, np.intp)
+    return owned[owned < n]
 
 
 def _rows(xp, chunk, indices: tuple):
@@ -126,6 +171,24 @@ def _qr(xp, a, want_q: bool) -> tuple:
     return None, xp.linalg.qr(a, mode="r")
 
 
+def _echelon_qr(xp, a, want_q: bool) -> tuple:
+    """`_qr` of rows below x's top rows (their order is free), taken by their first
+    nonzero column (stably; Q's rows given back in a's order) where a pivot of a's own
+    order is zero: see the module docstring."""
+    k = min(a.shape)
+    if not k or bool(xp.all(xp.diagonal(a) != 0)):
+        return _qr(xp, a, want_q)
+    nonzero = a != 0
+    first = xp.where(xp.any(nonzero, axis=1), xp.argmax(nonzero, axis=1), a.shape[1])
+    order = xp.argsort(first, kind="stable")
+    q, r = _qr(xp, a[order], want_q)
+    if q is None:
+        return None, r
+    back = xp.empty_like(q)
+    back[order] = q
+    return back, r
+
+
 def _local_qr(xp, block, want_q: bool, limit: int) -> tuple:
     """`_qr` of a chunk's block, cut into row blocks of about `limit` elements where that
     shrinks the work (TSQR on one device: cached blocks factor faster); the R factors'
@@ -133,9 +196,9 @@ def _local_qr(xp, block, want_q: bool, limit: int) -> tuple:
     rows, n = block.shape
     step = limit // max(n, 1)
     if step < 4 * n or rows <= step:
-        return _qr(xp, block, want_q)
-    local = [_qr(xp, block[i : i + step], want_q) for i in range(0, rows, step)]
-    q2, r = _qr(xp, xp.concatenate([r for _, r in local], axis=0), want_q)
+        return _echelon_qr(xp, block, want_q)
+    local = [_echelon_qr(xp, block[i : i + step], want_q) for i in range(0, rows, step)]
+    q2, r = _echelon_qr(xp, xp.concatenate([r for _, r in local], axis=0), want_q)
     if not want_q:
         return None, r
     q = xp.empty((rows, q2.shape[1]), q2.dtype)
@@ -146,22 +209,11 @@ def _local_qr(xp, block, want_q: bool, limit: int) -> tuple:
     return q, r
 
 
-def _nonnegative_diagonal(xp, q, r) -> tuple:
-    """``(Q D, D^H R)`` for the diagonal unitary D that makes R's diagonal real and
-    non-negative: the factorization every layout gives, up to rounding (Q may be None)."""
-    d = xp.diagonal(r)
-    size = xp.abs(d)
-    zero = size == 0
-    phase = xp.where(zero, 1, d / xp.where(zero, 1, size)).astype(r.dtype)
-    # triu: the zeros below the diagonal stay +0 (not -0 from a negative phase).
-    return None if q is None else q * phase, xp.triu(xp.conj(phase)[:, None] * r)
-
-
 class Factors(NamedTuple):
-    """One TSQR, in three levels: per chunk its local Q1 (None for R alone) and its rows
-    ``(start, stop)`` in its device's stack of R factors; per device of x (in
-    ``x.layout.devices`` order) the Q of that stack and its rows in the root's stack; on
-    the `root` device Q2 and R."""
+    """One TSQR, in three levels: per chunk its local Q1 (None for R alone) of the rows
+    below the top ones and its rows ``(start, stop)`` in its device's stack of R factors;
+    per device of x (in ``x.layout.devices`` order) the Q of that stack and its rows in the
+    root's stack (under the top rows); on the `root` device Q2 and R."""
 
     rows: RowBlocks
     q1: tuple
@@ -173,45 +225,73 @@ class Factors(NamedTuple):
     root: int
 
 
-def _stacked(factors: list) -> tuple[list, int]:
-    """The ``(start, stop)`` rows of each factor's R in their stack, and its height."""
+def _stacked(factors: list, start: int = 0) -> list:
+    """The ``(start, stop)`` rows of each factor's R in their stack, from `start`."""
     rows = []
-    start = 0
     for _, r in factors:
         rows.append((start, start + r.shape[0]))
         start += r.shape[0]
-    return rows, start
+    return rows
+
+
+def _count(index, n: int) -> int:
+    """How many of `n` rows `index` (a slice or an int array) takes."""
+    return len(_regions.positions(index, n))
+
+
+def _top_block(rows: RowBlocks, blocks, root: int):
+    """x's first n rows on the root, in order, from the first rows of the chunks' `blocks`
+    (x's own, or another matrix's rows that go with them): one piece from each chunk that
+    holds some, one copy where several do."""
+    x = rows.x
+    n = x.shape[1]
+    backend = x.storage.backend
+    pieces = []
+    for block, device, index in zip(blocks, x.layout.chunk_devices, rows.top):
+        count = _count(index, n)
+        if count:
+            pieces.append((index, backend.move(block[:count], device, root)))
+    if len(pieces) == 1:  # one chunk holds them all (the first, as a rule): in order
+        return pieces[0][1]
+    out = backend.empty((n, *blocks[0].shape[1:]), blocks[0].dtype, root)
+    with backend.on(root):
+        for index, piece in pieces:
+            backend.assign(out, (index, *(slice(0, k, 1) for k in piece.shape[1:])), piece)
+    return out
 
 
 def factor(rows: RowBlocks, want_q: bool = True) -> Factors:
-    """Steps 1 to 3 of the module docstring: local QRs, a device's R factors stacked and
-    factored on it (one R per device leaves it), those gathered onto the root, one QR of
-    their stack there."""
+    """Steps 1 to 3 of the module docstring: local QRs of the rows below the top ones, a
+    device's R factors stacked and factored on it (one R per device leaves it), those
+    gathered onto the root under the top rows, one QR of their stack there."""
     x = rows.x
+    n = x.shape[1]
     backend = x.storage.backend
     xp = backend.xp
     devices = x.layout.chunk_devices
     root = x.layout.devices[0]
     local = []
-    for block, device in zip(rows.blocks, devices):
+    for block, device, top in zip(rows.blocks, devices, rows.top):
         with backend.on(device):
-            local.append(_local_qr(xp, block, want_q, backend.factor_block_elements))
+            below = block[_count(top, n) :]
+            local.append(_local_qr(xp, below, want_q, backend.factor_block_elements))
     chunk_rows: list = [None] * len(local)
     per_device = []
     for device in x.layout.devices:
         mine = [k for k, d in enumerate(devices) if d == device]
-        for k, span in zip(mine, _stacked([local[k] for k in mine])[0]):
+        for k, span in zip(mine, _stacked([local[k] for k in mine])):
             chunk_rows[k] = span
         with backend.on(device):
             stack = xp.concatenate([local[k][1] for k in mine], axis=0)
-            per_device.append(_qr(xp, stack, want_q))
-    device_rows, _ = _stacked(per_device)
+            per_device.append(_echelon_qr(xp, stack, want_q))
+    device_rows = _stacked(per_device, n)
+    top = _top_block(rows, rows.blocks, root)
     with backend.on(root):
         stack = xp.concatenate(
-            [backend.move(r, d, root) for (_, r), d in zip(per_device, x.layout.devices)],
+            [top, *(backend.move(r, d, root) for (_, r), d in zip(per_device, x.layout.devices))],
             axis=0,
         )
-        q2, r = _nonnegative_diagonal(xp, *_qr(xp, stack, want_q))
+        q2, r = _qr(xp, stack, want_q)
     return Factors(
         rows,
         tuple(q for q, _ in local),
@@ -247,10 +327,19 @@ def q_times(factors: Factors, right=None, *, conjugate: bool = False, dtype=None
         with backend.on(device):
             on_device[device] = q_device @ piece
     buffers = []
+    n = x.shape[1]
     for k, device in enumerate(layout.chunk_devices):
         start, stop = factors.chunk_rows[k]
+        top = factors.rows.top[k]
+        head = None
+        if _count(top, n):  # the top rows' own rows of ``Q2 @ right``, over the rest
+            with backend.on(root):
+                head = _regions.apply_index(pieces, (top, slice(0, p, 1)), xp)
+                head = backend.move(head, root, device)
         with backend.on(device):
             q_rows = factors.q1[k] @ on_device[device][start:stop]
+            if head is not None:
+                q_rows = xp.concatenate([head, q_rows], axis=0)
             if conjugate:
                 q_rows = xp.conj(q_rows)
             if dtype is not None:
@@ -364,8 +453,9 @@ def lstsq(rows: RowBlocks, b, rcond: float, result_dtype: np.dtype) -> tuple:
     """NumPy's ``lstsq(x, b, rcond)`` for tall x: ``(solution, residuals, rank, s)``.
 
     ``Q^H b`` is summed per device (``Q_d^H`` of its chunks' ``Q1_k^H b_k``, n x nrhs)
-    and over devices on the root, where the SVD of R gives the minimum-norm solution (singular values at
-    most ``rcond * largest`` cut off). The residuals (full rank and m > n only, as
+    and over devices on the root, with the top rows' part (b's top rows move there),
+    where the SVD of R gives the minimum-norm solution (singular values at most ``rcond
+    * largest`` cut off). The residuals (full rank and m > n only, as
     NumPy's) are ``|b - x @ solution|^2`` per column, each chunk summing its rows: the
     solution moves to the chunks, one sum per chunk back.
     """
@@ -397,15 +487,20 @@ def lstsq(rows: RowBlocks, b, rcond: float, result_dtype: np.dtype) -> tuple:
     for device, q_device in zip(layout.devices, factors.q_device):
         with backend.on(device):
             local = sum(
-                xp.conj(q_device[start:stop]).T @ (xp.conj(factors.q1[k]).T @ b_blocks[k])
+                xp.conj(q_device[start:stop]).T
+                @ (xp.conj(factors.q1[k]).T @ b_blocks[k][_count(rows.top[k], n) :])
                 for k, (start, stop) in enumerate(factors.chunk_rows)
                 if layout.chunk_devices[k] == device
             )
         projected.append(backend.move(local, device, root))
+    top = _top_block(rows, b_blocks, root)
     with backend.on(root):
         c = sum(
-            xp.conj(factors.q2[start:stop]).T @ part
-            for (start, stop), part in zip(factors.device_rows, projected)
+            (
+                xp.conj(factors.q2[start:stop]).T @ part
+                for (start, stop), part in zip(factors.device_rows, projected)
+            ),
+            xp.conj(factors.q2[:n]).T @ top,
         )
         u_r, s, vh = _svd(xp, factors.r, True)
         inverse, large = _reciprocals(xp, s, rcond)

@@ -263,8 +263,9 @@ RECTANGULAR = {
 
 def assert_factors(result, expected, value):
     """`result` (of ``qr`` or ``svd``) factors `value` as NumPy's `expected` does, up to
-    the signs (phases) of columns and rows, which TSQR sets its own way (R's diagonal
-    non-negative) where NumPy's follow LAPACK."""
+    the signs (phases) of columns and rows: an SVD's are its solver's, and a QR's may
+    follow rounding errors in the small-integer matrices drawn here (short of rank, or
+    cancelling exactly); test_tsqr compares QR with NumPy's, signs included."""
     assert isinstance(result, tuple)
     assert len(result) == len(expected)
     for r, e in zip(result, expected):
