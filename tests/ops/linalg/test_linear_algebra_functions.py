@@ -344,7 +344,10 @@ def test_2x2_blocks_multiply_locally(on_one_device):
         c = a @ b
     assert moved.total == 0
     assert c.mode is SUM
-    assert len(c.layout.chunks) == 8
+    if on_one_device or len(DEVICES) >= 4:
+        assert len(c.layout.chunks) == 8  # a product per pair of blocks, where it ran
+    else:  # fewer devices than blocks: a device's products of one column block may join
+        assert len(c.layout.chunks) <= 8
     assert_dist_allclose(c, ea @ eb)
 
 
