@@ -7,6 +7,10 @@ import enum
 import pytest
 from array_api_extra._lib import _backends
 
+# Imported now, before the suite's conftest.py puts its site-packages first on sys.path:
+# the tests import mdarray by name, and must get this one, not an installed copy.
+import mdarray  # noqa: F401
+
 _members = {member.name: member.value for member in _backends.Backend}
 _members["MDARRAY"] = "mdarray"
 _Backend = enum.Enum("Backend", _members)
