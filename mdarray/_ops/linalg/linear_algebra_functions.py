@@ -481,7 +481,10 @@ def _plan(layout_a: Layout, sum_a: bool, size_a: int, layout_b: Layout, sum_b: b
     split = sum_a or sum_b
     blocks_a, blocks_b = _blocks(layout_a, sum_a), _blocks(layout_b, sum_b)
     if not split:
-        blocks_a, blocks_b = contracted_whole(blocks_a, size_a, blocks_b, size_b, k_full)
+        out_bytes = math.prod((*batch, layout_a.shape[-2], layout_b.shape[-1])) * max(
+            size_a, size_b
+        )
+        blocks_a, blocks_b = contracted_whole(blocks_a, size_a, blocks_b, size_b, k_full, out_bytes)
     for box_a, holders_a in blocks_a:
         expanded_a = _expand(box_a[:-2], layout_a.shape[:-2], batch)
         for box_b, holders_b in blocks_b:

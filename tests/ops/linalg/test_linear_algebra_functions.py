@@ -7,7 +7,7 @@ from _layouts import dist_pairs
 from hypothesis import example, given, settings, strategies as st
 
 import mdarray
-from mdarray import SUM, Layout
+from mdarray import REPLICA, SUM, Layout
 from mdarray._array.array import wrap
 from mdarray._backends.backend import backend as default_backend_object
 from mdarray.testing import assert_dist_allclose, assert_dist_equal, strategies as mst
@@ -408,9 +408,13 @@ def test_mismatched_blocks_move_less_than_resharding():
     b = mdarray.distributed_array(eb, Layout.block(eb.shape, devices=DEVICES))
     with mdarray.count_transfers() as moved:
         c = a @ b
-    # Every device's block of rows meets every device's block of b's rows: the pieces
-    # of a (a quarter of a block each) travel, never a whole block of b.
-    assert moved.total <= a.nbytes
+    # Every device's block of rows meets every device's block of b's rows: b comes whole
+    # beside each block of a (each device fetches the others' blocks of b), for a
+    # REPLICA product in a's row blocks. Partial sums instead would have moved a quarter
+    # of each of a's blocks, then 3/4 of the product to make it whole: more bytes.
+    assert moved.total == (len(DEVICES) - 1) * b.nbytes
+    assert c.mode is REPLICA and c.layout == a.layout
+    assert moved.total < 0.75 * a.nbytes + 3 * c.nbytes or len(DEVICES) == 1
     assert_dist_equal(c, ea @ eb)
 
 
