@@ -517,8 +517,10 @@ def svd(x: Any, /, *, full_matrices: bool = True) -> SVDResult:
     Native where only the reduced factors are asked for (``full_matrices=False``, or a
     square matrix) of a matrix TSQR takes (`mdarray._ops.linalg.tsqr`; a wide one through its
     conjugate transpose): the SVD of R on one device, U as ``Q @ U_R`` in x's row
-    layout, S and Vh replicated. Singular vectors may differ from NumPy's by a phase per
-    pair. The rest is gathered onto one device.
+    layout, S and Vh replicated. Singular vectors are NumPy's where LAPACK also takes
+    the QR (or LQ) first, a matrix at least 11/6 times as tall as wide (or wide as
+    tall); nearer square they may differ by a phase per pair. The rest is gathered onto
+    one device.
 
     >>> import mdarray, numpy as np
     >>> with mdarray.options(fallback="raise"):
@@ -532,7 +534,7 @@ def svd(x: Any, /, *, full_matrices: bool = True) -> SVDResult:
     if rows is None:
         compute = lambda xp, a: tuple(xp.linalg.svd(a, full_matrices=full_matrices))  # noqa: E731
         return SVDResult(*_one("svd", compute, x))
-    u, s, vh = _tsqr.svd(rows)
+    u, s, vh = _tsqr.svd(rows, adjoint)
     if adjoint:
         return SVDResult(_conjugate_transpose(vh), s, _conjugate_transpose(u))
     return SVDResult(u, s, vh)

@@ -391,13 +391,26 @@ def qr(rows: RowBlocks, mode: str = "reduced") -> tuple[DistArray, DistArray] | 
     return r if mode == "r" else (q_times(factors), r)
 
 
-def svd(rows: RowBlocks) -> tuple[DistArray, DistArray, DistArray]:
+def svd(rows: RowBlocks, adjoint: bool = False) -> tuple[DistArray, DistArray, DistArray]:
     """``U, S, Vh`` with ``x == U @ diag(S) @ Vh``: the SVD of R on the root, U as
-    ``Q @ U_R`` (x's row layout), S and Vh replicated."""
+    ``Q @ U_R`` (x's row layout), S and Vh replicated.
+
+    LAPACK's SVD (NumPy's ``gesdd``) of a much taller matrix (m >= 11n/6) is this one:
+    its QR first, then the SVD of R, so with R's signs (`factor`) the vectors are NumPy's.
+    Of a much wider matrix it takes the LQ first, ``w == L Q^H``, then the SVD of L: for
+    `x` the rows of such a ``w^H`` (`adjoint`), L is R^H, so the root takes the SVD of
+    R^H, ``U_L S Vt_L``, and x's factors are ``Q Vt_L^H``, S and ``U_L^H`` (whose
+    conjugate transposes are NumPy's factors of w). Matrices nearer square are
+    bidiagonalized whole by LAPACK: their vectors may differ from NumPy's by a phase."""
     factors = factor(rows)
     backend = rows.x.storage.backend
+    xp = backend.xp
     with backend.on(factors.root):
-        u_r, s, vh = _svd(backend.xp, factors.r, True)
+        if adjoint:
+            u_l, s, vt_l = _svd(xp, xp.conj(factors.r.T), True)
+            u_r, vh = xp.conj(vt_l.T), xp.conj(u_l.T)
+        else:
+            u_r, s, vh = _svd(xp, factors.r, True)
     u = q_times(factors, u_r)
     return u, replicated(rows.x, s, factors.root), replicated(rows.x, vh, factors.root)
 

@@ -253,6 +253,29 @@ def test_svd_svdvals_rank(pair):
 
 
 @settings(max_examples=30, deadline=None)
+@given(dtype=st.sampled_from(DTYPES), wide=st.booleans(), data=st.data())
+def test_svd_vectors_are_numpys_where_lapack_takes_the_qr_first(dtype, wide, data):
+    """A matrix at least 11/6 times as tall as wide: LAPACK's SVD takes its QR, then the
+    SVD of R, as TSQR does; one as wide as that takes its LQ, then the SVD of L (R^H of
+    the transpose's QR): U and Vh are NumPy's, signs and phases included, whatever the
+    layout of the rows (SciPy's k-means seeding draws from them, sample by sample)."""
+    n = data.draw(st.integers(1, 5))
+    m = data.draw(st.integers(-(-11 * n // 6), 30))
+    value = random_matrix(data.draw(st.integers(0, 999)), (m, n), dtype)
+    x = mdarray.distributed_array(value, data.draw(row_layouts(value.shape)))
+    if wide:
+        value, x = value.T.copy(), mdarray.asarray(x.T, copy=True)
+    with mdarray.options(fallback="raise"):
+        u, s, vh = la.svd(x, full_matrices=False)
+    expected = np.linalg.svd(value, full_matrices=False)
+    tol = tolerance(dtype)
+    where = f"{value.shape} {np.dtype(dtype)}, {x.layout}"
+    np.testing.assert_allclose(u.get(), expected.U, **tol, err_msg=where)
+    np.testing.assert_allclose(s.get(), expected.S, **tol, err_msg=where)
+    np.testing.assert_allclose(vh.get(), expected.Vh, **tol, err_msg=where)
+
+
+@settings(max_examples=30, deadline=None)
 @given(tall_matrices(), st.sampled_from([None, 0.1]))
 def test_pinv(pair, rtol):
     x, value = pair
