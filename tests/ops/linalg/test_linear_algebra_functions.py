@@ -413,7 +413,8 @@ def test_mismatched_blocks_move_less_than_resharding():
     # REPLICA product in a's row blocks. Partial sums instead would have moved a quarter
     # of each of a's blocks, then 3/4 of the product to make it whole: more bytes.
     assert moved.total == (len(DEVICES) - 1) * b.nbytes
-    assert c.mode is REPLICA and c.layout == a.layout
+    assert c.mode is REPLICA
+    assert c.layout == a.layout
     assert moved.total < 0.75 * a.nbytes + 3 * c.nbytes or len(DEVICES) == 1
     assert_dist_equal(c, ea @ eb)
 
