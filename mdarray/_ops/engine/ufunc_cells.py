@@ -19,6 +19,7 @@ from math import prod
 
 import numpy as np
 
+from mdarray._backends.backend import Backend
 from mdarray._core import regions as _regions
 from mdarray._core.plan_cache import plan_cache
 from mdarray._exec.chunkwise import broadcast_regions
@@ -193,7 +194,7 @@ def _columns(plan, inputs) -> list:
     return columns
 
 
-def _values(backend, columns, args, k: int, cell, device) -> list:
+def _values(backend: Backend, columns, args, k: int, cell, device) -> list:
     """The kernel's arguments for one cell of result chunk k on `device`: views of the
     operands' chunks, a piece from another device moved here."""
     values = []

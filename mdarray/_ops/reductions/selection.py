@@ -370,6 +370,7 @@ def _order_statistic(func, a, q, axis, out, method, keepdims, *, median=False,
     # SELECTED methods and gives no NaN for a lane holding one), the lanes are sorted here.
     own = xp is np or (median and name == plain)
     q_frac = None if median else np.true_divide(q_host, scale)
+    wide = checked.dtype
 
     def stat(chunk, chunk_axes, keep):
         if not chunk_axes:  # CuPy reduces no empty axis tuple: each element is its lane
@@ -381,6 +382,11 @@ def _order_statistic(func, a, q, axis, out, method, keepdims, *, median=False,
             return getattr(xp, name)(chunk, axis=chunk_axes, keepdims=keep)
         # CuPy takes q as a float or one of its 1-D arrays (the result is reshaped).
         q_chunk = q_host if np.ndim(q_host) == 0 else xp.asarray(np.ravel(q_host))
+        if name != plain and chunk.dtype != wide and wide.kind == "f":
+            # NumPy's nan forms compute in the dtype of their first lane's result: the
+            # input's where that lane is all NaN. A chunk's first lane is not the array's,
+            # so the chunk comes in the call's dtype (float32 lanes by float64 q).
+            chunk = chunk.astype(wide)
         return getattr(xp, name)(chunk, q_chunk, axis=chunk_axes, method=method, keepdims=keep)
 
     # Over every axis of an array on several devices, the distributed selection; on one

@@ -22,6 +22,24 @@ QUANTILES = st.sampled_from([0.0, 0.5, 1.0, 0.3, 0.25, 0.99]) | st.floats(0, 1)
 Q = QUANTILES | st.lists(QUANTILES, min_size=1, max_size=3).map(np.array)
 
 
+@pytest.mark.parametrize("func", [np.nanpercentile, np.nanquantile])
+def test_nan_forms_compute_in_the_arrays_dtype_whatever_a_chunks_first_lane(func):
+    """float32 lanes by a float64 q: NumPy's nan forms compute in float64 unless the
+    array's first lane is all NaN. A chunk whose own first lane is all NaN must not
+    compute its lanes in float32 (0.30000001 where NumPy gives 0.3)."""
+    host = np.zeros((4, 8, 3), np.float32)
+    host[:, :, 1] = np.array([0, 1, np.nan, np.nan])[:, None]
+    host[:, 2::2, 0] = np.nan  # the first lane of every later chunk of two rows: all NaN
+    x = mdarray.distributed_array(host, Layout.block(host.shape, axis=1, devices=DEVICES))
+    q = np.array([30.0]) / (100 if func is np.nanquantile else 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        want = func(host, q, axis=0)
+        got = func(x, q, axis=0).get()
+    assert got.dtype == want.dtype == np.float64
+    np.testing.assert_array_equal(got, want)
+
+
 @settings(deadline=None)
 @given(st.data(), st.sampled_from([np.median, np.nanmedian]))
 def test_median_matches_numpy(data, func):
