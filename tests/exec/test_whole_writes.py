@@ -10,7 +10,9 @@ two values. A failure of the operation itself (an object element's ZeroDivisionE
 comparison that raises, a value that does not cast) changes nothing.
 """
 
+import linecache
 import sys
+import threading
 import warnings
 
 import numpy as np
@@ -18,6 +20,7 @@ import pytest
 from _backend_facts import numpy_dtypes_only
 
 import mdarray
+from mdarray._storage import chunks as _chunks
 from mdarray.testing import _host
 
 D = mdarray.devices()
@@ -177,15 +180,29 @@ def test_a_failure_at_any_copy_leaves_old_or_new_whole(monkeypatch, writer, layo
 
 class _Interrupt:
     """A KeyboardInterrupt raised at the `at`-th line that mdarray's code runs (as an
-    interrupt lands between any two lines), counting lines with ``sys.settrace``."""
+    interrupt lands between any two lines), counting lines with ``sys.settrace``.
+
+    Not where a ``with`` block ends: CPython runs the call of ``__exit__`` as a line of
+    the ``with`` statement, outside the block's handler, so an exception raised by the
+    tracer there skips ``__exit__`` (a lock stays held, and every other thread then
+    waits on it forever); a real interrupt cannot land there (CPython checks for signals
+    on entering Python functions and on backward jumps, and the locks' ``__exit__`` is
+    C)."""
 
     def __init__(self, at: int = 0):
         self.at, self.lines = at, 0
+        self.last: dict[int, int] = {}  # per running frame, its line before this one
 
     def __call__(self, frame, event, arg):
         if "/mdarray/" not in frame.f_code.co_filename:
             return self
+        if event == "return":
+            self.last.pop(id(frame), None)
         if event == "line":
+            before = self.last.get(id(frame), 0)
+            self.last[id(frame)] = frame.f_lineno
+            if before > frame.f_lineno and _opens_with(frame):
+                return self  # back at a with statement from its block: its exit
             self.lines += 1
             if self.lines == self.at:
                 raise KeyboardInterrupt("injected")
@@ -197,6 +214,26 @@ class _Interrupt:
             fn()
         finally:
             sys.settrace(None)
+
+
+def _free(lock) -> bool:
+    """Whether another thread can take `lock` (a lock held by this thread is not)."""
+    taken: list = []
+
+    def take():
+        if lock.acquire(timeout=5):
+            lock.release()
+            taken.append(True)
+
+    thread = threading.Thread(target=take)
+    thread.start()
+    thread.join()
+    return bool(taken)
+
+
+def _opens_with(frame) -> bool:
+    line = linecache.getline(frame.f_code.co_filename, frame.f_lineno).lstrip()
+    return line.startswith(("with ", "async with "))
 
 
 @pytest.mark.parametrize("layout", ["replicas", "blocks", "overlapping"])
@@ -222,6 +259,7 @@ def test_an_interrupt_at_any_line_leaves_old_or_new_whole(writer, layout):
         whole = [v for v in (old, new) if _agrees(x, v)]
         assert whole, f"{writer}: an interrupt at line {at} of {lines} left chunks disagreeing"
         np.testing.assert_array_equal(x.get(), whole[0])
+        assert _free(_chunks._LOCK), f"{writer}: an interrupt at line {at} left a lock held"
 
 
 # Operations that fail on their own (NumPy raises too): (shape, dtype, write, error).
