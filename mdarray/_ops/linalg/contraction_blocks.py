@@ -27,8 +27,8 @@ def contracted_whole(
 
     ``A @ B`` of two row-split square matrices so gathers B beside each row block of A
     (DTensor's and JAX's choice too): the partial sums the blocks would give instead are
-    as large as the product, and making them whole moves as many bytes as gathering B
-    did, after smaller, slower kernels (on 4 devices 16 products of 512x512 by 512x2048
+    as large as the product, and making them whole moves at least as many bytes as
+    gathering B does, after smaller, slower kernels (on 4 devices 16 products of 512x512 by 512x2048
     in place of 4 of 512x2048 by 2048x2048)."""
 
     def smallest(blocks, size) -> int:
