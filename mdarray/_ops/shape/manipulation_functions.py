@@ -427,29 +427,32 @@ def concat(
     runs: dict = {}  # per device, its chunks in order: (index, [buffers joined there])
     offset = 0
     for a in arrays:
-        backend = a.storage.backend
-        copies: list = [None] * len(a.layout.chunks)  # another process copies its own
-        for k, device, chunk in local_chunks(a.storage):
-            with backend.on(device):
-                copies[k] = backend.xp.array(chunk, dtype=result_dtype, copy=True)
-        for (device, index), copy in zip(a.layout.chunks, copies):
+        held: list = [None] * len(a.layout.chunks)  # another process copies its own
+        for k, _, chunk in local_chunks(a.storage):
+            held[k] = chunk
+        for (device, index), chunk in zip(a.layout.chunks, held):
             shifted = list(index)
             s = index[axis]
             shifted[axis] = slice(s.start + offset, s.stop + offset, s.step)
-            _append_run(runs.setdefault(device, []), tuple(shifted), copy, axis)
+            _append_run(runs.setdefault(device, []), tuple(shifted), chunk, axis)
         offset += a.shape[axis]
     shape = list(arrays[0].shape)
     shape[axis] = offset
     backend = arrays[0].storage.backend
+    xp = backend.xp
     index_map = {device: [index for index, _ in run] for device, run in runs.items()}
-    data = []
+    data: list = []
     for device, run in runs.items():
         for _, pieces in run:
-            if len(pieces) == 1 or pieces[0] is None:
-                data.append(pieces[0])
+            if pieces[0] is None:
+                data.append(None)
                 continue
-            with backend.on(device):
-                data.append(backend.xp.concatenate(pieces, axis=axis))
+            with backend.on(device):  # one copy per chunk, joined pieces at once
+                data.append(
+                    xp.array(pieces[0], dtype=result_dtype, copy=True)
+                    if len(pieces) == 1
+                    else xp.concatenate(pieces, axis=axis, dtype=result_dtype, casting="unsafe")
+                )
     layout = Layout(tuple(shape), index_map)
     data = placed(data, layout.chunk_shapes, layout.chunk_devices, result_dtype)
     return wrap(Chunks.of(layout, data, backend, result_dtype), arrays[0].mode)
