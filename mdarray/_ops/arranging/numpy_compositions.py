@@ -219,8 +219,10 @@ def _dtype_of(name: str, dtype, **kwargs) -> np.dtype:
 
 @implements(np.sinc, spmd=True)
 def _sinc(x):
-    """``numpy.sinc`` (``sin(pi x) / (pi x)``), by the backend's kernel on each chunk."""
-    return _namesake("sinc", x, _dtype_of("sinc", x.dtype))
+    """``numpy.sinc`` (``sin(pi x) / (pi x)``), by the backend's kernel on each chunk;
+    NaN where `x` is (CuPy's kernel gives 1 there)."""
+    result = _namesake("sinc", x, _dtype_of("sinc", x.dtype))
+    return np.where(np.isnan(x), np.nan, result) if x.dtype.kind == "f" else result
 
 
 @implements(np.i0, spmd=True)

@@ -169,6 +169,8 @@ def _roots(p):
         companion: Any = np.concatenate(((-p[1:] / p[0])[None, :], below))
         first = companion.layout.chunk_devices[0]
         roots: Any = np.linalg.eigvals(companion.to_device(first))
+        if roots.dtype.kind == "c" and p.dtype.kind != "c" and not bool(np.any(roots.imag)):
+            roots = np.real(roots).copy()  # real roots are real (NumPy's eigvals, from 2.5, not)
     else:
         roots = _beside(np.array([]), p)
     if trailing == 0:

@@ -4,6 +4,7 @@ devices only the cells' halo pieces move."""
 
 import numpy as np
 import pytest
+from _backend_facts import ON_CUDA
 from hypothesis import given, settings, strategies as st
 
 import mdarray
@@ -129,10 +130,11 @@ def test_in_place_cells_write_out_themselves_where_nothing_else_meets_it(no_gath
         want[1:] = want[:-1] + want[1:].copy()
         np.testing.assert_array_equal(z.get(), want)
         assert bool(commits) == several
-        big = mdarray.distributed_array(np.full(host.shape, 1e308), layout)
-        with np.errstate(over="raise"), pytest.raises(FloatingPointError):
-            big[1:] *= y[:-1]  # overflows in some cells: nothing written
-        np.testing.assert_array_equal(big.get(), np.full(host.shape, 1e308))
+        if not ON_CUDA:  # CuPy's kernels do not raise floating-point errors
+            big = mdarray.distributed_array(np.full(host.shape, 1e308), layout)
+            with np.errstate(over="raise"), pytest.raises(FloatingPointError):
+                big[1:] *= y[:-1]  # overflows in some cells: nothing written
+            np.testing.assert_array_equal(big.get(), np.full(host.shape, 1e308))
 
 
 def _shifted(host):

@@ -74,7 +74,7 @@ ONE_DEVICE = {
     "cond ints": (lambda m: np.linalg.cond(m, 1), [(SQUARE * 3).astype(int)]),
     "cond complex": (lambda m: np.linalg.cond(m, 1), [SQUARE + 1j * SQUARE.T]),
     "cond singular": (lambda m: np.linalg.cond(m, np.inf), [np.ones((3, 3))]),
-    "cond singular 2": (np.linalg.cond, [np.ones((3, 3))]),
+    "cond singular 2": (np.linalg.cond, [np.diag([1.0, 2.0, 0.0])]),  # exact zero singular value
     "cond not square": (lambda m: np.linalg.cond(m, 1), [M]),
     "tensorinv": (lambda t: np.linalg.tensorinv(t, ind=2), [T]),
     "tensorinv ind": (lambda t: np.linalg.tensorinv(t, ind=0), [T]),

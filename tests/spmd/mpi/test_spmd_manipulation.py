@@ -7,6 +7,8 @@ through its protocols), run with ``fallback="raise"`` (a function without a
 multi-process implementation raises instead of gathering), and compared with NumPy on
 the same data."""
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
@@ -17,6 +19,13 @@ from mdarray.testing import strategies as mst
 
 from ._spmd import check_value, everywhere, raises_everywhere, run
 from .test_spmd_operations import LAYOUTS, SHAPE, layouts, value
+
+
+def _fix(x):
+    with warnings.catch_warnings():  # np.fix is deprecated from NumPy 2.5
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return np.fix(x)
+
 
 # name -> function of one array (of SHAPE), the same code for NumPy and for a DistArray.
 CASES = {
@@ -125,7 +134,7 @@ CASES = {
     "diagflat": lambda x: np.diagflat(x[:, 1], 1),
     "flatnonzero": lambda x: np.flatnonzero(x > 0),
     "ediff1d": lambda x: np.ediff1d(x, to_begin=[0.5]),
-    "angle fix sinc": lambda x: np.angle(x) + np.fix(x) + np.sinc(x),
+    "angle fix sinc": lambda x: np.angle(x) + _fix(x) + np.sinc(x),
     "isposinf isneginf": lambda x: np.isposinf(np.where(x > 0, np.inf, x)) & ~np.isneginf(x),
     "iscomplex isreal": lambda x: np.iscomplex(x) | np.isreal(x),
     "nan_to_num": lambda x: np.nan_to_num(np.where(x > 0, np.nan, np.where(x < -1, -np.inf, x))),
