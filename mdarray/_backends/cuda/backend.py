@@ -26,7 +26,7 @@ from .clock import CudaClock
 from .columns import column_sum
 from .elementwise import launcher
 from .host import CudaHostCopies, contiguous
-from .kernels import ADAPTERS, pick_kernel, plain_fill, write_scalar, zero_bits
+from .kernels import ADAPTERS, copy_rows, pick_kernel, plain_fill, write_scalar, zero_bits
 from .staging import StagingRing
 
 
@@ -236,8 +236,11 @@ class CudaBackend(CudaClock, CudaHostCopies):
 
     def move_into(self, out, key: tuple, array, src_device: int, dst_device: int) -> None:
         """``out[key] = array`` for `out` on `dst_device` (the current device) and `array`
-        on `src_device`, a basic `key`: the array moved (`move`), then copied in."""
-        out[key] = self.move(array, src_device, dst_device)
+        on `src_device`, a basic `key`: the array moved (`move`), then copied in (one 2-D
+        copy where `copy_rows` takes it)."""
+        piece = self.move(array, src_device, dst_device)
+        if not copy_rows(self._cupy, out, key, piece):
+            out[key] = piece
 
     def call_into(self, kernel, args, out, options) -> None:
         """``out[...] = kernel(*args)`` for a fresh `out` of the call's result dtype: the
@@ -451,7 +454,7 @@ class CudaBackend(CudaClock, CudaHostCopies):
                 out[key] = value  # one CuPy call, no view made first
             else:
                 write_scalar(out[key], value)
-        else:
+        elif not copy_rows(self._cupy, out, index, value):
             _kernels.assign(self._cupy, out, index, value)
 
 
