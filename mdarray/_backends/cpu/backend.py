@@ -348,6 +348,10 @@ class CpuBackend:
             out = np.array(out)  # a 0-d reduce gives a scalar: chunks are writable arrays
         return out if out.dtype == result_dtype else out.astype(result_dtype)
 
+    def sort_keys(self, values):
+        """`values` as keys that sort as NumPy sorts them: themselves."""
+        return values
+
     def arg_pick(self, chunk, axis: int, largest: bool):
         """argmax (`largest`) or argmin of `chunk` along `axis` (NumPy's own: the first
         NaN wins)."""

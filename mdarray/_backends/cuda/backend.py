@@ -364,6 +364,15 @@ class CudaBackend(CudaClock, CudaHostCopies):
             )
         return out if out.dtype == result_dtype else out.astype(result_dtype)
 
+    def sort_keys(self, values):
+        """`values` as keys that CuPy's sort orders as NumPy's does: real floats with every
+        NaN made positive (CuPy's sort puts a NaN whose sign bit is set before every
+        number; NumPy's puts every NaN last, in order)."""
+        if values.dtype.kind != "f":
+            return values
+        cupy = self._cupy
+        return cupy.where(cupy.isnan(values), values.dtype.type(np.nan), values)
+
     def arg_pick(self, chunk, axis: int, largest: bool):
         """argmax (`largest`) or argmin of `chunk` along `axis`, NaNs as NumPy takes them:
         the first NaN wins (CuPy's kernels return some NaN, not the first, where a row

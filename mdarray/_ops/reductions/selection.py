@@ -361,7 +361,8 @@ def _order_statistic(func, a, q, axis, out, method, keepdims, *, median=False,
         return result if out is None else write_out(out, result)
     x = in_mode(a, REPLICA)
     _, whole = _reduction.reduce_plan(x.layout, axes, bool(keepdims))
-    xp = x.storage.backend.xp
+    backend = x.storage.backend
+    xp = backend.xp
     plain = func.__name__.removeprefix("nan")
     # Lanes without NaN (no float dtype) take the plain form.
     name = "nan" + plain if skip_nan and a.dtype.kind in "fc" else plain
@@ -375,6 +376,7 @@ def _order_statistic(func, a, q, axis, out, method, keepdims, *, median=False,
     def stat(chunk, chunk_axes, keep):
         if not chunk_axes:  # CuPy reduces no empty axis tuple: each element is its lane
             chunk, chunk_axes, keep = chunk[None], (0,), False
+        chunk = backend.sort_keys(chunk)  # NaNs last, as NumPy sorts them
         if not own:
             lanes_skip = skip_nan and chunk.dtype.kind in "fc"
             return _lanes_quantile(xp, chunk, q_frac, chunk_axes, keep, method, median, lanes_skip)

@@ -44,12 +44,13 @@ from mdarray._storage.local import is_placeholder, placed, placeholder
 
 def _per_chunk(x: DistArray, axis: int, arg: bool) -> DistArray:
     """Each chunk sorts its own lanes along `axis` (a whole axis in every chunk)."""
-    xp = x.storage.backend.xp
+    backend = x.storage.backend
+    xp, keys = backend.xp, backend.sort_keys
     if arg:
         return wrap(
-            map_kernel(x.storage, lambda c: xp.argsort(c, axis=axis, kind="stable"), np.intp)
+            map_kernel(x.storage, lambda c: xp.argsort(keys(c), axis=axis, kind="stable"), np.intp)
         )
-    return wrap(map_kernel(x.storage, lambda c: stable_sort(xp, c, axis)))
+    return wrap(map_kernel(x.storage, lambda c: stable_sort(xp, keys(c), axis)))
 
 
 def sorted_along(x: DistArray, axis: int | None, arg: bool) -> DistArray:
@@ -266,10 +267,11 @@ def sample_sort(x: DistArray, with_indices: bool) -> tuple[DistArray, DistArray 
             if with_indices:
                 index = _positions(backend, region_index[0], n, device)
                 if split:
+                    values = backend.sort_keys(values)
                     order = xp.argsort(values, kind="stable")
                     values, index = values[order], index[order]
             elif split:
-                values = stable_sort(xp, values, 0)
+                values = stable_sort(xp, backend.sort_keys(values), 0)
             pieces.append((device, values, index))
     in_order = all(_is_run(piece[1][0], n) for piece in runs)
     if split:
@@ -291,7 +293,7 @@ def sample_sort(x: DistArray, with_indices: bool) -> tuple[DistArray, DistArray 
                 merged_values[t] = backend.empty((0,), dtype, target)
                 merged_indices[t] = backend.empty((0,), np.intp, target)
                 continue
-            values = xp.concatenate(parts)
+            values = backend.sort_keys(xp.concatenate(parts))
             if not with_indices:
                 merged_values[t] = stable_sort(xp, values, 0)
                 continue

@@ -117,6 +117,27 @@ def test_1d_sample_sort_matches_numpy(pair, arg):
     assert_dist_equal(got, want)
 
 
+@pytest.mark.parametrize("chunks", [1, 3])
+def test_nans_with_the_sign_bit_set_sort_last(chunks):
+    """Every NaN sorts last, in order, whatever its sign bit (CuPy's own sort puts a
+    negative NaN first): sort, argsort, median and percentile as NumPy's."""
+    negative = np.copysign(np.nan, -1.0)
+    value = np.array([1.0, negative, 0.5, np.nan, -2.0, negative, 3.0, 0.0, 2.0])
+    x = mdarray.distributed_array(
+        value, mdarray.Layout.block(value.shape, devices=devices(*range(chunks)))
+    )
+    with mdarray.options(fallback="raise"):
+        assert_dist_equal(np.sort(x), np.sort(value))
+        assert_dist_equal(np.argsort(x), np.argsort(value, stable=True))
+        assert_dist_equal(np.nanmedian(x), np.nanmedian(value))
+        assert_dist_equal(np.nanpercentile(x, 30), np.nanpercentile(value, 30))
+        assert_dist_equal(np.median(x), np.median(value))
+    grid = mdarray.distributed_array(value.reshape(3, 3), mdarray.Layout.block((3, 3)))
+    with mdarray.options(fallback="raise"):
+        assert_dist_equal(np.argsort(grid, axis=1), np.argsort(value.reshape(3, 3), axis=1))
+        assert_dist_equal(np.nanmedian(grid, axis=1), np.nanmedian(value.reshape(3, 3), axis=1))
+
+
 def test_sort_of_an_unsplit_axis_moves_nothing():
     value = np.random.default_rng(0).normal(size=(8, 50))
     x = mdarray.distributed_array(
