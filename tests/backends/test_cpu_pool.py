@@ -14,7 +14,7 @@ from mdarray._backends.cpu.pool import ResultPool
 pytestmark = pytest.mark.skipif(ON_CUDA, reason="the cpu backend's pool")
 
 BACKEND = _backend.backend()
-SEVERAL = not ON_CUDA and BACKEND.threads.count > 1
+SEVERAL = not ON_CUDA and BACKEND.threads.count > 1 and len(mdarray.devices()) > 1
 
 
 @pytest.fixture

@@ -23,9 +23,9 @@ BACKEND = _backend.backend()
 interrupt_test = load(
     "exec/test_whole_writes.py"
 ).test_an_interrupt_at_any_line_leaves_old_or_new_whole
-SEVERAL = (
-    not ON_CUDA and BACKEND.threads.count > 1
-)  # else nothing runs at once: no row is handed over
+# Devices' rows run at once (else none is handed over; one device's lanes are
+# tests/backends/test_cpu_lanes.py's).
+SEVERAL = not ON_CUDA and BACKEND.threads.count > 1 and len(mdarray.devices()) > 1
 
 
 @pytest.fixture
@@ -257,5 +257,5 @@ def test_the_threshold_is_higher_where_devices_share_cores(monkeypatch, cores, t
     # With a core per device's thread a call of 16 MiB gains; with fewer cores than devices
     # the hand-over costs more than it saves up to about 64 MiB (CG on 16 MiB arrays: 1.15x).
     monkeypatch.delenv("MDARRAY_CPU_PARALLEL_BYTES", raising=False)
-    monkeypatch.setattr(_cpu_threads, "_cores", lambda: cores)
+    monkeypatch.setattr(_cpu_threads, "core_count", lambda: cores)
     assert _cpu_backend.CpuBackend(4).parallel_bytes == threshold

@@ -15,7 +15,7 @@ import operator
 import os
 import warnings
 from collections import deque
-from itertools import starmap
+from itertools import islice, starmap
 from types import ModuleType
 
 import numpy as np
@@ -25,8 +25,8 @@ from mdarray._core import debug as _debug
 from mdarray._core.debug import HOST
 from mdarray._kernels import kernels as _kernels, special_values as _special_values
 
+from . import lanes as _lanes, threads as _threads
 from .pool import LIMIT as POOL_LIMIT, ResultPool
-from .threads import device_threads
 
 #: Bytes of a call (its largest array, read or written whole) from which its devices'
 #: kernels run on the devices' threads, where each device's thread has a core of its own.
@@ -80,7 +80,8 @@ class CpuBackend:
         #: `each` is worth its hand-over for a call over at least this many bytes (code
         #: above compares its largest array's ``nbytes``); ``MDARRAY_CPU_PARALLEL_BYTES``
         #: sets it, 0 for every call, a huge value for none.
-        self.threads = device_threads(n_devices)
+        # A thread per core: each device's own, the rest for its lanes (`lanes.py`).
+        self.threads = _threads.device_threads(max(n_devices, _threads.core_count()))
         self.pool = ResultPool(int(os.environ.get("MDARRAY_CPU_POOL_BYTES", POOL_LIMIT)))
         default = PARALLEL_BYTES if self.threads.count >= n_devices else SHARED_CORES_BYTES
         self.parallel_bytes = int(os.environ.get("MDARRAY_CPU_PARALLEL_BYTES", default))
@@ -168,7 +169,7 @@ class CpuBackend:
     def synchronize(self, devices=None) -> None:
         pass  # `each` returns when its rows are done: no work is ever left running
 
-    def each(self, fn, rows: list, result_dtype=None) -> list:
+    def each(self, fn, rows: list, result_dtype=None, elementwise: bool = False) -> list:
         """``[fn(*args) for device, args in rows]``, each row on its device's thread, all
         at once (`_cpu_threads.DeviceThreads.run`: done on return; the first failed
         row's error raised, after every row ran). For kernels on the device's own arrays
@@ -176,11 +177,64 @@ class CpuBackend:
 
         With `result_dtype`, `fn` is a kernel of one result of that dtype and of its
         array arguments' shape: a NumPy ufunc's large results are written into blocks
-        of the pool (`_cpu_pool`), whose pages are warm where a block is reused."""
+        of the pool (`_cpu_pool`), whose pages are warm where a block is reused.
+
+        Where the threads outnumber the rows, a row may run in lanes (`lanes.py`): a
+        ufunc's, a 2-D reduction's (`reduce`), and with `elementwise` (``fn(*args)`` is
+        elementwise over its array arguments, other arguments passed as they are) any
+        kernel's of `result_dtype`."""
+        lanes = self.threads.count // max(1, len(rows))
         if result_dtype is not None and type(fn) is np.ufunc and fn.nout == 1:
             pooled = [(d, (fn, self._pooled(d, args, result_dtype), *args)) for d, args in rows]
-            return self.threads.run(_into, pooled)
+            if lanes < 2:
+                return self.threads.run(_into, pooled)
+            split = []
+            for _, (ufunc, pool_block, *args) in pooled:
+                shapes = {a.shape for a in args if type(a) is np.ndarray}
+                out = pool_block
+                if out is None and len(shapes) == 1:  # no broadcasting: the result's shape
+                    out = np.empty(shapes.pop(), result_dtype)
+                pieces = None if out is None else _lanes.elementwise(_into, ufunc, out, args, lanes)
+                split.append((out, pieces, (_into, (ufunc, out, *args))))
+            return self._in_lanes(split)
+        if lanes >= 2 and elementwise and result_dtype is not None:
+            split = []
+            for _, args in rows:
+                shapes = {a.shape for a in args if type(a) is np.ndarray and a.ndim}
+                out = np.empty(shapes.pop(), result_dtype) if len(shapes) == 1 else None
+                pieces = None
+                if out is not None:
+                    pieces = _lanes.elementwise(_lanes.write_into, fn, out, args, lanes)
+                split.append((out, pieces, (fn, args)))
+            return self._in_lanes(split)
+        if lanes >= 2 and fn == self.reduce:
+            split = []
+            for _, args in rows:
+                out = _lanes.result_of_reduction(args)
+                pieces = _lanes.reduction(fn, out, args, lanes)
+                split.append((out, pieces, (fn, args)))
+            return self._in_lanes(split)
         return self.threads.run(fn, rows)
+
+    def _in_lanes(self, split: list) -> list:
+        """The results of rows ``(out, pieces, (fn, args))``: a row with `pieces` runs
+        them, one lane each, into `out` (its result); one without runs ``fn(*args)``
+        whole. Row ``i``'s lane ``j`` goes to thread ``i + j * len(split)``: rows on
+        threads of their own, then their lanes."""
+        count = len(split)
+        work = []
+        for i, (_, pieces, whole) in enumerate(split):
+            for j, piece in enumerate(pieces or (whole,)):
+                work.append((i + j * count, piece))
+        got = iter(self.threads.run(_call, work))
+        results = []
+        for out, pieces, _ in split:
+            if pieces:
+                deque(islice(got, len(pieces)), 0)  # each wrote its part of `out`
+                results.append(out)
+            else:
+                results.append(next(got))
+        return results
 
     def _pooled(self, device: int, args, dtype):
         """A block of the pool for the result of a kernel over `args`, or None."""
@@ -406,6 +460,10 @@ class CpuBackend:
             parts.append(out[start : start + copies])
             start += copies
         return parts
+
+
+def _call(fn, args):
+    return fn(*args)
 
 
 def _into(ufunc, out, *args):

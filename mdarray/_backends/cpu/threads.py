@@ -32,7 +32,7 @@ class DeviceThreads:
     runnable threads than cores."""
 
     def __init__(self, count: int, cores: int | None = None) -> None:
-        self.count = max(1, min(count, _cores() if cores is None else cores))
+        self.count = max(1, min(count, core_count() if cores is None else cores))
         #: Rows handed to a worker so far (tests check small calls hand none over).
         self.submits = 0
         self._inboxes: list[SimpleQueue] = []
@@ -146,7 +146,8 @@ def _wait(done: SimpleQueue, pending: int) -> list:
     return answers
 
 
-def _cores() -> int:
+def core_count() -> int:
+    """The cores this process may use."""
     if hasattr(os, "sched_getaffinity"):
         return len(os.sched_getaffinity(0))
     return os.cpu_count() or 1

@@ -247,9 +247,10 @@ class CudaBackend(CudaClock, CudaHostCopies):
         kernel's result (CuPy's promotion may differ from NumPy's dtype), then a copy."""
         _kernels.assign(self._cupy, out, (), kernel(*args, **options))
 
-    def each(self, fn, rows: list, result_dtype=None) -> list:
+    def each(self, fn, rows: list, result_dtype=None, elementwise: bool = False) -> list:
         """``[fn(*args) for device, args in rows]``, each issued on its device's stream
-        (`result_dtype`: the cpu backend's pool; CuPy's pool serves here)."""
+        (`result_dtype` and `elementwise`: the cpu backend's pool and lanes; CuPy's pool
+        and the device's own parallelism serve here)."""
         out = []
         for device, args in rows:
             with self.on(device):

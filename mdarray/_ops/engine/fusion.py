@@ -63,12 +63,10 @@ class Fused:
             kernel = self._kernels[backend] = backend.fused_kernel(fn, self.kernel_name)
         chunks = enumerate(zip(layout.chunk_devices, layout.chunk_shapes, zip(*columns)))
         if layout.extent * dtype.itemsize >= backend.parallel_bytes:
-            # A large call: the chunks' kernels at once, on the devices' threads.
-            rows = [
-                (d, (fn, kernel, pieces, k, shape, dtype, backend))
-                for k, (d, shape, pieces) in chunks
-            ]
-            buffers = backend.each(_run_chunk, rows)
+            # A large call: the chunks' kernels at once, on the devices' threads (each
+            # elementwise over its pieces: the cpu backend may run it in lanes).
+            rows = [(d, (fn, kernel, k, dtype, backend, *pieces)) for k, (d, _, pieces) in chunks]
+            buffers = backend.each(_run_lane, rows, dtype, elementwise=True)
         else:
             buffers = []
             for k, (device, chunk_shape, pieces) in chunks:
@@ -107,6 +105,13 @@ def _describe(got) -> str:
     if hasattr(got, "shape"):
         return f"shape {tuple(got.shape)}"
     return f"a {type(got).__name__}"
+
+
+def _run_lane(fn, kernel, k, dtype, backend: Backend, *pieces):
+    """`_run_chunk` over `pieces`, of their broadcast shape (a chunk's, or a lane's run of
+    its elements)."""
+    shape = np.broadcast_shapes(*(p.shape for p in pieces if hasattr(p, "shape")))
+    return _run_chunk(fn, kernel, pieces, k, shape, dtype, backend)
 
 
 def _run_chunk(fn, kernel, pieces, k, chunk_shape, dtype, backend: Backend):
