@@ -185,36 +185,33 @@ class CpuBackend:
         kernel's of `result_dtype`."""
         lanes = self.threads.count // max(1, len(rows))
         if result_dtype is not None and type(fn) is np.ufunc and fn.nout == 1:
-            pooled = [(d, (fn, self._pooled(d, args, result_dtype), *args)) for d, args in rows]
-            if lanes < 2:
-                return self.threads.run(_into, pooled)
-            split = []
-            for _, (ufunc, pool_block, *args) in pooled:
-                shapes = {a.shape for a in args if type(a) is np.ndarray}
-                out = pool_block
-                if out is None and len(shapes) == 1:  # no broadcasting: the result's shape
-                    out = np.empty(shapes.pop(), result_dtype)
-                pieces = None if out is None else _lanes.elementwise(_into, ufunc, out, args, lanes)
-                split.append((out, pieces, (_into, (ufunc, out, *args))))
-            return self._in_lanes(split)
-        if lanes >= 2 and elementwise and result_dtype is not None:
-            split = []
-            for _, args in rows:
-                shapes = {a.shape for a in args if type(a) is np.ndarray and a.ndim}
-                out = np.empty(shapes.pop(), result_dtype) if len(shapes) == 1 else None
-                pieces = None
-                if out is not None:
-                    pieces = _lanes.elementwise(_lanes.write_into, fn, out, args, lanes)
-                split.append((out, pieces, (fn, args)))
-            return self._in_lanes(split)
-        if lanes >= 2 and fn == self.reduce:
-            split = []
-            for _, args in rows:
-                out = _lanes.result_of_reduction(args)
-                pieces = _lanes.reduction(fn, out, args, lanes)
-                split.append((out, pieces, (fn, args)))
-            return self._in_lanes(split)
-        return self.threads.run(fn, rows)
+            rows = [(d, (fn, self._pooled(d, args, result_dtype), *args)) for d, args in rows]
+            fn = _into
+        elif not (fn == self.reduce or (elementwise and result_dtype is not None)):
+            lanes = 0
+        if lanes < 2:
+            return self.threads.run(fn, rows)
+        return self._in_lanes([self._lanes_of(fn, args, result_dtype, lanes) for _, args in rows])
+
+    def _lanes_of(self, fn, args: tuple, result_dtype, lanes: int) -> tuple:
+        """``(out, pieces, (fn, args))`` for one row of `each`: its result array and the
+        pieces that write it, one per lane; `pieces` is None where the row runs whole
+        (`lanes.py` says where)."""
+        out: np.ndarray | None
+        if fn == self.reduce:
+            out = _lanes.result_of_reduction(args)
+            return out, _lanes.reduction(fn, out, args, lanes), (fn, args)
+        operands, into, kernel = (
+            (args[2:], _into, args[0]) if fn is _into else (args, _lanes.write_into, fn)
+        )
+        out = args[1] if fn is _into else None  # a ufunc's block of the pool, if any
+        shapes = {a.shape for a in operands if type(a) is np.ndarray and a.ndim}
+        if out is None and len(shapes) == 1:  # no broadcasting: the result's shape
+            out = np.empty(shapes.pop(), result_dtype)
+            if fn is _into:
+                args = (kernel, out, *operands)
+        pieces = None if out is None else _lanes.elementwise(into, kernel, out, operands, lanes)
+        return out, pieces, (fn, args)
 
     def _in_lanes(self, split: list) -> list:
         """The results of rows ``(out, pieces, (fn, args))``: a row with `pieces` runs
