@@ -72,12 +72,13 @@ def _partitioned(name: str, a, kth, axis, kind, order, arg: bool):
         return wrap(x.storage.map(lambda c: c.copy()))
     if x.layout.splits(axis):
         x = x.reshard(x.layout.whole_along(axis))
-    xp = x.storage.backend.xp
+    backend = x.storage.backend
+    xp, keys = backend.xp, backend.sort_keys  # NaNs last, as NumPy's partition puts them
     if arg:
         return wrap(
-            x.storage.map(lambda c: xp.argpartition(c, positions, axis=axis), dtype=np.intp)
+            x.storage.map(lambda c: xp.argpartition(keys(c), positions, axis=axis), dtype=np.intp)
         )
-    return wrap(x.storage.map(lambda c: xp.partition(c, positions, axis=axis)))
+    return wrap(x.storage.map(lambda c: xp.partition(keys(c), positions, axis=axis)))
 
 
 @implements(np.partition, spmd=True)
