@@ -8,7 +8,7 @@ from _backend_facts import ON_CUDA
 
 import mdarray
 from mdarray._backends import backend as _backend
-from mdarray._backends.cpu import lanes as _lanes
+from mdarray._backends.cpu import lanes as _lanes, threads as _threads
 from mdarray._backends.cpu.threads import DeviceThreads
 
 pytestmark = pytest.mark.skipif(ON_CUDA, reason="the cpu backend's lanes")
@@ -106,3 +106,19 @@ def test_a_fused_chain_in_lanes_is_the_unfused_chain(four_lanes):
     assert four_lanes() == 4
     with pytest.raises(TypeError, match="elementwise"):
         mdarray.fuse(lambda a: a.sum(axis=0, keepdims=True))(x)
+
+
+def test_processes_of_one_host_share_its_cores(monkeypatch):
+    """An MPI launcher's processes on one host, bound to no cores, take a share each (so
+    their device threads and lanes do not oversubscribe the host); bound ones keep theirs."""
+    monkeypatch.setattr(_threads.os, "cpu_count", lambda: 16)
+    monkeypatch.setattr(_threads.os, "sched_getaffinity", lambda _: set(range(16)), raising=False)
+    monkeypatch.delenv("OMPI_COMM_WORLD_LOCAL_SIZE", raising=False)
+    monkeypatch.setenv("MPI_LOCALNRANKS", "4")
+    assert _threads.core_count() == 4
+    monkeypatch.delenv("MPI_LOCALNRANKS")
+    assert _threads.core_count() == 16
+    monkeypatch.setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "32")
+    assert _threads.core_count() == 1
+    monkeypatch.setattr(_threads.os, "sched_getaffinity", lambda _: {2, 3}, raising=False)
+    assert _threads.core_count() == 2  # bound: its own cores

@@ -146,11 +146,24 @@ def _wait(done: SimpleQueue, pending: int) -> list:
     return answers
 
 
+# Set by MPI launchers in each process: how many processes of the run share this host
+# (MPICH's Hydra, Open MPI).
+_LOCAL_PROCESSES = ("MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE")
+
+
 def core_count() -> int:
-    """The cores this process may use."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
+    """The cores this process may use: those it is bound to, or where it is bound to all
+    of the host's (the launcher bound nothing), its share of them among the processes an
+    MPI launcher started on this host."""
+    total = os.cpu_count() or 1
+    mine = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else total
+    if mine < total:
+        return mine
+    for variable in _LOCAL_PROCESSES:
+        value = os.environ.get(variable, "")
+        if value.isdigit() and int(value) > 1:
+            return max(1, mine // int(value))
+    return mine
 
 
 _ALL: list[DeviceThreads] = []
