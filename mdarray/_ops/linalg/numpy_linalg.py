@@ -213,7 +213,7 @@ def _eigvalsh(a, UPLO="L"):
 _EIG_REAL_WHERE_IT_CAN = np.linalg.eigvals(np.eye(1)).dtype.kind != "c"
 
 
-def real_where_all_are(xp, x, values, *vectors) -> tuple:
+def _real_where_all_are(xp, x, values, *vectors) -> tuple:
     """`values` (and `vectors`) as their real parts where `x` is real and the imaginary
     parts of `values` are all zero (a look at the values: one host synchronization, as
     NumPy's own rule needs), else unchanged."""
@@ -224,7 +224,7 @@ def real_where_all_are(xp, x, values, *vectors) -> tuple:
 
 def _numpy_eig(xp, x, values, *vectors) -> tuple:
     if _EIG_REAL_WHERE_IT_CAN:
-        return real_where_all_are(xp, x, values, *vectors)
+        return _real_where_all_are(xp, x, values, *vectors)
     return (values, *vectors)
 
 
