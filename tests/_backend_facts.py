@@ -6,6 +6,12 @@ import pytest
 import mdarray
 
 ON_CUDA = mdarray.default_backend() == "cuda"
+#: The marks of a module of cuda backend tests: skipped unless the default backend is cuda
+#: (``MDARRAY_BACKEND=cuda`` on a GPU machine).
+CUDA_ONLY = [
+    pytest.mark.cuda,
+    pytest.mark.skipif(not ON_CUDA, reason="needs MDARRAY_BACKEND=cuda and a GPU"),
+]
 
 
 def raised_by_backend(error: Exception) -> bool:

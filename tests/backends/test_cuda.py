@@ -6,6 +6,7 @@ a GPU machine). Every test here also holds with one GPU: several chunks share a 
 
 import numpy as np
 import pytest
+from _backend_facts import CUDA_ONLY
 
 import mdarray
 from mdarray._backends import backend as _backend
@@ -13,12 +14,7 @@ from mdarray.testing import assert_allclose, assert_array_equal, assert_dist_equ
 
 cupy = pytest.importorskip("cupy")
 
-pytestmark = [
-    pytest.mark.cuda,
-    pytest.mark.skipif(
-        mdarray.default_backend() != "cuda", reason="needs MDARRAY_BACKEND=cuda and a GPU"
-    ),
-]
+pytestmark = CUDA_ONLY
 
 
 def _two_chunks_per_device(shape):

@@ -7,18 +7,14 @@ a GPU machine).
 
 import numpy as np
 import pytest
+from _backend_facts import CUDA_ONLY
 
 import mdarray
 from mdarray._backends.cuda import columns as _cuda_columns
 
 cupy = pytest.importorskip("cupy")
 
-pytestmark = [
-    pytest.mark.cuda,
-    pytest.mark.skipif(
-        mdarray.default_backend() != "cuda", reason="needs MDARRAY_BACKEND=cuda and a GPU"
-    ),
-]
+pytestmark = CUDA_ONLY
 
 
 @pytest.fixture

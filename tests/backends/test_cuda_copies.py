@@ -1,6 +1,6 @@
 """The cuda backend's 2-D copies (`mdarray._backends.cuda.kernels.copy_rows`): row and column
-blocks copied by ``cudaMemcpy2DAsync``, against NumPy on the same data; the cases it
-must leave to CuPy's assignment change nothing.
+blocks copied by mdarray's own kernel or ``cudaMemcpy2DAsync``, against NumPy on the same
+data; the cases it must leave to CuPy's assignment change nothing.
 
 Skipped unless CuPy imports and the default backend is cuda (``MDARRAY_BACKEND=cuda`` on
 a GPU machine).
@@ -8,18 +8,14 @@ a GPU machine).
 
 import numpy as np
 import pytest
+from _backend_facts import CUDA_ONLY
 
 import mdarray
 from mdarray._backends.cuda.kernels import copy_rows
 
 cupy = pytest.importorskip("cupy")
 
-pytestmark = [
-    pytest.mark.cuda,
-    pytest.mark.skipif(
-        mdarray.default_backend() != "cuda", reason="needs MDARRAY_BACKEND=cuda and a GPU"
-    ),
-]
+pytestmark = CUDA_ONLY
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,7 @@ a GPU machine).
 
 import numpy as np
 import pytest
+from _backend_facts import CUDA_ONLY
 
 import mdarray
 from mdarray._backends.cuda import elementwise as _cuda_elementwise
@@ -14,12 +15,7 @@ from mdarray._backends.cuda.elementwise import Elementwise
 
 cupy = pytest.importorskip("cupy")
 
-pytestmark = [
-    pytest.mark.cuda,
-    pytest.mark.skipif(
-        mdarray.default_backend() != "cuda", reason="needs MDARRAY_BACKEND=cuda and a GPU"
-    ),
-]
+pytestmark = CUDA_ONLY
 
 
 @pytest.fixture(autouse=True)

@@ -197,21 +197,14 @@ class CpuBackend:
         """``(out, pieces, (fn, args))`` for one row of `each`: its result array and the
         pieces that write it, one per lane; `pieces` is None where the row runs whole
         (`lanes.py` says where)."""
-        out: np.ndarray | None
         if fn == self.reduce:
-            out = _lanes.result_of_reduction(args)
-            return out, _lanes.reduction(fn, out, args, lanes), (fn, args)
-        operands, into, kernel = (
-            (args[2:], _into, args[0]) if fn is _into else (args, _lanes.write_into, fn)
-        )
-        out = args[1] if fn is _into else None  # a ufunc's block of the pool, if any
-        shapes = {a.shape for a in operands if type(a) is np.ndarray and a.ndim}
-        if out is None and len(shapes) == 1:  # no broadcasting: the result's shape
-            out = np.empty(shapes.pop(), result_dtype)
-            if fn is _into:
-                args = (kernel, out, *operands)
-        pieces = None if out is None else _lanes.elementwise(into, kernel, out, operands, lanes)
-        return out, pieces, (fn, args)
+            split = _lanes.reduction(fn, args, lanes)
+        elif fn is _into:  # a ufunc's row: (ufunc, its block of the pool or None, *operands)
+            kernel, block, *operands = args
+            split = _lanes.elementwise(_into, kernel, operands, lanes, result_dtype, block)
+        else:
+            split = _lanes.elementwise(_lanes.write_into, fn, args, lanes, result_dtype)
+        return (None, None, (fn, args)) if split is None else (*split, (fn, args))
 
     def _in_lanes(self, split: list) -> list:
         """The results of rows ``(out, pieces, (fn, args))``: a row with `pieces` runs

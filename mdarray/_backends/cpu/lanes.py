@@ -18,6 +18,7 @@ Everything else runs whole on its device's thread.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -35,64 +36,63 @@ def _ranges(n: int, parts: int) -> list[slice]:
     return [slice(start, min(start + step, n)) for start in range(0, n, step)]
 
 
-def elementwise(into: Callable, ufunc, out, args: Sequence, lanes: int) -> list | None:
-    """The pieces ``(into, (ufunc, out_part, *arg_parts))`` of ``ufunc(*args, out=out)``
-    over `lanes` lanes, or None where it does not split (an operand not of `out`'s shape
-    or not C-contiguous, or too little work)."""
-    if lanes < 2 or not out.flags.c_contiguous:
+def elementwise(into: Callable, kernel, args: Sequence, lanes: int, dtype, out=None):
+    """``(out, pieces)``: the pieces ``(into, (kernel, out_part, *arg_parts))`` that make
+    ``kernel(*args)`` in `out` (made here, of `dtype`, where not given) over `lanes`
+    lanes; None where it does not split (array operands of several shapes, or not
+    C-contiguous, or too little work)."""
+    arrays = [a for a in args if type(a) is np.ndarray and a.ndim]
+    if lanes < 2 or not arrays:
         return None
-    parts = min(lanes, out.nbytes // MIN_PIECE_BYTES)
+    shape = arrays[0].shape
+    if any(
+        a.shape != shape or not a.flags.c_contiguous
+        for a in (*arrays, *([out] if out is not None else []))
+    ):
+        return None
+    parts = min(lanes, math.prod(shape) * np.dtype(dtype).itemsize // MIN_PIECE_BYTES)
     if parts < 2:
         return None
-    flat_args = []
-    for a in args:
-        if type(a) is np.ndarray and a.ndim:
-            if a.shape != out.shape or not a.flags.c_contiguous:
-                return None
-            flat_args.append(a.reshape(-1))
-        else:
-            flat_args.append(a)  # a scalar or a 0-d array: every piece reads it whole
+    if out is None:
+        out = np.empty(shape, dtype)
     flat = out.reshape(-1)
-    return [
+    flat_args = [a.reshape(-1) if type(a) is np.ndarray and a.ndim else a for a in args]
+    pieces = [
         (
             into,
-            (ufunc, flat[s], *(a[s] if type(a) is np.ndarray and a.ndim else a for a in flat_args)),
+            (
+                kernel,
+                flat[s],
+                *(a[s] if type(a) is np.ndarray and a.ndim else a for a in flat_args),
+            ),
         )
         for s in _ranges(flat.size, parts)
     ]
+    return out, pieces
 
 
-def reduction(reduce: Callable, out, args: tuple, lanes: int) -> list | None:
-    """The pieces ``(write, (reduce, out_part, args_part))`` of `reduce` (``CpuBackend.reduce``
-    of ``(ufunc, chunk, axes, dtype, result_dtype, skip_nan)``, keeping dims) writing into
-    `out` (its result's shape), over ranges of the axis a 2-D chunk keeps; None for other
-    chunks and reductions, or too little work."""
-    ufunc, chunk, axes, *rest = args
+def reduction(reduce: Callable, args: tuple, lanes: int):
+    """``(out, pieces)``: the pieces ``(write_into, (reduce, out_part, *args_part))`` that make
+    ``reduce(*args)`` (``CpuBackend.reduce`` of ``(ufunc, chunk, axes, dtype, result_dtype,
+    skip_nan)``, keeping dims) in `out`, made here, over ranges of the axis a 2-D chunk
+    keeps; None for other chunks and reductions, or too little work."""
+    ufunc, chunk, axes, dtype, result_dtype, skip_nan = args
     if lanes < 2 or type(chunk) is not np.ndarray or chunk.ndim != 2 or len(axes) != 1:
         return None
     axis = 1 - axes[0]
     parts = min(lanes, chunk.nbytes // MIN_PIECE_BYTES, chunk.shape[axis])
     if parts < 2:
         return None
+    out = np.empty(tuple(1 if a in axes else n for a, n in enumerate(chunk.shape)), result_dtype)
     step = -(-chunk.shape[axis] // parts)
     pieces = []
     for start in range(0, chunk.shape[axis], step):
         at = (slice(None),) * axis + (slice(start, start + step),)
-        pieces.append((_write, (reduce, out[at], (ufunc, chunk[at], axes, *rest))))
-    return pieces
-
-
-def _write(fn: Callable, out, args: tuple) -> None:
-    out[...] = fn(*args)
+        part = (ufunc, chunk[at], axes, dtype, result_dtype, skip_nan)
+        pieces.append((write_into, (reduce, out[at], *part)))
+    return out, pieces
 
 
 def write_into(fn: Callable, out, *args) -> None:
     """``out[...] = fn(*args)``: a lane of a kernel that makes its own result."""
     out[...] = fn(*args)
-
-
-def result_of_reduction(args: tuple) -> np.ndarray:
-    """An empty array for the kept-dims result of ``CpuBackend.reduce(*args)``."""
-    _, chunk, axes, _, result_dtype, _ = args
-    shape = tuple(1 if a in axes else n for a, n in enumerate(chunk.shape))
-    return np.empty(shape, result_dtype)

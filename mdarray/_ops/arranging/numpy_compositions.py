@@ -221,8 +221,11 @@ def _dtype_of(name: str, dtype, **kwargs) -> np.dtype:
 def _sinc(x):
     """``numpy.sinc`` (``sin(pi x) / (pi x)``), by the backend's kernel on each chunk;
     NaN where `x` is (CuPy's kernel gives 1 there)."""
-    result = _namesake("sinc", x, _dtype_of("sinc", x.dtype))
-    return np.where(np.isnan(x), np.nan, result) if x.dtype.kind == "f" else result
+    if x.dtype.kind != "f":
+        return _namesake("sinc", x, _dtype_of("sinc", x.dtype))
+    x = in_mode(x, REPLICA)
+    xp = x.storage.backend.xp
+    return wrap(x.storage.map(lambda c: xp.where(xp.isnan(c), c, xp.sinc(c)), dtype=x.dtype))
 
 
 @implements(np.i0, spmd=True)
