@@ -11,7 +11,8 @@ from _backend_facts import CUDA_ONLY
 
 import mdarray
 from mdarray._backends.cuda import elementwise as _cuda_elementwise
-from mdarray._backends.cuda.elementwise import Elementwise
+from mdarray._backends.cuda.elementwise import Chain, Elementwise
+from mdarray._kernels import kernels as _kernels
 
 cupy = pytest.importorskip("cupy")
 
@@ -238,3 +239,94 @@ def test_distarray_ufuncs_run_on_generated_kernels():
     np.testing.assert_array_equal((x + x).get(), host + host)
     np.testing.assert_array_equal((x + 1.5).get(), host + 1.5)
     assert _launched(kernel) > before
+
+
+def _unfused(fn, *args):
+    """`fn` on CuPy's ufuncs, one call per op."""
+    return _kernels.with_kernels(fn, lambda ufunc: getattr(cupy, ufunc.__name__))(*args)
+
+
+CHAINS = {
+    "sin(a) * 2 + b": lambda a, b: np.sin(a) * 2 + b,
+    "a * b + a": lambda a, b: a * b + a,
+    "(a - b) / (a + b)": lambda a, b: (a - b) / (a + b),
+    "exp(-(a * a)) * 0.5": lambda a, b: np.exp(-(a * a)) * 0.5,
+    "hypot(a, b) * b - 1": lambda a, b: np.hypot(a, b) * b - 1,
+    "(a > b) & (b > 0)": lambda a, b: (a > b) & (b > 0),
+    "abs(a - b) <= 1": lambda a, b: abs(a - b) <= 1,
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.complex64, np.int32])
+@pytest.mark.parametrize("name", list(CHAINS))
+def test_fused_chains_give_the_unfused_values_bit_for_bit(name, dtype):
+    fn = CHAINS[name]
+    a, b = _values(1003, dtype, 1), _values(1003, dtype, 2)
+    try:
+        theirs = _unfused(fn, a, b)
+    except Exception:  # CuPy has no such loop (hypot of complex, ...)
+        return
+    chain = Chain(cupy, fn, "chain")
+    ours = chain(a, b)
+    if ours is None:  # a step CuPy's loops take differently: the caller runs it
+        assert np.dtype(dtype).kind != "f" or dtype is np.float16, name
+        return
+    _same(ours, theirs)
+    assert chain.launches() == 1
+    rows_a, rows_b = _values((37, 45), dtype, 3)[:, 2:], _values((37, 43), dtype, 4)
+    _same(chain(rows_a, rows_b), _unfused(fn, rows_a, rows_b))
+    one = _values((1,), dtype, 5)
+    _same(chain(a, one), _unfused(fn, a, one))
+
+
+def test_fused_chain_multiply_add_is_not_contracted():
+    # a * b + c rounds twice unfused; an FMA would round once and differ here.
+    rng = np.random.default_rng(3)
+    a, b, c = (cupy.asarray(rng.standard_normal(4096)) for _ in range(3))
+    fn = lambda a, b, c: a * b + c  # noqa: E731
+    _same(Chain(cupy, fn, "madd")(a, b, c), _unfused(fn, a, b, c))
+
+
+def test_fused_chain_reads_the_values_it_closes_over_at_each_call():
+    a = _values(2048, np.float32, 1)
+    scale = [2.0]
+    chain = Chain(cupy, lambda a: a * scale[0] + 1, "scaled")
+    for value in (2.0, -0.5, 3):
+        scale[0] = value
+        _same(chain(a), a * value + 1)
+    assert chain.launches() == 1  # one kernel: the values are its arguments
+
+
+def test_fused_chains_outside_its_cases_are_left_to_the_caller():
+    a = _values((8, 6), np.float32, 1)
+    cases = [
+        (lambda a, b: np.where(a > b, a, b), (a, a)),  # not a ufunc
+        (lambda a, b: a.astype(np.float64) + b, (a, a)),  # a method
+        (lambda a, b: a + b, (a, a.astype(np.float64))),  # mixed dtypes in one step
+        (lambda a, b: a + b, (a, a[:, :1])),  # broadcasting
+        (lambda a, b: a + b, (a.T, a.T)),  # strided columns
+        (lambda a, b: a + 1.5j, (a, a)),  # a complex scalar on floats
+        (lambda a, b: a, (a, a)),  # no step
+        (lambda a, b: np.add(a, b, dtype=np.float64), (a, a)),  # options
+    ]
+    for fn, args in cases:
+        assert Chain(cupy, fn, "other")(*args) is None
+
+
+def test_mdarray_fuse_runs_on_a_generated_kernel(monkeypatch):
+    launched = []
+    original = _cuda_elementwise.launch
+
+    def counting(call, *rest):
+        launched.append(len(call.steps))
+        return original(call, *rest)
+
+    monkeypatch.setattr(_cuda_elementwise, "launch", counting)
+    rng = np.random.default_rng(4)
+    hx, hy = rng.standard_normal((64, 32)), rng.standard_normal((64, 32))
+    x, y = mdarray.asarray(hx), mdarray.asarray(hy)
+    fused = mdarray.fuse(CHAINS["sin(a) * 2 + b"])
+    got = fused(x, y)
+    np.testing.assert_array_equal(got.get(), (np.sin(x) * 2 + y).get())
+    np.testing.assert_allclose(got.get(), np.sin(hx) * 2 + hy, rtol=1e-13)  # CuPy's sin
+    assert 3 in launched

@@ -24,7 +24,7 @@ from mdarray._kernels import kernels as _kernels, special_values as _special_val
 
 from .clock import CudaClock
 from .columns import column_sum
-from .elementwise import launcher
+from .elementwise import OWN_KERNELS, Chain, launcher
 from .host import CudaHostCopies, contiguous
 from .kernels import ADAPTERS, copy_rows, pick_kernel, plain_fill, write_scalar, zero_bits
 from .staging import StagingRing
@@ -477,10 +477,12 @@ def _fused(backend: CudaBackend, fn, kernel_name):
     # cupy.fuse(f, kernel_name=...) would return a decorator: the name goes first. CuPy
     # names the kernel after the function, which must then be a C identifier.
     name = kernel_name or re.sub(r"\W", "_", getattr(fn, "__name__", "fused"))
-    fused = cupy.fuse(kernel_name=name if name.isidentifier() else f"fused_{name}")(
+    name = name if name.isidentifier() else f"fused_{name}"
+    fused = cupy.fuse(kernel_name=name)(
         _kernels.with_kernels(fn, lambda ufunc: getattr(cupy, ufunc.__name__))
     )
     eager = _kernels.with_kernels(fn, backend.ufunc_kernel)
+    own = Chain(cupy, fn, name) if OWN_KERNELS else None
 
     def kernel(*args):
         # CuPy's fuse types a Python scalar argument by its value, so a ufunc of Python
@@ -488,6 +490,10 @@ def _fused(backend: CudaBackend, fn, kernel_name):
         # calls, like those of a ufunc with fixed special values, run op by op.
         if any(type(a) in _PYTHON_SCALARS for a in args) or _special_values.calls_fixed(fn, args):
             return eager(*args)
+        if own is not None:  # large operands: mdarray's generated kernel where it can
+            got = own(*args)
+            if got is not None:
+                return got
         return fused(*args)
 
     return kernel
