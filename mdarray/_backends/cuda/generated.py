@@ -15,7 +15,9 @@ ONE = "p"  # a one-element array, read once (a 0-d value, a packed 0-d slab)
 SCALAR = "s"  # a Python scalar, passed by value in the loop's input type
 
 _THREADS = 256
-_BLOCKS_PER_SM = 16  # the most blocks a launch uses, per multiprocessor
+# A thread per vector step (the loop runs once): on an H100, 1 GiB float32 `add` took
+# 1.055 ms so against 1.121 ms with 16 blocks per multiprocessor striding over the array.
+_MAX_BLOCKS = (1 << 31) - 1  # the grid's limit; beyond it threads stride
 _VECTOR_BYTES = 16  # bytes of each array operand a thread reads per step
 _LOAD_BYTES = 16  # the widest load, and the alignment vector steps need
 _OPTIONS: tuple = ()  # NVRTC options past CuPy's own
@@ -28,9 +30,8 @@ def compile_call(cupy, name: str, call: Call, device: int, vector: int) -> tuple
 
     source = kernel_source(name, call, 0 if call.rows else vector, get_typename)
     kernel = cupy._core.core.compile_with_cache(source, _OPTIONS).get_function(name)
-    count = cupy.cuda.Device(device).attributes["MultiProcessorCount"]
     units = call.size if call.rows else -(-call.size // vector)
-    return kernel, (max(1, min(count * _BLOCKS_PER_SM, -(-units // _THREADS))),)
+    return kernel, (max(1, min(_MAX_BLOCKS, -(-units // _THREADS))),)
 
 
 def launch(call: Call, params: list, target, device: int, compile_for):
