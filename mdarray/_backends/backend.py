@@ -10,7 +10,7 @@ runs on: what differs is a method here.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from functools import cache
 from types import ModuleType
@@ -63,6 +63,7 @@ class Backend(Protocol):
 
     # Allocation and copies
     def empty(self, shape, dtype, device: int) -> Any: ...
+    def empty_slabs(self, totals: Sequence[int], dtype, devices: Sequence[int]) -> list: ...
     def full(self, shape, value, dtype, device: int) -> Any: ...
     def copy(self, array, device: int) -> Any: ...
     def span(self, buffers: list) -> Any: ...

@@ -154,34 +154,34 @@ class Chunks:
         return cls(layout, backend, dtype, None, slabs)
 
     @classmethod
-    def empty(cls, layout: Layout, dtype, backend: Backend) -> Chunks:
-        """Fresh packed chunks with unspecified values."""
-        dtype = np.dtype(dtype)
-        if layout.extent * dtype.itemsize > MAX_INDEX or not dtype.isnative:
-            dtype = allocatable(layout.extent, dtype)
-        check_devices(layout, backend)
-        slabs = tuple(
-            backend.empty((total,), dtype, device)
-            if is_local(device)
-            else Remote((total,), dtype, device)
-            for device, (_, total) in zip(layout.devices, layout.packing)
-        )
-        return cls(layout, backend, np.dtype(dtype), None, slabs)
+    def empty(cls, layout: Layout, dtype, backend: Backend, *, adjacent: bool = False) -> Chunks:
+        """Fresh packed chunks with unspecified values; with `adjacent`, the slabs made
+        together (`Backend.empty_slabs`), for arrays that arrive once (from the host)."""
+        return cls._fresh(layout, dtype, backend, backend.empty, adjacent)
 
     @classmethod
     def full(cls, layout: Layout, value, dtype, backend: Backend) -> Chunks:
         """Fresh packed chunks filled with `value`."""
+        fill = lambda shape, dt, device: backend.full(shape, value, dt, device)  # noqa: E731
+        return cls._fresh(layout, dtype, backend, fill)
+
+    @classmethod
+    def _fresh(cls, layout: Layout, dtype, backend: Backend, make, together=False) -> Chunks:
+        """Fresh packed chunks, each local device's slab ``make(shape, dtype, device)``, or
+        all of them `together` where every device is local."""
         dtype = np.dtype(dtype)
         if layout.extent * dtype.itemsize > MAX_INDEX or not dtype.isnative:
             dtype = allocatable(layout.extent, dtype)
         check_devices(layout, backend)
-        slabs = tuple(
-            backend.full((total,), value, dtype, device)
-            if is_local(device)
-            else Remote((total,), dtype, device)
-            for device, (_, total) in zip(layout.devices, layout.packing)
-        )
-        return cls(layout, backend, np.dtype(dtype), None, slabs)
+        totals = [total for _, total in layout.packing]
+        if together and all(map(is_local, layout.devices)):
+            slabs = tuple(backend.empty_slabs(totals, dtype, layout.devices))
+        else:
+            slabs = tuple(
+                make((t,), dtype, d) if is_local(d) else Remote((t,), dtype, d)
+                for d, t in zip(layout.devices, totals)
+            )
+        return cls(layout, backend, dtype, None, slabs)
 
     @classmethod
     def from_host(cls, array, layout: Layout, backend: Backend) -> Chunks:
@@ -192,7 +192,7 @@ class Chunks:
             array = np.asarray(array)
         if not array.dtype.isnative:  # a file format's big-endian data (`_limits`)
             array = array.astype(native(array.dtype))
-        out = cls.empty(layout, array.dtype, backend)
+        out = cls.empty(layout, array.dtype, backend, adjacent=True)
         copy_in = backend.from_host if isinstance(array, np.ndarray) else backend.adopt
         for box, device, buffer in zip(layout.boxes, layout.chunk_devices, out.buffers):
             if is_local(device):

@@ -116,6 +116,23 @@ class CpuBackend:
     def empty(self, shape, dtype, device: int):
         return np.empty(shape, dtype)
 
+    def empty_slabs(self, totals, dtype, devices) -> list:
+        """One fresh flat array of `totals[i]` elements for each of `devices`, one after
+        another in one allocation (`span` sees the row blocks of several devices as one
+        array: one kernel over them, as `product_runs` runs a product), each its own
+        block as `allocation_of` and the memory report see it: a view of a byte view."""
+        dtype = np.dtype(dtype)
+        if dtype.kind not in "biufc" or len(totals) < 2:  # no buffer format: apart
+            return [np.empty((total,), dtype) for total in totals]
+        whole = memoryview(np.empty((sum(totals),), dtype)).cast("B")  # type: ignore[arg-type]
+        slabs = []
+        start = 0
+        for total in totals:
+            stop = start + total * dtype.itemsize
+            slabs.append(np.frombuffer(whole[start:stop], dtype))
+            start = stop
+        return slabs
+
     def full(self, shape, value, dtype, device: int):
         return np.full(shape, value, dtype)
 
@@ -538,6 +555,8 @@ def _block_view(buffers, first, shape, strides):
     root = first
     while isinstance(root.base, np.ndarray):
         root = root.base
+    if isinstance(root.base, memoryview) and isinstance(root.base.obj, np.ndarray):
+        root = root.base.obj  # a slab of `CpuBackend.empty_slabs`: their one allocation
     if root.base is not None:
         return None
     try:  # NumPy refuses a view past the allocation's end: chunks of another one

@@ -144,6 +144,10 @@ class CudaBackend(CudaClock, CudaHostCopies):
         with self.on(device):
             return self._cupy.empty(shape, dtype)
 
+    def empty_slabs(self, totals, dtype, devices) -> list:
+        """One fresh flat array of `totals[i]` elements on each of `devices`."""
+        return [self.empty((total,), dtype, d) for total, d in zip(totals, devices)]
+
     def full(self, shape, value, dtype, device: int):
         with self.on(device):
             if zero_bits(value, dtype):

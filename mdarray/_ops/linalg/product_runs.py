@@ -58,6 +58,22 @@ def execute(plan, a: Chunks, mode_a, b: Chunks, mode_b, dtype, options: dict, ke
     reshaped: the planned axes of vectors dropped)."""
     backend = a.backend
     fetched: dict = {}
+    if (
+        not options
+        and layout is None
+        and kernel is backend.xp.matmul
+        and len(plan.tasks) == len(plan.layout.devices)
+        and not several()
+        and not _debug.counting()
+    ):
+        # As the runner replays it (`runner`), so a repeat gives the first call's bits.
+        whole = _row_blocks(plan, (a.layout, b.layout), plan.layout, backend)
+        if whole is not None:
+            task = plan.tasks[0]
+            fetch_b = functools.partial(_piece, b, mode_b, task.b_source, task.device, fetched, 1)
+            got = _one_product(whole, a, b, fetch_b, plan.layout, dtype, kernel)
+            if got is not None:
+                return got
     results: list = [None] * len(plan.tasks)  # another process's task: its process runs it
     on = backend.on
     # the tasks, in the layout's chunk order
@@ -140,12 +156,21 @@ def runner(
     )
     per_device = len(steps) == len(layout.devices)
     mode = plan.mode
+    whole = (
+        _row_blocks(plan, matrices, layout, backend) if per_device and not any(vectors) else None
+    )
 
     def run(inputs, out):
         a, b = inputs
         sa = as_matrix(a.storage, matrices[0]) if vectors[0] else a.storage
         sb = as_matrix(b.storage, matrices[1]) if vectors[1] else b.storage
         fetched: list = [None] * len(slots)
+        if whole is not None and not _debug.counting():
+            device, _, recipe_b = steps[0]
+            fetch_b = functools.partial(_take, sb, b.mode, recipe_b, device, fetched)
+            got = _one_product(whole, sa, sb, fetch_b, layout, dtype, kernel)
+            if got is not None:
+                return wrap(got, mode)
         on = backend.on
         results = []
         for device, recipe_a, recipe_b in steps:
@@ -160,6 +185,85 @@ def runner(
         return wrap(Chunks.of(layout, results, backend, dtype, check=False), mode)
 
     return run
+
+
+def _row_blocks(plan, matrices: tuple, layout: Layout, backend: Backend) -> tuple | None:
+    """Where a product's tasks are one per device, each a row block of a (a whole chunk,
+    every column) times all of b, the blocks in row order: ``(a's chunks in task order,
+    b's chunks that tile it by rows, or None)``, for `_one_product`; else None. Only
+    where the devices share memory, so one kernel may read them all."""
+    layout_a, layout_b = matrices
+    if not backend.shared_memory or len(plan.tasks) < 2:
+        return None
+    if len(layout_a.shape) != 2 or len(layout_b.shape) != 2:
+        return None
+    full_b = tuple(range(n) for n in layout_b.shape)
+    chunks_a = []
+    row = 0
+    for task in plan.tasks:
+        kind, *rest = task.a_source
+        if kind != "chunk" or rest[1] is not None:
+            return None
+        rows, cols = layout_a.boxes[rest[0]]
+        if rows.start != row or rows.step != 1 or len(cols) != layout_a.shape[1]:
+            return None
+        if task.out_box[0] != rows or not _whole_b(task.b_source, layout_b, full_b):
+            return None
+        chunks_a.append(rest[0])
+        row = rows.stop
+    return tuple(chunks_a), _tiling_rows(layout_b)
+
+
+def _whole_b(source: tuple, layout: Layout, full: tuple) -> bool:
+    """Whether a task's piece of b (its plan's source) is all of b."""
+    if source[0] == "fetch":
+        return source[1] == full
+    return source[2] is None and layout.boxes[source[1]] == full
+
+
+def _tiling_rows(layout: Layout) -> tuple | None:
+    """The chunks of a 2-D layout that tile it by whole rows, in row order (one chunk
+    where one holds it all); None where there are none such."""
+    whole = tuple(range(n) for n in layout.shape)
+    if whole in layout.boxes:
+        return (layout.boxes.index(whole),)
+    order = sorted(range(len(layout.boxes)), key=lambda k: layout.boxes[k][0].start)
+    row = 0
+    for k in order:
+        rows, cols = layout.boxes[k]
+        if rows.start != row or rows.step != 1 or len(cols) != layout.shape[1]:
+            return None
+        row = rows.stop
+    return tuple(order) if row == layout.shape[0] else None
+
+
+def _one_product(whole: tuple, sa: Chunks, sb: Chunks, fetch_b, layout: Layout, dtype,
+                 kernel) -> Chunks | None:  # fmt: skip
+    """A product planned as one row block per device (`_row_blocks`) as one kernel,
+    where a's blocks lie one after another in memory (as `Backend.empty_slabs` makes
+    them): b's chunks read where they lie when they do too, else fetched once
+    (`fetch_b()`); the result's slabs made together, so the next product finds them so.
+    None where a's blocks do not line up.
+
+    The first call of a product (`execute`) and its replays (`runner`) decide alike, so
+    a repeat gives the first call's bits (a gemm of other shapes may round otherwise)."""
+    backend = sa.backend
+    chunks_a, chunks_b = whole
+    a = backend.span([sa.buffers[k] for k in chunks_a])
+    if a is None:
+        return None
+    b = None if chunks_b is None else backend.span([sb.buffers[k] for k in chunks_b])
+    if b is None:
+        b = fetch_b()
+    columns = b.shape[1]
+    rows = [sa.buffers[k].shape[0] for k in chunks_a]
+    slabs = backend.empty_slabs([n * columns for n in rows], dtype, layout.devices)
+    out = backend.span([s.reshape(n, columns) for s, n in zip(slabs, rows)])
+    if out is None:
+        return None
+    with backend.on(layout.devices[0]):
+        kernel(a, b, out=out)
+    return Chunks.packed(layout, slabs, backend, dtype, check=False)
 
 
 def _slot(slots: dict, side: int, box: tuple, device, backend: Backend) -> tuple:
