@@ -61,7 +61,7 @@ def execute(plan, a: Chunks, mode_a, b: Chunks, mode_b, dtype, options: dict, ke
     if (
         not options
         and layout is None
-        and kernel is backend.xp.matmul
+        and kernel in (backend.xp.matmul, product_kernel(backend.xp, False, True))
         and len(plan.tasks) == len(plan.layout.devices)
         and not several()
         and not _debug.counting()
@@ -71,7 +71,7 @@ def execute(plan, a: Chunks, mode_a, b: Chunks, mode_b, dtype, options: dict, ke
         if whole is not None:
             task = plan.tasks[0]
             fetch_b = functools.partial(_piece, b, mode_b, task.b_source, task.device, fetched, 1)
-            got = _one_product(whole, a, b, fetch_b, plan.layout, dtype, kernel)
+            got = _one_product(whole, a, b, fetch_b, plan.layout, dtype, backend.xp.matmul)
             if got is not None:
                 return got
     results: list = [None] * len(plan.tasks)  # another process's task: its process runs it
@@ -156,9 +156,8 @@ def runner(
     )
     per_device = len(steps) == len(layout.devices)
     mode = plan.mode
-    whole = (
-        _row_blocks(plan, matrices, layout, backend) if per_device and not any(vectors) else None
-    )
+    # A vector b is a one-column matrix here, its product BLAS's gemv (`_one_product`).
+    whole = _row_blocks(plan, matrices, layout, backend) if per_device and not vectors[0] else None
 
     def run(inputs, out):
         a, b = inputs
@@ -168,7 +167,7 @@ def runner(
         if whole is not None and not _debug.counting():
             device, _, recipe_b = steps[0]
             fetch_b = functools.partial(_take, sb, b.mode, recipe_b, device, fetched)
-            got = _one_product(whole, sa, sb, fetch_b, layout, dtype, kernel)
+            got = _one_product(whole, sa, sb, fetch_b, layout, dtype, backend.xp.matmul)
             if got is not None:
                 return wrap(got, mode)
         on = backend.on
@@ -238,7 +237,7 @@ def _tiling_rows(layout: Layout) -> tuple | None:
 
 
 def _one_product(whole: tuple, sa: Chunks, sb: Chunks, fetch_b, layout: Layout, dtype,
-                 kernel) -> Chunks | None:  # fmt: skip
+                 matmul) -> Chunks | None:  # fmt: skip
     """A product planned as one row block per device (`_row_blocks`) as one kernel,
     where a's blocks lie one after another in memory (as `Backend.empty_slabs` makes
     them): b's chunks read where they lie when they do too, else fetched once
@@ -262,7 +261,10 @@ def _one_product(whole: tuple, sa: Chunks, sb: Chunks, fetch_b, layout: Layout, 
     if out is None:
         return None
     with backend.on(layout.devices[0]):
-        kernel(a, b, out=out)
+        if b.shape[1] == 1:  # a matrix times a vector: BLAS's gemv, as `product_kernel`
+            matmul(a, b[:, 0], out=out[:, 0])
+        else:
+            matmul(a, b, out=out)
     return Chunks.packed(layout, slabs, backend, dtype, check=False)
 
 

@@ -91,3 +91,20 @@ def test_slabs_made_together_are_blocks_of_their_own():
     # Dtypes without a buffer format are made apart.
     dates = BACKEND.empty_slabs([2, 3], "datetime64[s]", DEVICES[:2])
     assert [d.dtype for d in dates] == [np.dtype("datetime64[s]")] * 2
+
+
+@pytest.mark.skipif(len(DEVICES) < 2, reason="several devices")
+def test_a_matrix_times_a_vector_is_one_gemv(one_products):
+    rng = np.random.default_rng(9)
+    ha, hv = rng.standard_normal((64, 48)), rng.standard_normal(48)
+    a = mdarray.distributed_array(ha, _rows(ha.shape))
+    split = mdarray.distributed_array(hv, _rows(hv.shape))
+    whole = mdarray.distributed_array(hv, Layout.replicated(hv.shape, devices=DEVICES))
+    apart = split * 1.0  # its blocks apart: gathered once, then the one gemv
+    with mdarray.options(fallback="raise"):
+        for v in (split, whole, apart):
+            first, again = a @ v, a @ v
+            np.testing.assert_array_equal(again.get(), first.get())
+            np.testing.assert_allclose(first.get(), ha @ hv, rtol=1e-12)
+            assert first.layout == _rows((64,))
+    assert one_products == [True] * 6
