@@ -15,6 +15,7 @@ layout at once.
 from __future__ import annotations
 
 import functools
+import math
 
 from mdarray._array.array import wrap
 from mdarray._backends.backend import Backend
@@ -28,6 +29,12 @@ from mdarray._movement.redistribute import gather_steps, gathered, region_value,
 from mdarray._storage import local as _this_process
 from mdarray._storage.chunks import Chunks
 from mdarray._storage.local import all_here, is_placeholder, placed
+
+# Multiply-adds from which a product of row blocks over devices that share memory runs
+# as one kernel (`_one_product`): NumPy's 2048x2048 float64 product on 16 cores took
+# 31.2-34.8 ms, its four 512-row block products 36.3-38.0 ms; a 2048x2048 float32 gemv
+# of 4 row blocks on 2 cores 105 us against 96 us whole, less than checking the blocks.
+ONE_KERNEL_WORK = 1 << 25
 
 
 @functools.cache
@@ -196,6 +203,8 @@ def _row_blocks(plan, matrices: tuple, layout: Layout, backend: Backend) -> tupl
         return None
     if len(layout_a.shape) != 2 or len(layout_b.shape) != 2:
         return None
+    if math.prod(layout_a.shape) * layout_b.shape[1] < ONE_KERNEL_WORK:
+        return None  # checking that the blocks line up would cost more than it saves
     full_b = tuple(range(n) for n in layout_b.shape)
     chunks_a = []
     row = 0

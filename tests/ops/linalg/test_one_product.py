@@ -20,7 +20,9 @@ BACKEND = default_backend_object()
 
 @pytest.fixture
 def one_products(monkeypatch):
-    """The outcomes of `_one_product` (True: it ran the product as one kernel)."""
+    """The outcomes of `_one_product` (True: it ran the product as one kernel), for
+    products of any size."""
+    monkeypatch.setattr(product_runs, "ONE_KERNEL_WORK", 0)
     seen: list = []
     original = product_runs._one_product
 
@@ -108,3 +110,16 @@ def test_a_matrix_times_a_vector_is_one_gemv(one_products):
             np.testing.assert_allclose(first.get(), ha @ hv, rtol=1e-12)
             assert first.layout == _rows((64,))
     assert one_products == [True] * 6
+
+
+@pytest.mark.skipif(len(DEVICES) < 2, reason="several devices")
+def test_small_products_run_per_device(monkeypatch):
+    seen: list = []
+    monkeypatch.setattr(product_runs, "_one_product", lambda *a: seen.append(a))
+    rng = np.random.default_rng(10)
+    ha, hb = rng.standard_normal((64, 32)), rng.standard_normal((32, 16))
+    a = mdarray.distributed_array(ha, _rows(ha.shape))
+    b = mdarray.distributed_array(hb, _rows(hb.shape))
+    np.testing.assert_allclose((a @ b).get(), ha @ hb, rtol=1e-12)
+    np.testing.assert_allclose((a @ b).get(), ha @ hb, rtol=1e-12)
+    assert seen == []
