@@ -18,13 +18,11 @@ elementwise op runs one kernel per device), and keeps copy on write exact with v
   out: every member switches to the copy, so the writer's views stay attached and no
   other array sees the write.
 
-Chunks that nobody shares and nobody viewed carry none of this (the elementwise fast path
-pays nothing); the first `view` or `derive` sets it up. The bookkeeping is guarded by one
-lock, so arrays may be shared across threads.
+Chunks that nobody shares and nobody viewed carry none of this; the first `view` or
+`derive` sets it up. One lock guards the bookkeeping: arrays may be shared by threads.
 
-In an SPMD run (`_processes`) a process holds only the buffers of its own devices; each
-chunk (and slab) of another process's device is a `Remote`, which knows its shape and
-dtype. The constructors here make and run buffers of this process's devices only.
+In an SPMD run a process holds only its own devices' buffers; another's chunk (and slab)
+is a `Remote`, which knows its shape and dtype.
 """
 
 from __future__ import annotations
@@ -70,6 +68,9 @@ def reader(path: str, doc: str) -> property:
     """A read-only attribute read by C code (`operator.attrgetter` of `path`): as Python
     properties, the hot paths' reads were a fifth of a small operation's Python calls."""
     return property(attrgetter(path), doc=doc)
+
+
+_UNFILLED = object()  # `Chunks._fresh`: slabs left as allocated
 
 
 class Chunks:
@@ -155,20 +156,17 @@ class Chunks:
 
     @classmethod
     def empty(cls, layout: Layout, dtype, backend: Backend, *, adjacent: bool = False) -> Chunks:
-        """Fresh packed chunks with unspecified values; with `adjacent`, the slabs made
-        together (`Backend.empty_slabs`), for arrays that arrive once (from the host)."""
-        return cls._fresh(layout, dtype, backend, backend.empty, adjacent)
+        """Fresh packed chunks with unspecified values (`adjacent`: `Backend.empty_slabs`)."""
+        return cls._fresh(layout, dtype, backend, _UNFILLED, adjacent)
 
     @classmethod
     def full(cls, layout: Layout, value, dtype, backend: Backend) -> Chunks:
         """Fresh packed chunks filled with `value`."""
-        fill = lambda shape, dt, device: backend.full(shape, value, dt, device)  # noqa: E731
-        return cls._fresh(layout, dtype, backend, fill)
+        return cls._fresh(layout, dtype, backend, value)
 
     @classmethod
-    def _fresh(cls, layout: Layout, dtype, backend: Backend, make, together=False) -> Chunks:
-        """Fresh packed chunks, each local device's slab ``make(shape, dtype, device)``, or
-        all of them `together` where every device is local."""
+    def _fresh(cls, layout: Layout, dtype, backend: Backend, value, together=False) -> Chunks:
+        """Fresh packed chunks of `value` (or not: `_UNFILLED`), made `together` if local."""
         dtype = np.dtype(dtype)
         if layout.extent * dtype.itemsize > MAX_INDEX or not dtype.isnative:
             dtype = allocatable(layout.extent, dtype)
@@ -177,17 +175,19 @@ class Chunks:
         if together and all(map(is_local, layout.devices)):
             slabs = tuple(backend.empty_slabs(totals, dtype, layout.devices))
         else:
+            empty, full = backend.empty, backend.full
             slabs = tuple(
-                make((t,), dtype, d) if is_local(d) else Remote((t,), dtype, d)
+                (empty((t,), dtype, d) if value is _UNFILLED else full((t,), value, dtype, d))
+                if is_local(d)
+                else Remote((t,), dtype, d)
                 for d, t in zip(layout.devices, totals)
             )
         return cls(layout, backend, dtype, None, slabs)
 
     @classmethod
     def from_host(cls, array, layout: Layout, backend: Backend) -> Chunks:
-        """Packed chunks holding the parts of `array` (an array native to `backend`, or
-        anything `numpy.asarray` takes) that `layout` gives each chunk, copied onto the
-        chunks' devices."""
+        """Packed chunks holding the parts of `array` (native to `backend`, or anything
+        `numpy.asarray` takes) that `layout` gives each chunk, copied to their devices."""
         if not backend.is_native(array):
             array = np.asarray(array)
         if not array.dtype.isnative:  # a file format's big-endian data (`_limits`)
