@@ -171,8 +171,8 @@ class Chunks:
         if layout.extent * dtype.itemsize > MAX_INDEX or not dtype.isnative:
             dtype = allocatable(layout.extent, dtype)
         check_devices(layout, backend)
-        totals = [total for _, total in layout.packing]
         if together and all(map(is_local, layout.devices)):
+            totals = [total for _, total in layout.packing]
             slabs = tuple(backend.empty_slabs(totals, dtype, layout.devices))
         else:
             empty, full = backend.empty, backend.full
@@ -180,7 +180,7 @@ class Chunks:
                 (empty((t,), dtype, d) if value is _UNFILLED else full((t,), value, dtype, d))
                 if is_local(d)
                 else Remote((t,), dtype, d)
-                for d, t in zip(layout.devices, totals)
+                for d, (_, t) in zip(layout.devices, layout.packing)
             )
         return cls(layout, backend, dtype, None, slabs)
 
