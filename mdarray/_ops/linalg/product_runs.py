@@ -67,6 +67,8 @@ def execute(plan, a: Chunks, mode_a, b: Chunks, mode_b, dtype, options: dict, ke
     fetched: dict = {}
     if (
         not options
+        and mode_a is REPLICA
+        and mode_b is REPLICA
         and layout is None
         and kernel in (backend.xp.matmul, product_kernel(backend.xp, False, True))
         and len(plan.tasks) == len(plan.layout.devices)
@@ -164,7 +166,9 @@ def runner(
     per_device = len(steps) == len(layout.devices)
     mode = plan.mode
     # A vector b is a one-column matrix here, its product BLAS's gemv (`_one_product`).
-    whole = _row_blocks(plan, matrices, layout, backend) if per_device and not vectors[0] else None
+    whole = None
+    if per_device and not vectors[0] and modes == (REPLICA, REPLICA):
+        whole = _row_blocks(plan, matrices, layout, backend)
 
     def run(inputs, out):
         a, b = inputs

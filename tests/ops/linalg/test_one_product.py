@@ -123,3 +123,16 @@ def test_small_products_run_per_device(monkeypatch):
     np.testing.assert_allclose((a @ b).get(), ha @ hb, rtol=1e-12)
     np.testing.assert_allclose((a @ b).get(), ha @ hb, rtol=1e-12)
     assert seen == []
+
+
+@pytest.mark.skipif(len(DEVICES) < 2, reason="several devices")
+def test_partial_operands_are_combined_first(one_products):
+    rng = np.random.default_rng(11)
+    ha, hb = rng.standard_normal((32, 24)), rng.standard_normal((24, 16))
+    a = mdarray.distributed_array(ha, _rows(ha.shape))
+    b = mdarray.distributed_array(hb, Layout.replicated(hb.shape, devices=DEVICES))
+    for x, y in ((a.change_mode("sum"), b), (a, b.change_mode("sum")), (a, b)):
+        for _ in range(2):
+            np.testing.assert_allclose((x @ y).get(), ha @ hb, rtol=1e-12)
+    # A product combines partial operands first (`_operand_modes`): one kernel each.
+    assert one_products == [True] * 6
