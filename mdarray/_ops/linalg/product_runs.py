@@ -223,6 +223,8 @@ def _row_blocks(plan, matrices: tuple, layout: Layout, backend: Backend) -> tupl
             return None
         chunks_a.append(rest[0])
         row = rows.stop
+    if row != layout_a.shape[0]:
+        return None
     return tuple(chunks_a), _tiling_rows(layout_b)
 
 
