@@ -211,19 +211,16 @@ def _row_blocks(plan, matrices: tuple, layout: Layout, backend: Backend) -> tupl
         return None  # checking that the blocks line up would cost more than it saves
     full_b = tuple(range(n) for n in layout_b.shape)
     chunks_a = []
-    row = 0
     for task in plan.tasks:
         kind, *rest = task.a_source
         if kind != "chunk" or rest[1] is not None:
             return None
-        rows, cols = layout_a.boxes[rest[0]]
-        if rows.start != row or rows.step != 1 or len(cols) != layout_a.shape[1]:
+        if task.out_box[0] != layout_a.boxes[rest[0]][0]:
             return None
-        if task.out_box[0] != rows or not _whole_b(task.b_source, layout_b, full_b):
+        if not _whole_b(task.b_source, layout_b, full_b):
             return None
         chunks_a.append(rest[0])
-        row = rows.stop
-    if row != layout_a.shape[0]:
+    if not _tile_rows([layout_a.boxes[k] for k in chunks_a], layout_a.shape):
         return None
     return tuple(chunks_a), _tiling_rows(layout_b)
 
@@ -242,13 +239,17 @@ def _tiling_rows(layout: Layout) -> tuple | None:
     if whole in layout.boxes:
         return (layout.boxes.index(whole),)
     order = sorted(range(len(layout.boxes)), key=lambda k: layout.boxes[k][0].start)
+    return tuple(order) if _tile_rows([layout.boxes[k] for k in order], layout.shape) else None
+
+
+def _tile_rows(boxes: list, shape: tuple) -> bool:
+    """Whether 2-D `boxes`, in their order, tile an array of `shape` by whole rows."""
     row = 0
-    for k in order:
-        rows, cols = layout.boxes[k]
-        if rows.start != row or rows.step != 1 or len(cols) != layout.shape[1]:
-            return None
+    for rows, cols in boxes:
+        if rows.start != row or rows.step != 1 or len(cols) != shape[1]:
+            return False
         row = rows.stop
-    return tuple(order) if row == layout.shape[0] else None
+    return row == shape[0]
 
 
 def _one_product(whole: tuple, sa: Chunks, sb: Chunks, fetch_b, layout: Layout, dtype,
