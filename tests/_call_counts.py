@@ -50,3 +50,18 @@ def report(fn: Callable[[], Any], *, top: int = 25, warmup: int = 3) -> str:
     for (file, line, name), n in counts.most_common(top):
         lines.append(f"{n:6d}  {name}  {file.rsplit('/', 2)[-1]}:{line}")
     return "\n".join(lines)
+
+
+def outcomes(monkeypatch, owner: Any, name: str) -> list:
+    """Per call of ``owner.name`` from now on (patched with `monkeypatch`), whether it
+    answered (True: a result other than None): which calls took an optional path."""
+    seen: list = []
+    original = getattr(owner, name)
+
+    def spy(*args, **kwargs):
+        result = original(*args, **kwargs)
+        seen.append(result is not None)
+        return result
+
+    monkeypatch.setattr(owner, name, spy)
+    return seen

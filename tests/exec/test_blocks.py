@@ -7,6 +7,7 @@ overlapping an input) are checked to give NumPy's values too."""
 
 import numpy as np
 import pytest
+from _call_counts import outcomes
 from _layouts import device, spread
 from hypothesis import given, strategies as st
 
@@ -28,16 +29,7 @@ def rows(edges, on) -> dict:
 @pytest.fixture
 def block_calls(monkeypatch):
     """How many calls took the block path."""
-    seen = []
-    original = _ufunc_fast.block_call
-
-    def spy(*args, **kwargs):
-        result = original(*args, **kwargs)
-        seen.append(result is not None)
-        return result
-
-    monkeypatch.setattr(_ufunc_fast, "block_call", spy)
-    return seen
+    return outcomes(monkeypatch, _ufunc_fast, "block_call")
 
 
 def test_device_blocks_of_layouts():

@@ -6,6 +6,7 @@ its result's blocks lie so too (`_product_runs._one_product`)."""
 import numpy as np
 import pytest
 from _backend_facts import ON_CUDA
+from _call_counts import outcomes
 
 import mdarray
 from mdarray import Layout
@@ -23,16 +24,7 @@ def one_products(monkeypatch):
     """The outcomes of `_one_product` (True: it ran the product as one kernel), for
     products of any size."""
     monkeypatch.setattr(product_runs, "ONE_KERNEL_WORK", 0)
-    seen: list = []
-    original = product_runs._one_product
-
-    def spy(*args, **kwargs):
-        got = original(*args, **kwargs)
-        seen.append(got is not None)
-        return got
-
-    monkeypatch.setattr(product_runs, "_one_product", spy)
-    return seen
+    return outcomes(monkeypatch, product_runs, "_one_product")
 
 
 def _rows(shape):
