@@ -50,6 +50,9 @@ class Backend(Protocol):
     #: Whether the devices share one memory (the cpu backend's virtual devices): a value
     #: fetched to one device for reading serves the others, read where it lies.
     shared_memory: bool
+    #: Whether an array may refuse writes (NumPy's ``flags.writeable``; CuPy's arrays
+    #: have no such flag), so a write checks its target's chunks first.
+    read_only_arrays: bool
 
     # Devices and ordering
     def join(self, device_ids: tuple, local: tuple) -> None: ...

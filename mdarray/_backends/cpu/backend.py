@@ -71,6 +71,7 @@ class CpuBackend:
     factor_block_elements = 1 << 19
     nccl = None  # GPUs only
     shared_memory = True  # virtual devices: one host memory
+    read_only_arrays = True  # NumPy's flags.writeable
 
     def __init__(self, n_devices: int) -> None:
         if n_devices < 1:

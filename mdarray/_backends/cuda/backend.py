@@ -41,6 +41,7 @@ class CudaBackend(CudaClock, CudaHostCopies):
     parallel_bytes = 1 << 62
     # Each GPU reads its own memory: a piece read by several devices moves to each.
     shared_memory = False
+    read_only_arrays = False  # CuPy's arrays are always writable
 
     def __init__(self) -> None:
         import cupy  # noqa: PLC0415  (lazy: mdarray works without CuPy)

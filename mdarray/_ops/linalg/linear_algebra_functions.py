@@ -46,6 +46,7 @@ from mdarray._ops.engine.ufunc_fast import decided as remember_runner
 from mdarray._ops.shape.manipulation_functions import permute_dims
 from mdarray._storage.chunks import Chunks
 
+from . import product_bands
 from .contraction_blocks import contracted_whole
 from .product_operands import (
     axis_inserted as _axis_inserted,
@@ -99,6 +100,8 @@ def matmul_call(ufunc, inputs, kwargs):
         runner = decided[0] if decided and decided[0] is not None else None
         if runner is None and out is None:
             runner = _plain_product(cast(DistArray, a), cast(DistArray, b), result.dtype)
+        if out is None:  # row bands first, where the product is one
+            runner = product_bands.band_runner(a, b, result, runner) or runner
         if runner is not None:
             remember_runner(ufunc, inputs, kwargs, runner)
     if out is None:
