@@ -50,7 +50,7 @@ def band_runner(a: Any, b: Any, result: DistArray, then: Callable | None) -> Cal
     if pairs is None:
         return None
     matmul, on, dtype, layout = backend.xp.matmul, backend.on, result.dtype, result.layout
-    everywhere = all(j is not None for _, _, j in pairs)
+    somewhere = any(j is not None for _, _, j in pairs)  # b whole on some device
     box = tuple(range(n) for n in b.shape)
     shared = backend.shared_memory
 
@@ -58,7 +58,7 @@ def band_runner(a: Any, b: Any, result: DistArray, then: Callable | None) -> Cal
         if out is None:
             x, y = inputs
             rows = blocks(x.storage)
-            whole = blocks(y.storage) if everywhere else ()
+            whole = blocks(y.storage) if somewhere else ()
             if rows is not None and whole is not None:
                 slabs = []
                 gathered: dict = {}

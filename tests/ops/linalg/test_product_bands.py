@@ -98,3 +98,16 @@ def test_a_view_operand_replays_through_its_blocks_or_the_whole_way():
     out = mdarray.zeros_like(first)
     np.matmul(a, v, out=out)
     np.testing.assert_allclose(out.get(), ha @ hv, rtol=1e-12)
+
+
+def test_b_whole_on_some_devices_and_gathered_onto_the_others():
+    # b (a transposed view) whole on device 0 only: a's other bands gather it there.
+    rng = np.random.default_rng(4)
+    hp = rng.standard_normal((40, 16))
+    on = list(range(min(4, len(DEVICES)))) * (4 // min(4, len(DEVICES)))
+    points = mdarray.distributed_array(hp, _bands(on, hp.shape))
+    centers = points[:8, :]
+    with mdarray.options(fallback="raise"):
+        first, again = points @ centers.T, points @ centers.T
+        np.testing.assert_array_equal(again.get(), first.get())
+        np.testing.assert_allclose(first.get(), hp @ hp[:8].T, rtol=1e-12)
