@@ -93,6 +93,12 @@ def matmul_call(ufunc, inputs, kwargs):
         return fallback(ufunc, inputs, kwargs, "numpy.matmul")
     a, b = (x if isinstance(x, DistArray) or _is_array(x) else np.asarray(x) for x in inputs)
     decided: list | None = [] if not kwargs and type(a) is type(b) is DistArray else None
+    if decided is not None:  # row bands first, where the product is one (`product_bands`)
+        bands = product_bands.band_runner(a, b, _result_type(a.dtype, b.dtype))
+        banded = None if bands is None else bands((a, b), None)
+        if banded is not None:
+            remember_runner(ufunc, inputs, kwargs, bands)
+            return banded
     result = _matmul(a, b, kwargs.get("dtype"), kwargs.get("casting", "same_kind"), decided)
     if decided is not None:
         # The plan's replay where it applies, else the decisions made once (blocks of
@@ -100,8 +106,6 @@ def matmul_call(ufunc, inputs, kwargs):
         runner = decided[0] if decided and decided[0] is not None else None
         if runner is None and out is None:
             runner = _plain_product(cast(DistArray, a), cast(DistArray, b), result.dtype)
-        if out is None:  # row bands first, where the product is one
-            runner = product_bands.band_runner(a, b, result, runner) or runner
         if runner is not None:
             remember_runner(ufunc, inputs, kwargs, runner)
     if out is None:

@@ -510,8 +510,9 @@ def test_tensordot_errors_like_numpy():
 def test_repeated_products_stay_within_their_budget():
     """The Python calls of a repeated ``x @ w`` and ``x @ v`` (x in 4 row chunks), one
     device and spread over 4 (`tests/_call_counts.py`; budgets ~20% above the counts
-    reached): both are row bands (`_product_bands`: one kernel per device on the blocks;
-    186 and 149 calls on one device, 124 and 112 over 4, before them)."""
+    reached): on one device both are row bands (`_product_bands`: one kernel on the
+    device's block; 186 and 149 calls before), over 4 a repeated product replays its plan
+    (`_product_runs.runner`, v and w gathered onto each device: 316 and 285 calls before)."""
     host = np.random.default_rng(0).standard_normal((64, 16)).astype(np.float32)
     spread_over = len(DEVICES) > 1
     four = [DEVICES[k % len(DEVICES)] for k in range(4)]
@@ -520,8 +521,8 @@ def test_repeated_products_stay_within_their_budget():
     w = mdarray.asarray(np.ones((16, 8), np.float32), device=x.device)
     with mdarray.options(fallback="raise"):
         np.testing.assert_allclose((x @ v).get(), host @ np.arange(16), rtol=1e-5)
-        assert calls(lambda: x @ v) <= (58 if spread_over else 24)
-        assert calls(lambda: x @ w) <= (48 if spread_over else 24)
+        assert calls(lambda: x @ v) <= (124 if spread_over else 24)
+        assert calls(lambda: x @ w) <= (112 if spread_over else 24)
 
 
 @pytest.mark.parametrize("on", [[0, 0, 0, 0], [0, 0, 1, 1]])

@@ -1,6 +1,7 @@
-"""A repeated product of row bands (`_product_bands`): each device holds a band of a's
-rows and all of b; the replay runs one kernel per device on the blocks where they lie,
-equal to NumPy's product and, bit for bit, to the first call's."""
+"""Products of row bands (`_product_bands`): ``a @ b`` with a band of a's rows on each
+device, and ``s.T @ b`` with the same rows of s and b on each device, run one kernel per
+device on the blocks where they lie, equal to NumPy's product and, on every replay, bit
+for bit to the first call's."""
 
 import numpy as np
 import pytest
@@ -43,13 +44,14 @@ def test_band_products_match_numpy_and_replay_bit_for_bit(made, on, dtype_a, dty
     hb_shape = (12,) if columns is None else (12, columns)
     hb = (rng.standard_normal(hb_shape) * 3).astype(dtype_b)
     a = mdarray.distributed_array(ha, _bands(on, ha.shape))
-    b = mdarray.asarray(hb, device=a.device)
+    b = mdarray.distributed_array(hb, Layout.replicated(hb.shape, devices=a.devices))
     with mdarray.options(fallback="raise"):
         first = a @ b
         again = a @ b
         expected = ha @ hb
         assert first.dtype == again.dtype == expected.dtype
         assert again.layout == first.layout
+        assert first.layout.chunk_devices == a.layout.devices  # a chunk per band
         np.testing.assert_array_equal(again.get(), first.get())
         scale = float(np.max(np.abs(expected)))
         tolerance = 1e-5 if dtype_a in (np.float32, np.complex64) else 1e-12
@@ -100,8 +102,8 @@ def test_a_view_operand_replays_through_its_blocks_or_the_whole_way():
     np.testing.assert_allclose(out.get(), ha @ hv, rtol=1e-12)
 
 
-def test_b_whole_on_some_devices_and_gathered_onto_the_others():
-    # b (a transposed view) whole on device 0 only: a's other bands gather it there.
+def test_b_whole_on_some_devices_only_takes_the_plan(made):
+    # b (a transposed view) whole on device 0 only: the plan's runner gathers it.
     rng = np.random.default_rng(4)
     hp = rng.standard_normal((40, 16))
     on = list(range(min(4, len(DEVICES)))) * (4 // min(4, len(DEVICES)))
@@ -111,3 +113,50 @@ def test_b_whole_on_some_devices_and_gathered_onto_the_others():
         first, again = points @ centers.T, points @ centers.T
         np.testing.assert_array_equal(again.get(), first.get())
         np.testing.assert_allclose(first.get(), hp @ hp[:8].T, rtol=1e-12)
+    assert made == [len(set(on)) == 1 or len(DEVICES) == 1]
+
+
+def _crossed_cases():
+    on_several = [[0, 0, 1, 1], [0, 1, 2, 3]] if len(DEVICES) > 1 else []
+    return [[0, 0, 0, 0], *on_several]
+
+
+@pytest.mark.parametrize("on", _crossed_cases())
+@pytest.mark.parametrize("columns", [None, 3])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
+def test_crossed_bands_sum_each_devices_rows(made, on, columns, dtype):
+    # x.T @ r (a gradient) and onehot.T @ points (k-means' sums): a partial product per
+    # device, SUM over several devices, REPLICA on one.
+    rng = np.random.default_rng(5 + len(set(on)))
+    hx = (rng.standard_normal((44, 7)) * 3).astype(dtype)
+    hr = (rng.standard_normal((44,) if columns is None else (44, columns)) * 3).astype(dtype)
+    x = mdarray.distributed_array(hx, _bands(on, hx.shape))
+    r = mdarray.distributed_array(hr, _bands(on, hr.shape))
+    with mdarray.options(fallback="raise"):
+        first, again = x.T @ r, x.T @ r
+        expected = hx.T @ hr
+        several_devices = len(set(on)) > 1 and len(DEVICES) > 1
+        assert first.mode is (mdarray.SUM if several_devices else mdarray.REPLICA)
+        assert again.layout == first.layout
+        assert again.mode is first.mode
+        np.testing.assert_array_equal(again.get(), first.get())
+        tolerance = 1e-5 if dtype == np.float32 else 1e-12
+        scale = float(np.max(np.abs(expected)))
+        np.testing.assert_allclose(first.get(), expected, rtol=0, atol=tolerance * scale)
+    assert made == [True]
+
+
+def test_crossed_operands_of_other_rows_take_the_plan(made):
+    rng = np.random.default_rng(6)
+    hx, hr = rng.standard_normal((30, 5)), rng.standard_normal(30)
+    x = mdarray.distributed_array(hx, _bands([0, 0, 0, 0], hx.shape))
+    r = mdarray.distributed_array(hr, _bands([0, 0, 0, 0, 0], hr.shape))  # other chunks
+    r2 = mdarray.distributed_array(hr, _bands([0, 1], hr.shape))  # other devices
+    fresh = mdarray.distributed_array(hx.T.copy(), Layout.block((5, 30), devices=DEVICES, axis=1))
+    with mdarray.options(fallback="raise"):
+        for a, b in [(x.T, r), (x.T, r2), (fresh, r)]:
+            for _ in range(2):
+                np.testing.assert_allclose((a @ b).get(), hx.T @ hr, rtol=1e-12)
+    assert made[0] is True  # x.T @ r: equal rows on one device, whatever the chunks
+    if len(DEVICES) > 1:  # column chunks, not a transposed view: no bands to read
+        assert made[2] is False
