@@ -14,6 +14,8 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from mdarray._core import decided as _decided
+
 
 def calls(fn: Callable[[], Any], *, warmup: int = 3) -> int:
     """Python function calls made by one ``fn()`` after `warmup` calls (caches warm)."""
@@ -21,7 +23,11 @@ def calls(fn: Callable[[], Any], *, warmup: int = 3) -> int:
 
 
 def profile(fn: Callable[[], Any], *, warmup: int = 3) -> Counter:
-    """``{(file, line, function): calls}`` of one ``fn()`` after `warmup` calls."""
+    """``{(file, line, function): calls}`` of one ``fn()`` after `warmup` calls. The
+    table of decided calls starts empty (`mdarray._core.decided.clear`): a full table
+    starts again empty when it must take one more, which inside the counted call would
+    send its calls the whole way."""
+    _decided.clear()
     for _ in range(warmup):
         fn()
     counts: Counter = Counter()

@@ -55,6 +55,8 @@ def band_runner(a: Any, b: Any, dtype) -> Callable | None:
     backend = a.storage.backend
     if backend is not b.storage.backend or not (a.size and b.size):
         return None
+    if a.shape[1] != b.shape[0]:
+        return None  # the whole way, to NumPy's error
     columns = b.shape[1] if b.ndim == 2 else 1
     if backend.shared_memory and math.prod(a.shape) * columns >= product_runs.ONE_KERNEL_WORK:
         return None  # one kernel over all devices' bands (`product_runs._one_product`)
