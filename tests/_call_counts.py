@@ -23,11 +23,12 @@ def calls(fn: Callable[[], Any], *, warmup: int = 3) -> int:
 
 
 def profile(fn: Callable[[], Any], *, warmup: int = 3) -> Counter:
-    """``{(file, line, function): calls}`` of one ``fn()`` after `warmup` calls. The
-    table of decided calls starts empty (`mdarray._core.decided.clear`): a full table
-    starts again empty when it must take one more, which inside the counted call would
-    send its calls the whole way."""
-    _decided.clear()
+    """``{(file, line, function): calls}`` of one ``fn()`` after `warmup` calls. With
+    a warm-up the table of decided calls starts empty (`mdarray._core.decided.clear`):
+    a full table starts again empty when it must take one more, which inside the counted
+    call would send its calls the whole way (``warmup=0`` counts the table as it is)."""
+    if warmup:
+        _decided.clear()
     for _ in range(warmup):
         fn()
     counts: Counter = Counter()
