@@ -3,9 +3,11 @@ kernel per device on device blocks (`Layout.device_blocks`, read where they lie 
 `blocks`), the kernel's result that device's slab of the product.
 
 - **Rows**: ``a @ b`` where each device holds a band of a's rows (its chunks one after
-  another, every column) and all of b: per device its band times b's block. The result
-  has a chunk per band, REPLICA (as the plan's product of device blocks has). Where b
-  must be gathered first the plan's runner stays: its recipes gather with fewer steps.
+  another, every column) and all of b: per device its band times b's block. Where the
+  devices share memory (the cpu backend's), b may instead lie in row chunks over them:
+  it is joined once and read by every band (under `count_transfers` the plan's runner
+  counts its moves). The result has a chunk per band, REPLICA (as the plan's product of
+  device blocks has). Elsewhere, where b must be gathered first, the plan's runner stays.
 - **Crossed**: ``s.T @ b`` where ``s.T`` is a transposed view of s, each device holds a
   band of s's rows and the same rows of b (a gradient ``x.T @ r``, k-means'
   ``onehot.T @ points``): per device ``b_band @ s_band`` for a vector b, ``s_band.T @
@@ -27,6 +29,7 @@ from typing import Any
 
 from mdarray._array.array import DistArray, wrap
 from mdarray._backends.backend import Backend
+from mdarray._core import debug as _debug
 from mdarray._core.modes import REPLICA, SUM
 from mdarray._core.plan_cache import plan_cache
 from mdarray._exec.chunkwise import blocks
@@ -61,9 +64,9 @@ def band_runner(a: Any, b: Any, dtype) -> Callable | None:
     if backend.shared_memory and math.prod(a.shape) * columns >= product_runs.ONE_KERNEL_WORK:
         return None  # one kernel over all devices' bands (`product_runs._one_product`)
     rows = row_bands(a.layout, b.layout)
-    if rows is not None:
-        pairs, layout = rows
-        return _rows_runner(pairs, layout, backend, dtype)
+    if rows is not None and (rows[2] is None or backend.shared_memory):
+        pairs, layout, tiles = rows
+        return _rows_runner(pairs, layout, tiles, backend, dtype)
     known = a.storage.remapped()
     if known is None or known[1] != _TRANSPOSE:
         return None
@@ -74,18 +77,30 @@ def band_runner(a: Any, b: Any, dtype) -> Callable | None:
     return _crossed_runner(pairs, layout, b.ndim == 1, backend, dtype)
 
 
-def _rows_runner(pairs: tuple, layout: Layout, backend: Backend, dtype) -> Callable:
-    matmul, on = backend.xp.matmul, backend.on
+def _rows_runner(
+    pairs: tuple, layout: Layout, tiles: tuple | None, backend: Backend, dtype
+) -> Callable:
+    matmul, on, join = backend.xp.matmul, backend.on, backend.xp.concatenate
 
     def runner(inputs, out):
         x, y = inputs
-        bands, whole = blocks(x.storage), blocks(y.storage)
-        if out is not None or bands is None or whole is None:
+        bands = blocks(x.storage)
+        if out is not None or bands is None:
             return None
+        if tiles is None:  # b whole on every device
+            whole = blocks(y.storage)
+            if whole is None:
+                return None
+            pieces = [whole[j] for _, _, j in pairs]
+        else:  # b in row chunks over devices that share memory: joined once, read by all
+            if _debug.counting():
+                return None
+            buffers = y.storage.buffers
+            pieces = [join([buffers[k] for k in tiles])] * len(pairs)
         slabs = []
-        for device, i, j in pairs:
+        for (device, i, _), piece in zip(pairs, pieces):
             with on(device):
-                got = matmul(bands[i], whole[j])
+                got = matmul(bands[i], piece)
                 if got.dtype != dtype:
                     got = got.astype(dtype)
             slabs.append(got if got.ndim == 1 else got.reshape(-1))
@@ -136,30 +151,47 @@ def _bands(layout: Layout) -> tuple | None:
 
 @plan_cache
 def row_bands(layout_a: Layout, layout_b: Layout) -> tuple | None:
-    """``(((device, a's block, b's block), ...), result layout)`` where each device of a
-    matrix of `layout_a` holds a band of whole rows and all of b (of `layout_b`, a matrix
-    or a vector); the result has one chunk per band. Else None."""
+    """``(((device, a's block, b's block or None), ...), result layout, tiles)`` where
+    each device of a matrix of `layout_a` holds a band of whole rows; b's block where b
+    (of `layout_b`, a matrix or a vector) is whole on that device, else None, and then
+    `tiles` are b's chunks that tile it by rows in order (None where every device holds
+    all of b). The result has one chunk per band. Else None."""
     bands = _bands(layout_a) if len(layout_a.shape) == 2 else None
     if bands is None:
         return None
     whole_b = tuple(range(n) for n in layout_b.shape)
-    blocks_b = layout_b.device_blocks
-    if blocks_b is None:
-        return None
+    blocks_b = layout_b.device_blocks or ((),) * len(layout_b.devices)
     pairs = []
     for i, device in enumerate(layout_a.devices):
-        if device not in layout_b.devices:
+        j = layout_b.devices.index(device) if device in layout_b.devices else None
+        pairs.append((device, i, None if j is None or blocks_b[j] != whole_b else j))
+    tiles = None
+    if any(j is None for _, _, j in pairs):
+        tiles = _row_tiles(layout_b)
+        if tiles is None:
             return None
-        j = layout_b.devices.index(device)
-        if blocks_b[j] != whole_b:
-            return None
-        pairs.append((device, i, j))
     rest = tuple(slice(0, n, 1) for n in layout_b.shape[1:])
     rows = {
         device: [(slice(band.start, band.stop, 1), *rest)]
         for device, band in zip(layout_a.devices, bands)
     }
-    return tuple(pairs), Layout((layout_a.shape[0], *layout_b.shape[1:]), rows)
+    return tuple(pairs), Layout((layout_a.shape[0], *layout_b.shape[1:]), rows), tiles
+
+
+def _row_tiles(layout: Layout) -> tuple | None:
+    """The chunks of `layout` that tile it by whole rows, in row order, where they do
+    with no overlap; else None."""
+    boxes = layout.boxes
+    order = sorted(range(len(boxes)), key=lambda k: boxes[k][0].start)
+    row = 0
+    for k in order:
+        rows, *rest = boxes[k]
+        if rows.start != row or (rows.step != 1 and len(rows) > 1):
+            return None
+        if tuple(rest) != tuple(range(n) for n in layout.shape[1:]):
+            return None
+        row = rows.stop
+    return tuple(order) if row == layout.shape[0] else None
 
 
 @plan_cache

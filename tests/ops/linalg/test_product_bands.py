@@ -9,9 +9,11 @@ from _call_counts import outcomes
 
 import mdarray
 from mdarray import Layout
+from mdarray._backends.backend import backend as default_backend_object
 from mdarray._ops.linalg import product_bands
 
 DEVICES = tuple(mdarray.devices())
+BACKEND = default_backend_object()
 
 
 def _bands(on, shape):
@@ -51,12 +53,13 @@ def test_band_products_match_numpy_and_replay_bit_for_bit(made, on, dtype_a, dty
         expected = ha @ hb
         assert first.dtype == again.dtype == expected.dtype
         assert again.layout == first.layout
-        assert first.layout.chunk_devices == a.layout.devices  # a chunk per band
+        if a.layout.device_blocks is not None:
+            assert first.layout.chunk_devices == a.layout.devices  # a chunk per band
         np.testing.assert_array_equal(again.get(), first.get())
         scale = float(np.max(np.abs(expected)))
         tolerance = 1e-5 if dtype_a in (np.float32, np.complex64) else 1e-12
         np.testing.assert_allclose(first.get(), expected, rtol=0, atol=tolerance * scale)
-    assert made == [True]
+    assert made == [a.layout.device_blocks is not None]  # bands where devices hold bands
 
 
 def test_a_band_replay_reads_the_values_of_now():
@@ -102,8 +105,10 @@ def test_a_view_operand_replays_through_its_blocks_or_the_whole_way():
     np.testing.assert_allclose(out.get(), ha @ hv, rtol=1e-12)
 
 
-def test_b_whole_on_some_devices_only_takes_the_plan(made):
-    # b (a transposed view) whole on device 0 only: the plan's runner gathers it.
+def test_b_whole_on_some_devices_only(made):
+    # b (a transposed view) whole on device 0 only: where the devices share memory it is
+    # read by every band (joined from its row chunks), elsewhere the plan's runner
+    # gathers it.
     rng = np.random.default_rng(4)
     hp = rng.standard_normal((40, 16))
     on = list(range(min(4, len(DEVICES)))) * (4 // min(4, len(DEVICES)))
@@ -113,7 +118,8 @@ def test_b_whole_on_some_devices_only_takes_the_plan(made):
         first, again = points @ centers.T, points @ centers.T
         np.testing.assert_array_equal(again.get(), first.get())
         np.testing.assert_allclose(first.get(), hp @ hp[:8].T, rtol=1e-12)
-    assert made == [len(set(on)) == 1 or len(DEVICES) == 1]
+    bands = points.layout.device_blocks is not None
+    assert made == [bands and (len(points.devices) == 1 or BACKEND.shared_memory)]
 
 
 def _crossed_cases():
@@ -143,7 +149,7 @@ def test_crossed_bands_sum_each_devices_rows(made, on, columns, dtype):
         tolerance = 1e-5 if dtype == np.float32 else 1e-12
         scale = float(np.max(np.abs(expected)))
         np.testing.assert_allclose(first.get(), expected, rtol=0, atol=tolerance * scale)
-    assert made == [True]
+    assert made == [x.layout.device_blocks is not None]
 
 
 def test_crossed_operands_of_other_rows_take_the_plan(made):
@@ -160,3 +166,25 @@ def test_crossed_operands_of_other_rows_take_the_plan(made):
     assert made[0] is True  # x.T @ r: equal rows on one device, whatever the chunks
     if len(DEVICES) > 1:  # column chunks, not a transposed view: no bands to read
         assert made[2] is False
+
+
+def test_b_in_row_chunks_over_devices_that_share_memory(made):
+    # Power iteration's v = w / |w| lies in a's row chunks: on the cpu backend every band
+    # reads it joined; counted moves (count_transfers) take the plan, which counts them.
+    rng = np.random.default_rng(8)
+    ha, hv = rng.standard_normal((48, 48)), rng.standard_normal(48)
+    on = [0, 1, 2, 3]
+    a = mdarray.distributed_array(ha, _bands(on, ha.shape))
+    v = mdarray.distributed_array(hv, _bands(on, hv.shape))
+    with mdarray.options(fallback="raise"):
+        first, again = a @ v, a @ v
+        np.testing.assert_array_equal(again.get(), first.get())
+        np.testing.assert_allclose(first.get(), ha @ hv, rtol=1e-12)
+        with mdarray.count_transfers() as moved:
+            counted = a @ v
+        np.testing.assert_allclose(counted.get(), ha @ hv, rtol=1e-12)
+    several = len({DEVICES[d % len(DEVICES)] for d in on}) > 1
+    bands = a.layout.device_blocks is not None
+    assert made[0] == (bands and (not several or BACKEND.shared_memory))
+    if several:
+        assert moved.total > 0  # each band's device fetched the others' rows of v
