@@ -415,7 +415,7 @@ class Chunks:
         """A new family of this one member, on `refs` (per chunk: allocation, recipe)."""
         family = Family()
         family.members.add(self)
-        for allocation, _ in refs:
+        for allocation in slabs or next(zip(*refs), ()):  # each allocation once
             allocation.families.add(family)
         self._refs = tuple(refs)
         self._slab_allocations = slabs

@@ -363,9 +363,23 @@ def _scalar_value(x: DistArray, value):
 
 
 def _check_writable(x: DistArray) -> None:
-    if not x.storage.backend.read_only_arrays:
+    """Raise NumPy's error where a chunk of x refuses writes. Packed chunks' buffers are
+    views this library makes of their slabs (one per device), so there the slabs are
+    asked, and no chunk view is made for it."""
+    storage = x.storage
+    if not storage.backend.read_only_arrays:
         return
-    for k, _, chunk in local_chunks(x.storage):  # another process checks its own alike
+    slabs = storage.slabs
+    if slabs is not None:
+        for device, slab in zip(x.layout.devices, slabs):
+            if not _this_process.ALL_HERE and is_placeholder(slab):
+                continue  # another process's slab: its process checks it
+            if not getattr(getattr(slab, "flags", None), "writeable", True):
+                raise ValueError(
+                    f"assignment destination is read-only (the slab on device {device})"
+                )
+        return
+    for k, _, chunk in local_chunks(storage):  # another process checks its own alike
         flags = getattr(chunk, "flags", None)
         if flags is not None and hasattr(flags, "writeable") and not flags.writeable:
             raise ValueError(
