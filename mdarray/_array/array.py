@@ -72,11 +72,12 @@ class DistArray(Stored, NDArrayMethods, PythonProtocols, Operators):
     __signature__ = inspect.Signature()
 
     @classmethod
-    def _new(cls, storage: Chunks, mode: Mode) -> DistArray:
+    def _new(cls, storage: Chunks, mode: Mode = REPLICA) -> DistArray:
         """The one constructor: `storage` (checked when it was made) in `mode`, which the
         dtype must be able to hold. `storage` must belong to this array alone (make
         another array on the same buffers with `Chunks.derive`)."""
-        mode.check_dtype(storage.dtype)
+        if mode is not REPLICA:  # every dtype holds REPLICA: no call for the common case
+            mode.check_dtype(storage.dtype)
         self = object.__new__(cls)
         self._storage = storage
         self._mode = mode
@@ -447,8 +448,32 @@ def in_group(result: Any, operands: Collection[Any]) -> Any:
     """`result` with every new DistArray in it (itself, or a tuple's or list's items) given
     the device group of the DistArray `operands` (their union, sequences looked into), where
     its devices lie in it. Operands returned as results (``out=``) keep their own group."""
-    if type(result) is DistArray and _one_group(result, operands):
-        return result
+    if type(result) is DistArray:
+        # The common case inline (every op's result passes here): operands of one group,
+        # `result` one of them, or new.
+        first = group = None
+        common = True
+        for value in operands:
+            kind = type(value)
+            if kind is tuple or kind is list:
+                common = False
+                break
+            if kind is DistArray:
+                if value is result:  # its own group, fixed now: `placed_in` must not set one
+                    result.device  # noqa: B018  (made on first use)
+                    return result
+                if first is None:
+                    first, group = value, value._group
+                elif group is None or (value._group is not group and value._group != group):
+                    common = False
+                    break
+        if common and first is not None:
+            group = group if group is not None else first.device
+            devices = first._storage.layout.devices
+            if result._group is None and result._storage.layout.devices == devices:
+                result._group = group
+            if result._group is group:
+                return result
     results = _arrays_in((result,))
     arrays = _arrays_in(operands) if results else None
     if not arrays:
@@ -465,7 +490,7 @@ def in_group(result: Any, operands: Collection[Any]) -> Any:
         if r._group is group:
             continue
         if any(r is x for x in arrays):
-            r.device  # noqa: B018  (its own group, made on first use: see `_one_group`)
+            r.device  # noqa: B018  (its own group, made on first use)
             continue
         layout = r._storage.layout
         if r._group is None and layout.devices == devices:
@@ -506,29 +531,6 @@ def _union(groups: list[DeviceSet]) -> DeviceSet:
     return DeviceSet(sorted(set().union(*(g.device_ids for g in groups))), widest.backend)
 
 
-def _one_group(result: DistArray, operands: Collection[Any]) -> bool:
-    """`in_group`'s common case: operands of one group, `result` one of them, or new."""
-    first = group = None
-    for value in operands:
-        kind = type(value)
-        if kind is tuple or kind is list:
-            return False
-        if kind is DistArray:
-            if value is result:  # its own group, fixed now: `placed_in` must not set one
-                result.device  # noqa: B018  (made on first use)
-                return True
-            if first is None:
-                first, group = value, value._group
-            elif group is None or (value._group is not group and value._group != group):
-                return False
-    if first is None:
-        return False
-    group = group if group is not None else first.device
-    if result._group is None and result._storage.layout.devices == first._storage.layout.devices:
-        result._group = group
-    return result._group is group
-
-
 def _arrays_in(values: Collection[Any]) -> list[DistArray]:
     """The DistArrays among `values` and in their tuples and lists (one level)."""
     found = []
@@ -540,9 +542,9 @@ def _arrays_in(values: Collection[Any]) -> list[DistArray]:
     return found
 
 
-def wrap(storage: Chunks, mode: Mode = REPLICA) -> DistArray:
-    """A DistArray of `storage` (which no other array holds) in `mode`."""
-    return DistArray._new(storage, mode)
+#: ``wrap(storage, mode=REPLICA)``: a DistArray of `storage` (which no other array holds)
+#: in `mode` (the constructor itself: no frame of its own on every op's result).
+wrap = DistArray._new
 
 
 def in_mode(x: DistArray, mode: Mode) -> DistArray:
