@@ -60,14 +60,16 @@ def permute_dims(x: DistArray, /, axes: Sequence[int] | None = None) -> DistArra
     >>> mdarray.permute_dims(x, (1, 0)).index_map[1]
     [(slice(0, 3, 1), slice(1, 2, 1))]
     """
-    if axes is None:
-        axes = tuple(range(x.ndim))[::-1]
-    axes = tuple(operator.index(a) for a in axes)
-    if len(axes) != x.ndim:
-        raise ValueError("axes don't match array")
-    axes = tuple(_normalize_axis(a, x.ndim) for a in axes)
-    if len(set(axes)) != len(axes):
-        raise ValueError("repeated axis in transpose")
+    ndim = x.ndim
+    if axes is None:  # ``x.T``: reversed, nothing to check
+        axes = tuple(range(ndim - 1, -1, -1))
+    else:
+        axes = tuple([operator.index(a) for a in axes])
+        if len(axes) != ndim:
+            raise ValueError("axes don't match array")
+        axes = tuple([_normalize_axis(a, ndim) for a in axes])
+        if len(set(axes)) != len(axes):
+            raise ValueError("repeated axis in transpose")
     known = x.storage.remapped()
     if known is not None and known[1][0] == "permute":
         undone = known[1][1]  # x is a permutation of the source's axes by `undone`
