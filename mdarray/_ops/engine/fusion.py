@@ -5,7 +5,8 @@ each of its ufuncs as a DistArray op (dtype resolution, layout, mode rules and a
 chunk, an intermediate DistArray per step), the fused call aligns the operands to the
 result's layout once and runs ``fn`` itself once per chunk: the backend's
 ``fused_kernel(fn)`` is ``fn`` on the cpu backend (on the chunk's NumPy arrays)
-and ``cupy.fuse(fn)`` on the cuda backend (one GPU kernel per chunk).
+and one GPU kernel per chunk on the cuda backend (`_backends.cuda.elementwise.Chain`,
+else ``cupy.fuse(fn)``).
 """
 
 from __future__ import annotations
@@ -153,10 +154,13 @@ def fuse(fn: Callable[..., Any] | None = None, *, kernel_name: str | None = None
     instead of once per op on DistArrays: no intermediate DistArrays and no dispatch per
     op. On the cpu backend each chunk runs ``fn`` on its NumPy arrays, with the kernels
     the unfused ops use (NumPy's, with the array API's special values); on the cuda
-    backend it runs ``cupy.fuse(fn)``, one GPU kernel per chunk, with ``fn``'s NumPy
-    ufuncs run as CuPy's. Where ``fn`` calls a ufunc whose special values mdarray fixes
-    (``floor_divide``, ``remainder``, complex ``log``, ...), the cuda backend runs it
-    per op on its own kernels instead, so the value stays the unfused one.
+    backend it runs one GPU kernel per chunk, with ``fn``'s NumPy ufuncs run as CuPy's:
+    mdarray's generated kernel of their per-element routines for chunks of 16 MiB and
+    more (the unfused values bit for bit), else ``cupy.fuse(fn)``, whose compiler may
+    contract a multiply and the add after it into one FMA (a value may then differ from
+    the unfused one in its last place). Where ``fn`` calls a ufunc whose special values
+    mdarray fixes (``floor_divide``, ``remainder``, complex ``log``, ...), the cuda
+    backend runs it per op on its own kernels instead, so the value stays the unfused one.
 
     Parameters
     ----------
