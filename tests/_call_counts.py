@@ -9,6 +9,7 @@ Python code alike; C functions are not counted) of one run of `fn` after `warmup
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections import Counter
 from collections.abc import Callable
@@ -26,7 +27,8 @@ def profile(fn: Callable[[], Any], *, warmup: int = 3) -> Counter:
     """``{(file, line, function): calls}`` of one ``fn()`` after `warmup` calls. With
     a warm-up the table of decided calls starts empty (`mdarray._core.decided.clear`):
     a full table starts again empty when it must take one more, which inside the counted
-    call would send its calls the whole way (``warmup=0`` counts the table as it is)."""
+    call would send its calls the whole way (``warmup=0`` counts the table as it is).
+    No garbage collection runs inside the count (its weakref callbacks are calls too)."""
     if warmup:
         _decided.clear()
     for _ in range(warmup):
@@ -38,11 +40,16 @@ def profile(fn: Callable[[], Any], *, warmup: int = 3) -> Counter:
             code = frame.f_code
             counts[(code.co_filename, code.co_firstlineno, code.co_name)] += 1
 
+    collecting = gc.isenabled()
+    gc.collect()
+    gc.disable()
     sys.setprofile(hook)
     try:
         fn()
     finally:
         sys.setprofile(None)
+        if collecting:
+            gc.enable()
     # The lambda or function handed in is the caller's own, not the operation's.
     own = fn.__code__ if hasattr(fn, "__code__") else None
     if own is not None:

@@ -9,7 +9,6 @@ benchmarks' timings. Budgets are about 15% above the counts reached (one device;
 The algorithms run checked against NumPy on the same data.
 """
 
-import gc
 import importlib
 import sys
 from pathlib import Path
@@ -36,15 +35,6 @@ CUDA = {"cg": 592, "jacobi": 290, "kmeans": 591, "logreg": 214, "power": 104, "s
 NAMES = sorted(CUDA)
 
 
-def _counted(fn) -> int:
-    gc.collect()
-    gc.disable()  # no collection (and its weakref callbacks) inside the count
-    try:
-        return calls(fn)
-    finally:
-        gc.enable()
-
-
 def _small(host):
     if isinstance(host, tuple):
         return tuple(_small(h) for h in host)
@@ -62,8 +52,8 @@ def test_an_iteration_stays_within_its_budget(name):
         scale = float(np.max(np.abs(expected))) or 1.0
         np.testing.assert_allclose(got.get(), expected, rtol=0, atol=rtol * scale)
         one, three = (
-            _counted(lambda: algorithm(mdarray, data, 1)),
-            _counted(lambda: algorithm(mdarray, data, 3)),
+            calls(lambda: algorithm(mdarray, data, 1)),
+            calls(lambda: algorithm(mdarray, data, 3)),
         )
     per_iteration = (three - one) / 2
     devices = len(mdarray.devices())

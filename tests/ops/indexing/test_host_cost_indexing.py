@@ -7,8 +7,6 @@ the plans), on a 64x64 float32 array in 4 row chunks on one device and on 4 devi
 fewer devices than 4 the chunks cycle over those there are).
 """
 
-import gc
-
 import numpy as np
 import pytest
 from _call_counts import calls, report
@@ -87,15 +85,6 @@ CUDA = {
 }  # fmt: skip
 
 
-def _counted(fn) -> int:
-    gc.collect()
-    gc.disable()  # no collection (and its weakref callbacks) inside the count
-    try:
-        return calls(fn)
-    finally:
-        gc.enable()
-
-
 @pytest.mark.parametrize(
     "numbers", [(0, 0, 0, 0), (0, 1, 2, 3)], ids=["one-device", "four-devices"]
 )
@@ -103,7 +92,7 @@ def _counted(fn) -> int:
 def test_repeated_indexing_stays_within_its_budget(numbers, name):
     on = tuple(devices(*numbers))
     fn = _ops(on)[name]
-    count = _counted(fn)
+    count = calls(fn)
     several = len(set(on)) > 1  # with fewer devices, the four chunks cycle over them
     budget = (FOUR_DEVICES if several else ONE_DEVICE)[name]
     if mdarray.default_backend() == "cuda":
@@ -113,4 +102,4 @@ def test_repeated_indexing_stays_within_its_budget(numbers, name):
 
 def test_counts_are_deterministic():
     fn = _ops(tuple(devices(0, 1, 2, 3)))["z[1:, :] -= y[:-1, :]"]
-    assert len({_counted(fn) for _ in range(3)}) == 1
+    assert len({calls(fn) for _ in range(3)}) == 1
