@@ -167,7 +167,7 @@ def row_bands(layout_a: Layout, layout_b: Layout) -> tuple | None:
         pairs.append((device, i, None if j is None or blocks_b[j] != whole_b else j))
     tiles = None
     if any(j is None for _, _, j in pairs):
-        tiles = _row_tiles(layout_b)
+        tiles = product_runs.tiling_rows(layout_b)
         if tiles is None:
             return None
     rest = tuple(slice(0, n, 1) for n in layout_b.shape[1:])
@@ -176,22 +176,6 @@ def row_bands(layout_a: Layout, layout_b: Layout) -> tuple | None:
         for device, band in zip(layout_a.devices, bands)
     }
     return tuple(pairs), Layout((layout_a.shape[0], *layout_b.shape[1:]), rows), tiles
-
-
-def _row_tiles(layout: Layout) -> tuple | None:
-    """The chunks of `layout` that tile it by whole rows, in row order, where they do
-    with no overlap; else None."""
-    boxes = layout.boxes
-    order = sorted(range(len(boxes)), key=lambda k: boxes[k][0].start)
-    row = 0
-    for k in order:
-        rows, *rest = boxes[k]
-        if rows.start != row or (rows.step != 1 and len(rows) > 1):
-            return None
-        if tuple(rest) != tuple(range(n) for n in layout.shape[1:]):
-            return None
-        row = rows.stop
-    return tuple(order) if row == layout.shape[0] else None
 
 
 @plan_cache

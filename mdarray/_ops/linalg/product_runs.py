@@ -222,7 +222,7 @@ def _row_blocks(plan, matrices: tuple, layout: Layout, backend: Backend) -> tupl
         chunks_a.append(rest[0])
     if not _tile_rows([layout_a.boxes[k] for k in chunks_a], layout_a.shape):
         return None
-    return tuple(chunks_a), _tiling_rows(layout_b)
+    return tuple(chunks_a), tiling_rows(layout_b)
 
 
 def _whole_b(source: tuple, layout: Layout, full: tuple) -> bool:
@@ -232,9 +232,9 @@ def _whole_b(source: tuple, layout: Layout, full: tuple) -> bool:
     return source[2] is None and layout.boxes[source[1]] == full
 
 
-def _tiling_rows(layout: Layout) -> tuple | None:
-    """The chunks of a 2-D layout that tile it by whole rows, in row order (one chunk
-    where one holds it all); None where there are none such."""
+def tiling_rows(layout: Layout) -> tuple | None:
+    """The chunks of a layout (of one axis or more) that tile it by whole rows, in row
+    order (one chunk where one holds it all); None where there are none such."""
     whole = tuple(range(n) for n in layout.shape)
     if whole in layout.boxes:
         return (layout.boxes.index(whole),)
@@ -243,10 +243,11 @@ def _tiling_rows(layout: Layout) -> tuple | None:
 
 
 def _tile_rows(boxes: list, shape: tuple) -> bool:
-    """Whether 2-D `boxes`, in their order, tile an array of `shape` by whole rows."""
+    """Whether `boxes`, in their order, tile an array of `shape` by whole rows."""
+    rest = tuple(range(n) for n in shape[1:])
     row = 0
-    for rows, cols in boxes:
-        if rows.start != row or rows.step != 1 or len(cols) != shape[1]:
+    for rows, *others in boxes:
+        if rows.start != row or rows.step != 1 or tuple(others) != rest:
             return False
         row = rows.stop
     return row == shape[0]
