@@ -85,7 +85,7 @@ from ._ops.creation import (
     creation_functions as _creation,
     data_type_functions as _data_types,
     index_arithmetic as _index_arithmetic,  # noqa: F401
-    ranges as _ranges,  # noqa: F401
+    ranges as _ranges,
     ways_in as _ways_in,
 )
 from ._ops.creation.data_type_functions import (
@@ -466,9 +466,9 @@ eye = _keeping_groups(_creation.eye)
 from_dlpack = _keeping_groups(_creation.from_dlpack)
 full = _keeping_groups(_creation.full)
 full_like = _keeping_groups(_creation.full_like)
-geomspace = _keeping_groups(_creation.geomspace)
+geomspace = _keeping_groups(_ranges.geomspace)
 linspace = _keeping_groups(_creation.linspace)
-logspace = _keeping_groups(_creation.logspace)
+logspace = _keeping_groups(_ranges.logspace)
 meshgrid = _keeping_groups(_creation.meshgrid)
 ones = _keeping_groups(_creation.ones)
 ones_like = _keeping_groups(_creation.ones_like)

@@ -29,6 +29,7 @@ from mdarray._movement import redistribute as _redistribute
 from mdarray._runtime.config import check_fallback, mark_explicit
 from mdarray._spmd import processes as _processes
 from mdarray._storage.chunks import Chunks
+from mdarray._storage.local import all_here
 from mdarray._storage.stored import Stored, decided_call, decided_function
 
 from .ndarray_methods import NDArrayMethods
@@ -365,7 +366,7 @@ class DistArray(Stored, NDArrayMethods, PythonProtocols, Operators):
                 f"{len(buffers)} chunks in mode {self.mode}: gather it with "
                 "x.reshard(mdarray.Layout.replicated(x.shape, devices=[d])) or x.get() first"
             )
-        return buffers[0]
+        return self._storage.export()[0]  # seen outside: this array's own memory from now
 
     @property
     def __cuda_array_interface__(self) -> dict[str, Any]:
@@ -388,24 +389,31 @@ class DistArray(Stored, NDArrayMethods, PythonProtocols, Operators):
         dl_device: tuple[int, int] | None = None,
         copy: bool | None = None,
     ) -> Any:
-        """The DLPack export of the value: the chunk itself where one chunk holds it all
-        (no copy); else, unless ``copy=False`` forbids a copy, the value gathered onto
-        the first chunk's device as one new array, and that exported (the standard's
-        copying export, which ``np.from_dlpack`` / ``cupy.from_dlpack`` take)."""
+        """The DLPack export of the value, without a copy where one array views it all:
+        the chunk that holds it all, or row chunks lying one after another in one
+        allocation (`Layout.row_tiling`, `Backend.span`: the cpu backend's arrays from
+        the host). Else, unless ``copy=False`` forbids a copy, the value gathered onto the
+        first chunk's device as one new array, and that exported (the standard's copying
+        export, which ``np.from_dlpack`` / ``cupy.from_dlpack`` take)."""
         kwargs: dict[str, Any] = {"stream": stream} if stream is not None else {}
         if max_version is not None:
             kwargs["max_version"] = max_version
         if dl_device is not None:
             kwargs["dl_device"] = dl_device
         device = self.layout.chunk_devices[0]
-        if self._whole_in_one_chunk():
-            chunk = self._storage.buffers[0]
+        if (view := self._exported_view()) is not None:
+            chunk, device = view
             if copy is not None:
                 kwargs["copy"] = copy
         elif copy is False:
-            self._single_chunk("__dlpack__ (copy=False)", BufferError)
+            raise BufferError(
+                f"__dlpack__ (copy=False): no one array views this value, its {len(self.layout.boxes)} "
+                f"chunks (mode {self.mode}) do not lie in place in one allocation of one device: "
+                "export with copy=None or copy=True (a gathered copy), or gather it first with "
+                "x.reshard(mdarray.Layout.replicated(x.shape, devices=[d]))"
+            )
         else:  # gathered (a chunk may come along unchanged: copy=True still copies)
-            chunk = self.to_device(device)._storage.buffers[0]
+            chunk = self.to_device(device)._storage.export()[0]  # (copied where x's memory)
             if copy:
                 kwargs["copy"] = True
         self._storage.backend.export_to_current(device)
@@ -415,9 +423,29 @@ class DistArray(Stored, NDArrayMethods, PythonProtocols, Operators):
         """The device a DLPack export is on: the first chunk's (see `__dlpack__`)."""
         return self._storage.buffers[0].__dlpack_device__()
 
-    def _whole_in_one_chunk(self) -> bool:
-        buffers = self._storage.buffers
-        return len(buffers) == 1 and buffers[0].shape == self.shape
+    def _exported_view(self) -> tuple[Any, int] | None:
+        """``(array, device)``: one array of the backend viewing the whole value, where its
+        chunks (each element in one) lie in place in one allocation (`Backend.span`; the
+        cpu backend's arrays made together), read-only where a chunk is, and the device
+        of the chunk at its origin; else None. With each element in one chunk, that copy
+        is the value in any mode. The memory is made this array's own and kept so
+        (`Chunks.export`): the consumer may write, and sees this array's later writes."""
+        storage, layout = self._storage, self.layout
+        if layout.has_overlaps or not all_here():
+            return None
+        if not self.size:  # no elements: any chunk viewed in the value's shape
+            return storage.buffers[0].reshape(self.shape), layout.chunk_devices[0]
+        exported = storage.export()
+        held = [k for k, box in enumerate(layout.boxes) if all(box)]
+        buffers = [exported[k] for k in held]
+        starts = [tuple(r.start for r in layout.boxes[k]) for k in held]
+        whole = storage.backend.span(buffers, starts, self.shape)
+        if whole is None:
+            return None
+        if len(buffers) > 1 and storage.backend.read_only_arrays:
+            whole.flags.writeable = all(b.flags.writeable for b in buffers)
+        origin = next(k for k, start in zip(held, starts) if not any(start))
+        return whole, layout.chunk_devices[origin]
 
     def __cupy_get_ndarray__(self) -> Any:
         """CuPy's ``cupy.asarray(x)``: the value gathered onto CuPy's current device

@@ -173,16 +173,45 @@ def _is_array(x) -> bool:
     return hasattr(x, "dtype") and not isinstance(x, np.generic)
 
 
-def span(buffers, pointer, view):
-    """One array viewing `buffers` (a device's chunks, one after another along axis 0) as
-    the block they tile: the buffer itself where there is one, else ``view(buffers, first,
-    shape, strides)`` of their `lined_up` block (the backend's check that they lie in one
-    allocation, and its strided view; None where they do not); None where they do not
-    line up."""
-    if len(buffers) == 1:
+def span(buffers, pointer, view, starts=None, shape=None):
+    """One array viewing `buffers` as the block they tile: one after another along axis 0
+    (a device's chunks), or each at its `starts` in a block of `shape` where given (the
+    chunks of an array). The buffer itself where there is one, else ``view(buffers,
+    first, shape, strides)`` of the block where they lie in place (`lined_up`, `laid_out`:
+    the backend's check that they lie in one allocation, and its strided view; None where
+    they do not); None where they do not."""
+    if len(buffers) == 1 and (shape is None or buffers[0].shape == shape):
         return buffers[0]
-    found = lined_up(buffers, pointer)
+    found = (
+        lined_up(buffers, pointer) if starts is None else laid_out(buffers, starts, shape, pointer)
+    )
     return None if found is None else view(buffers, *found)
+
+
+def laid_out(buffers, starts, shape, pointer):
+    """How `buffers`, which tile a block of `shape` from their `starts`, lie as one block
+    in memory: ``(first, shape, strides)`` of the strided view whose every buffer lies at
+    its place (one stride per axis), `first` the buffer at its origin; else None. Buffers
+    of no elements are passed over; `pointer` gives a buffer's address."""
+    live = [(b, s) for b, s in zip(buffers, starts) if b.size]
+    first = next((b for b, s in live if not any(s)), None)
+    if first is None:
+        return None
+    origin = pointer(first)
+    strides = []
+    for axis in range(len(shape)):
+        stride = next((b.strides[axis] for b, _ in live if b.shape[axis] > 1), None)
+        if stride is None:  # no buffer holds two places of the axis: the neighbour's distance
+            step = tuple(int(a == axis) for a in range(len(shape)))
+            after = next((b for b, s in live if tuple(s) == step), None)
+            stride = first.strides[axis] if after is None else pointer(after) - origin
+        strides.append(stride)
+    for b, s in live:
+        if pointer(b) != origin + sum(i * step for i, step in zip(s, strides)):
+            return None
+        if any(n > 1 and b.strides[a] != strides[a] for a, n in enumerate(b.shape)):
+            return None
+    return first, tuple(shape), tuple(strides)
 
 
 def lined_up(buffers, pointer):

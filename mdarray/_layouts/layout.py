@@ -168,6 +168,19 @@ class Layout:
             return None
         return tuple((i, tuple(len(r) for r in box), ...) for i, box in enumerate(blocks))
 
+    @cached_property
+    def row_tiling(self) -> tuple[int, ...] | None:
+        """The chunks that tile the array by whole rows, in row order (one chunk where one
+        holds it all; chunks of no elements left out), or None where there are none such:
+        the chunks whose buffers, lying one after another in one allocation, are the whole
+        array (`Backend.span`)."""
+        whole = tuple(range(n) for n in self.shape)
+        if whole in self.boxes:
+            return (self.boxes.index(whole),)
+        held = [k for k, box in enumerate(self.boxes) if all(box)]
+        order = sorted(held, key=lambda k: self.boxes[k][0].start)
+        return tuple(order) if tile_rows([self.boxes[k] for k in order], self.shape) else None
+
     @property
     def index_map(self) -> dict[int, list[tuple[slice, ...]]]:
         """``{device: [index, ...]}`` with normalized indices (a new dict each time)."""
@@ -348,6 +361,17 @@ def make_2d_index_map(
             for device in sorted(held_by):
                 index_map.setdefault(device, []).append(index)
     return index_map
+
+
+def tile_rows(boxes: Sequence[tuple[range, ...]], shape: tuple[int, ...]) -> bool:
+    """Whether `boxes`, in their order, tile an array of `shape` by whole rows."""
+    rest = tuple(range(n) for n in shape[1:])
+    row = 0
+    for rows, *others in boxes:
+        if rows.start != row or rows.step != 1 or tuple(others) != rest:
+            return False
+        row = rows.stop
+    return row == shape[0]
 
 
 def shape_tuple(shape: ShapeLike) -> tuple[int, ...]:

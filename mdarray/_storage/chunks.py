@@ -31,7 +31,7 @@ import threading
 import weakref
 from collections.abc import Callable, Sequence
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -62,12 +62,6 @@ _LOCK = threading.RLock()  # guards families, allocations and their moves across
 
 # Integer type codes equal to another's dtype (longlong is int64 on Linux) mapped to it.
 _ALIASES = {c: np.dtype(np.dtype(c).str) for c in "lLqQ" if np.dtype(np.dtype(c).str).char != c}
-
-
-def reader(path: str, doc: str) -> property:
-    """A read-only attribute read by C code (`operator.attrgetter` of `path`): as Python
-    properties, the hot paths' reads were a fifth of a small operation's Python calls."""
-    return property(attrgetter(path), doc=doc)
 
 
 _UNFILLED = object()  # `Chunks._fresh`: slabs left as allocated
@@ -155,9 +149,9 @@ class Chunks:
         return cls(layout, backend, dtype, None, slabs)
 
     @classmethod
-    def empty(cls, layout: Layout, dtype, backend: Backend, *, adjacent: bool = False) -> Chunks:
-        """Fresh packed chunks with unspecified values (`adjacent`: `Backend.empty_slabs`)."""
-        return cls._fresh(layout, dtype, backend, _UNFILLED, adjacent)
+    def empty(cls, layout: Layout, dtype, backend: Backend) -> Chunks:
+        """Fresh packed chunks with unspecified values."""
+        return cls._fresh(layout, dtype, backend, _UNFILLED)
 
     @classmethod
     def full(cls, layout: Layout, value, dtype, backend: Backend) -> Chunks:
@@ -165,15 +159,18 @@ class Chunks:
         return cls._fresh(layout, dtype, backend, value)
 
     @classmethod
-    def _fresh(cls, layout: Layout, dtype, backend: Backend, value, together=False) -> Chunks:
-        """Fresh packed chunks of `value` (or not: `_UNFILLED`), made `together` if local."""
+    def _fresh(cls, layout: Layout, dtype, backend: Backend, value) -> Chunks:
+        """Fresh packed chunks of `value` (or not: `_UNFILLED`), made together where local
+        (`Backend.empty_slabs`: one allocation in shared memory, seen whole by `span`)."""
         dtype = np.dtype(dtype)
         if layout.extent * dtype.itemsize > MAX_INDEX or not dtype.isnative:
             dtype = allocatable(layout.extent, dtype)
         check_devices(layout, backend)
-        if together and all(map(is_local, layout.devices)):
-            totals = [total for _, total in layout.packing]
+        if all(map(is_local, layout.devices)) and (value is _UNFILLED or backend.shared_memory):
+            totals = [t for _, t in layout.packing]
             slabs = tuple(backend.empty_slabs(totals, dtype, layout.devices))
+            for slab in slabs if value is not _UNFILLED else ():
+                np.copyto(slab, value, casting="unsafe")  # as `numpy.full` (host memory here)
         else:
             empty, full = backend.empty, backend.full
             slabs = tuple(
@@ -192,7 +189,7 @@ class Chunks:
             array = np.asarray(array)
         if not array.dtype.isnative:  # a file format's big-endian data (`_limits`)
             array = array.astype(native(array.dtype))
-        out = cls.empty(layout, array.dtype, backend, adjacent=True)
+        out = cls.empty(layout, array.dtype, backend)
         copy_in = backend.from_host if isinstance(array, np.ndarray) else backend.adopt
         for box, device, buffer in zip(layout.boxes, layout.chunk_devices, out.buffers):
             if is_local(device):
@@ -225,8 +222,11 @@ class Chunks:
         one's (copy on write keeps their writes apart)."""
         layout = self.layout if layout is None else layout
         buffers = self.buffers if buffers is None else tuple(buffers)
-        out = Chunks.of(layout, buffers, self.backend, self.dtype if dtype is None else dtype)
         mine = {id(b): k for k, b in enumerate(self.buffers)}
+        if getattr(self._family, "exported", False):  # memory seen outside: copies, not shared
+            copy, devices = self.backend.copy, layout.chunk_devices
+            buffers = [copy(b, devices[t]) if id(b) in mine else b for t, b in enumerate(buffers)]
+        out = Chunks.of(layout, buffers, self.backend, self.dtype if dtype is None else dtype)
         if not any(id(b) in mine for b in out.buffers):
             return out
         with _LOCK:
@@ -258,9 +258,8 @@ class Chunks:
         views. A chunk that `make` had to copy is the view's own."""
         dtype = self.dtype if dtype is None else np.dtype(dtype)
         with _LOCK:
-            self._track()
+            family = self._track()
             assert self._refs is not None
-            assert self._family is not None
             xp = self.backend.xp
             buffers = self.buffers
             devices = self.layout.chunk_devices
@@ -281,11 +280,10 @@ class Chunks:
                     allocation, recipe = self._refs[k]
                     refs.append((allocation, (*recipe, made_by(make, t))))
             out = Chunks.of(layout, out_buffers, self.backend, dtype)
-            out._family = self._family
-            out._refs = tuple(refs)
-            self._family.members.add(out)
+            out._family, out._refs = family, tuple(refs)
+            family.members.add(out)
             for allocation, _ in refs:
-                allocation.families.add(self._family)
+                allocation.families.add(family)
         return out
 
     def remap(self, layout: Layout, make: Callable[[int, Any], Any], token=None) -> Chunks:
@@ -297,19 +295,17 @@ class Chunks:
         if current() is not None:
             return self.view(layout, make)
         with _LOCK:
-            if self._family is None:
-                self._track()
+            family = self._track()
             assert self._refs is not None
-            assert self._family is not None
             out = Chunks(layout, self.backend, self.dtype)
-            out._family = self._family
+            out._family = family
             out._refs = tuple(
                 (allocation, (*recipe, made_by(make, t)))
                 for t, (allocation, recipe) in enumerate(self._refs)
             )
             if token is not None:
                 out._origin = (weakref.ref(self), token, None)
-            self._family.members.add(out)
+            family.members.add(out)
         return out
 
     def remapped(self) -> tuple | None:
@@ -338,21 +334,18 @@ class Chunks:
             out._origin = (weakref.ref(self), token, None)
             return out
         with _LOCK:
-            if self._family is None:
-                self._track()
+            family = self._track()
             refs = self._refs
             assert refs is not None
-            assert self._family is not None
             out_refs: list = [None] * len(layout.chunk_devices)
             for _, entries in groups:
                 for t, k, _, getter in entries:
                     allocation, recipe = refs[k]
                     out_refs[t] = (allocation, (*recipe, getter))
             out = Chunks(layout, self.backend, self.dtype)
-            out._family = self._family
-            out._refs = tuple(out_refs)
+            out._family, out._refs = family, tuple(out_refs)
             out._origin = (weakref.ref(self), token, block_keys)
-            self._family.members.add(out)
+            family.members.add(out)
         return out
 
     def view_blocks(self) -> tuple | None:
@@ -388,30 +381,29 @@ class Chunks:
         origin = self._origin
         return origin is not None and origin[1] == token and origin[0]() is source
 
-    def _track(self) -> None:
-        """Set up the family and allocations of chunks that had none (under `_LOCK`)."""
+    def _track(self) -> Family:
+        """The family, set up with the chunks' allocations where there was none (`_LOCK`)."""
         if self._family is not None:
-            return
+            return self._family
         layout = self.layout
         if self._slabs is not None:
             # Packed chunks are their slabs' parts, tracked or not: no buffers made.
-            self._attach_slabs(own_memories(self._slabs, layout.devices, self.backend))
-            return
+            return self._attach_slabs(own_memories(self._slabs, layout.devices, self.backend))
         buffers = self.buffers  # made before the refs: they stay the chunk buffers
-        self._attach(
+        return self._attach(
             [(Allocation(b, d, self.backend), ()) for b, d in zip(buffers, layout.chunk_devices)]
         )
 
-    def _attach_slabs(self, slabs: Sequence[Allocation]) -> None:
+    def _attach_slabs(self, slabs: Sequence[Allocation]) -> Family:
         """Track packed chunks as parts of the allocations `slabs` (one per device)."""
         layout = self.layout
         refs: list = [None] * len(layout.chunks)
         for allocation, (entries, _) in zip(slabs, layout.packing):
             for k, offset, size in entries:
                 refs[k] = (allocation, (slab_part(offset, size, layout.chunk_shapes[k]),))
-        self._attach(refs, tuple(slabs))
+        return self._attach(refs, tuple(slabs))
 
-    def _attach(self, refs: Sequence, slabs: tuple | None = None) -> None:
+    def _attach(self, refs: Sequence, slabs: tuple | None = None) -> Family:
         """A new family of this one member, on `refs` (per chunk: allocation, recipe)."""
         family = Family()
         family.members.add(self)
@@ -420,6 +412,7 @@ class Chunks:
         self._refs = tuple(refs)
         self._slab_allocations = slabs
         self._family = family
+        return family
 
     # Copies and pickles ---------------------------------------------------------------
 
@@ -433,11 +426,7 @@ class Chunks:
         memories = copied_memories(memories, memo)
         return loaded(type(self), self.layout, self.backend, self.dtype, memories, parts, tracked)
 
-    def __copy__(self) -> Chunks:
-        return self.copied()
-
-    def __deepcopy__(self, memo: dict) -> Chunks:
-        return self.copied(memo)
+    __copy__ = __deepcopy__ = copied
 
     def __reduce__(self) -> tuple:
         """Pickled as its value: layout, backend name, dtype and each allocation the
@@ -512,13 +501,10 @@ class Chunks:
                 out.append(resolve(array, recipe))
         return tuple(out)
 
-    if TYPE_CHECKING:
-
-        @property
-        def slabs(self) -> tuple | None: ...
-
-    else:
-        slabs = reader("_slabs", "One flat slab per device of the layout, when packed; else None.")
+    # Read by C code (`attrgetter`, as `stored.reader`), typed as what it reads.
+    slabs: tuple | None = property(
+        attrgetter("_slabs"), doc="One flat slab per device of the layout, when packed; else None."
+    )  # type: ignore[assignment]
 
     # Writing --------------------------------------------------------------------------
 
@@ -574,11 +560,25 @@ class Chunks:
             for allocation, slab in zip(self._slab_allocations or (), slabs):
                 self._move(allocation, slab)
 
+    def export(self) -> tuple:
+        """The buffers, to be viewed outside mdarray (DLPack, the CUDA array interface):
+        made this value's own first (copied where another value shares them, as for a
+        write) and kept its own from now on (`Family.exported`)."""
+        with _LOCK:
+            self._track().exported = True
+            self.make_writable()  # (its own memory: others sharing it move, as for a write)
+        return self.buffers
+
     def _move(self, allocation: Allocation, array=None) -> None:
-        """Move this family off `allocation` onto a copy of it, or onto `array` (new
-        memory of its shape holding what the family writes) (under `_LOCK`)."""
+        """Move this family off `allocation` onto a copy of it, or onto `array` (new memory
+        of its shape holding what the family writes), under `_LOCK`; memory seen outside
+        mdarray (`export`) stays, `array` copied into it."""
         family = self._family
         assert family is not None
+        if family.exported and array is not None:
+            with self.backend.on(allocation.device):
+                self.backend.assign(allocation.array, (), array)
+            return
         if array is None:
             array = allocation.array
             if not isinstance(array, Remote):  # another process's memory: nothing to copy

@@ -87,12 +87,18 @@ class Allocation:
 
 
 class Family:
-    """One logical array value: the Chunks of an array and of its views."""
+    """One logical array value: the Chunks of an array and of its views.
 
-    __slots__ = ("__weakref__", "members")
+    `exported` once its memory is viewed outside mdarray (a DLPack export, the CUDA array
+    interface): from then on it shares that memory with no other array value (`Chunks.
+    export`), and a write computed into new memory is copied into it, so the outside
+    view and the array stay one."""
+
+    __slots__ = ("__weakref__", "exported", "members")
 
     def __init__(self) -> None:
         self.members: weakref.WeakSet[Any] = weakref.WeakSet()
+        self.exported = False
 
 
 def resolve(array, recipe: Recipe):

@@ -119,22 +119,75 @@ def test_single_chunk_exports_without_copying(pair):
 
 
 @given(dist_pairs())
-def test_several_chunks_export_a_copy_through_dlpack_only(pair):
-    """Several chunks: no zero-copy view (``__cuda_array_interface__``, ``copy=False``),
-    but DLPack's copying export, the value gathered onto the first chunk's device, which
-    ``np.from_dlpack`` takes (the array API's own DLPack tests)."""
+def test_several_chunks_export_through_dlpack(pair):
+    """Several chunks: no ``__cuda_array_interface__``. DLPack exports without a copy
+    where the chunks lie in place in one allocation (one array views them all), else
+    ``copy=False`` raises BufferError and the export is the value gathered onto the
+    first chunk's device (what ``np.from_dlpack`` takes: the array API's DLPack tests)."""
     x, expected = pair
     if len(x.layout.chunks) == 1:
         return
     assert not hasattr(x, "__cuda_array_interface__")
-    with pytest.raises(BufferError, match=r"x\.get\(\) first"):
+    try:
         x.__dlpack__(copy=False)
+        viewed = True
+    except BufferError as error:
+        message = str(error)
+        viewed = False
+    if not viewed:
+        assert "copy=None or copy=True" in message
     assert x.__dlpack_device__() == x.storage.buffers[0].__dlpack_device__()
     if mdarray.default_backend() == "cpu":
-        np.testing.assert_array_equal(np.from_dlpack(x), expected)
-        exported = np.from_dlpack(x, copy=True)
+        exported = np.from_dlpack(x)
         np.testing.assert_array_equal(exported, expected)
-        assert not any(np.shares_memory(exported, chunk) for chunk in x.storage.buffers)
+        if viewed and x.size:
+            assert any(np.shares_memory(exported, chunk) for chunk in x.storage.buffers)
+        copied = np.from_dlpack(x, copy=True)
+        np.testing.assert_array_equal(copied, expected)
+        assert not any(np.shares_memory(copied, chunk) for chunk in x.storage.buffers)
+
+
+CPU_ONLY = pytest.mark.skipif(
+    mdarray.default_backend() != "cpu", reason="the cpu backend's allocations"
+)
+
+
+@CPU_ONLY
+@pytest.mark.parametrize(
+    "make",
+    [
+        mdarray.asarray,
+        lambda host: mdarray.full(host.shape, 2.0),
+        lambda host: mdarray.reshape(mdarray.asarray(host.ravel()), host.shape),
+        lambda host: mdarray.asarray(host)[1:],
+        lambda host: mdarray.asarray(host)[::2, 1::2],
+        lambda host: mdarray.asarray(host).T,
+    ],
+    ids=["rows", "full", "reshaped", "rows view", "strided view", "transposed"],
+)
+def test_chunks_in_one_allocation_export_without_a_copy(make):
+    host = np.arange(24.0).reshape(4, 6)
+    x = make(host)
+    expected = x.get()
+    exported = np.from_dlpack(x, copy=False)
+    np.testing.assert_array_equal(exported, expected)
+    assert any(np.shares_memory(exported, chunk) for chunk in x.storage.buffers)
+    exported[0, 0] = -1.0  # a view of x: the write reaches x
+    assert x[0, 0] == -1.0
+    # An array sharing x's memory by copy on write keeps its value through such a write.
+    x = make(host)
+    sibling = x.reshard(x.layout)
+    np.from_dlpack(x)[0, 0] = -1.0
+    assert sibling[0, 0] == expected[0, 0]
+
+
+@CPU_ONLY
+def test_chunks_apart_export_a_copy_only():
+    x = mdarray.asarray(np.arange(24.0).reshape(4, 6)) + 1.0  # a fresh array per device
+    assert not np.shares_memory(x.storage.buffers[0], x.storage.buffers[1])
+    with pytest.raises(BufferError, match="copy=None or copy=True"):
+        x.__dlpack__(copy=False)
+    np.testing.assert_array_equal(np.from_dlpack(x), np.arange(24.0).reshape(4, 6) + 1.0)
 
 
 def test_array_namespace():

@@ -153,3 +153,33 @@ def test_in_place_ops_on_partial_arrays_keep_views(write, mode):
     write(want)
     np.testing.assert_array_equal(x.get(), want)
     np.testing.assert_array_equal(v.get(), want)
+
+
+# Memory seen outside mdarray ---------------------------------------------------------
+# A DLPack export views the array's memory. That memory stays the array's: an array
+# sharing it by copy on write moves off it (before the export, or at once after), so
+# writes through the export and through the array reach each other, and nothing else.
+
+ONE = mdarray.Layout.replicated((4, 6), devices=mdarray.devices()[:1])
+
+
+@pytest.mark.parametrize("copy", sorted(COPIES))
+@pytest.mark.parametrize("when", ["copy made before the export", "copy made after it"])
+def test_an_exported_array_keeps_its_memory(copy, when):
+    host = np.arange(24.0).reshape(4, 6)
+    x = mdarray.distributed_array(host, ONE)
+    xp = x.storage.backend.xp
+    y = COPIES[copy](x) if when.endswith("before the export") else None
+    seen = xp.from_dlpack(x)
+    y = COPIES[copy](x) if y is None else y
+    with mdarray.options(fallback="raise"):
+        x[0, 0] = -1.0
+        np.multiply(x, 2.0, out=x)
+    seen[0, 1] = -2.0
+    want = host * 2.0
+    want[0, 0], want[0, 1] = -2.0, -2.0
+    np.testing.assert_array_equal(x.get(), want)
+    np.testing.assert_array_equal(xp.asnumpy(seen) if xp is not np else seen, want)
+    np.testing.assert_array_equal(y.get(), host)
+    y[1, 1] = -3.0
+    assert float(seen[1, 1]) == want[1, 1]

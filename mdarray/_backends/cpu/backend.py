@@ -273,9 +273,9 @@ class CpuBackend:
         low, high = byte_bounds(root)
         return low, high - low
 
-    def span(self, buffers):
+    def span(self, buffers, starts=None, shape=None):
         """The block `buffers` tile in one allocation (`_kernels.span`), else None."""
-        return _kernels.span(buffers, _address, _block_view)
+        return _kernels.span(buffers, _address, _block_view, starts, shape)
 
     def pointer(self, array) -> int:
         """The address of `array`'s first element."""
@@ -551,7 +551,7 @@ def _address(array: np.ndarray) -> int:
 
 
 def _block_view(buffers, first, shape, strides):
-    """The strided view over NumPy chunk buffers that `_kernels.lined_up` found, where
+    """The strided view over NumPy chunk buffers that `_kernels.span` found, where
     they lie in one allocation; else None."""
     root = first
     while isinstance(root.base, np.ndarray):

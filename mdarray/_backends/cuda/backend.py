@@ -282,16 +282,16 @@ class CudaBackend(CudaClock, CudaHostCopies):
 
     # Kernels ------------------------------------------------------------------------
 
-    def span(self, buffers):
+    def span(self, buffers, starts=None, shape=None):
         """The block `buffers` tile in one allocation (`_kernels.span`), else None."""
-        return _kernels.span(buffers, self.pointer, self._block_view)
+        return _kernels.span(buffers, self.pointer, self._block_view, starts, shape)
 
     def pointer(self, array) -> int:
         """The address of `array`'s first element."""
         return array.data.ptr
 
     def _block_view(self, buffers, first, shape, strides):
-        """The strided view over CuPy chunk buffers that `_kernels.lined_up` found, where
+        """The strided view over CuPy chunk buffers that `_kernels.span` found, where
         they share one memory allocation; else None."""
         memory = first.data.mem
         if any(b.data.mem is not memory for b in buffers if b.size):

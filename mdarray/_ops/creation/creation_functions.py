@@ -213,7 +213,8 @@ def _distarray_as(x: DistArray, dtype, device, copy) -> DistArray:
         if copy is False:
             raise ValueError(f"asarray: copy=False, but casting {x.dtype} to {dtype} copies")
         x, copied = x.astype(dtype), True
-    if device is not None:
+    if device is not None and not (isinstance(device, DeviceSet) and device == x.device):
+        # (x's own device group: x is on it whatever its layout, so nothing moves)
         layout = layout_for_device(x.shape, device, x.storage.backend)
         if layout == x.layout and x.device != DeviceSet(layout.devices, x.backend):
             x = x.reshard(layout)  # the same buffers in the group `device` names
@@ -270,50 +271,6 @@ def arange(
 
 def _ends(r: range) -> tuple[int, int, int]:
     return r.start, r.stop, r.step
-
-
-def logspace(
-    start: complex,
-    stop: complex,
-    num: int = 50,
-    endpoint: bool = True,
-    base: complex = 10.0,
-    dtype: DTypeLike | None = None,
-    axis: int = 0,
-    *,
-    device: Device = None,
-) -> DistArray:
-    """NumPy's ``logspace`` (its signature, its values: computed by NumPy from the
-    scalars or host arrays given), laid out as `device` says. A NumPy name array-agnostic
-    code looks up on a namespace (SciPy).
-
-    >>> import mdarray
-    >>> mdarray.logspace(0, 2, 3).get()
-    array([  1.,  10., 100.])
-    """
-    values = np.logspace(start, stop, num, endpoint, base, dtype, axis)
-    return asarray(values, device=device)
-
-
-def geomspace(
-    start: complex,
-    stop: complex,
-    num: int = 50,
-    endpoint: bool = True,
-    dtype: DTypeLike | None = None,
-    axis: int = 0,
-    *,
-    device: Device = None,
-) -> DistArray:
-    """NumPy's ``geomspace`` (its signature, its values: computed by NumPy from the
-    scalars or host arrays given), laid out as `device` says.
-
-    >>> import mdarray
-    >>> mdarray.geomspace(1, 8, 4).get()
-    array([1., 2., 4., 8.])
-    """
-    values = np.geomspace(start, stop, num, endpoint, dtype, axis)
-    return asarray(values, device=device)
 
 
 def linspace(

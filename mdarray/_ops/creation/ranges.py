@@ -1,4 +1,6 @@
-"""NumPy's ``linspace``, ``logspace`` and ``geomspace`` with DistArray endpoints.
+"""NumPy's ``linspace``, ``logspace`` and ``geomspace``: the namespace's ``logspace`` and
+``geomspace`` (NumPy's values, laid out as ``device=`` says), and NumPy's three functions
+with DistArray endpoints.
 
 Endpoints given as arrays make one sequence per element: the samples run along a new
 axis. Each function is NumPy's arithmetic in NumPy's order (the sample numbers times
@@ -12,12 +14,60 @@ from __future__ import annotations
 import operator
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from mdarray._array.array import DistArray
 from mdarray._core.registry import implements
+from mdarray._layouts.layout import Device
 from mdarray._ops.engine.fallback import distarrays_in, fallback
 
+from .creation_functions import asarray
+
 _SCALARS = (bool, int, float, complex)
+
+
+def logspace(
+    start: complex,
+    stop: complex,
+    num: int = 50,
+    endpoint: bool = True,
+    base: complex = 10.0,
+    dtype: DTypeLike | None = None,
+    axis: int = 0,
+    *,
+    device: Device = None,
+) -> DistArray:
+    """NumPy's ``logspace`` (its signature, its values: computed by NumPy from the
+    scalars or host arrays given), laid out as `device` says. A NumPy name array-agnostic
+    code looks up on a namespace (SciPy).
+
+    >>> import mdarray
+    >>> mdarray.logspace(0, 2, 3).get()
+    array([  1.,  10., 100.])
+    """
+    values = np.logspace(start, stop, num, endpoint, base, dtype, axis)
+    return asarray(values, device=device)
+
+
+def geomspace(
+    start: complex,
+    stop: complex,
+    num: int = 50,
+    endpoint: bool = True,
+    dtype: DTypeLike | None = None,
+    axis: int = 0,
+    *,
+    device: Device = None,
+) -> DistArray:
+    """NumPy's ``geomspace`` (its signature, its values: computed by NumPy from the
+    scalars or host arrays given), laid out as `device` says.
+
+    >>> import mdarray
+    >>> mdarray.geomspace(1, 8, 4).get()
+    array([1., 2., 4., 8.])
+    """
+    values = np.geomspace(start, stop, num, endpoint, dtype, axis)
+    return asarray(values, device=device)
 
 
 def _kind(value):

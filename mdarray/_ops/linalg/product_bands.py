@@ -167,7 +167,7 @@ def row_bands(layout_a: Layout, layout_b: Layout) -> tuple | None:
         pairs.append((device, i, None if j is None or blocks_b[j] != whole_b else j))
     tiles = None
     if any(j is None for _, _, j in pairs):
-        tiles = product_runs.tiling_rows(layout_b)
+        tiles = layout_b.row_tiling
         if tiles is None:
             return None
     rest = tuple(slice(0, n, 1) for n in layout_b.shape[1:])

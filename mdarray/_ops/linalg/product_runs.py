@@ -23,7 +23,7 @@ from mdarray._core import debug as _debug
 from mdarray._core.modes import REPLICA
 from mdarray._core.plan_cache import plan_cache
 from mdarray._core.regions import box_shape, index_shape, is_basic
-from mdarray._layouts.layout import Layout
+from mdarray._layouts.layout import Layout, tile_rows
 from mdarray._movement.collectives import several
 from mdarray._movement.redistribute import gather_steps, gathered, region_value, replica_plan
 from mdarray._storage import local as _this_process
@@ -220,9 +220,9 @@ def _row_blocks(plan, matrices: tuple, layout: Layout, backend: Backend) -> tupl
         if not _whole_b(task.b_source, layout_b, full_b):
             return None
         chunks_a.append(rest[0])
-    if not _tile_rows([layout_a.boxes[k] for k in chunks_a], layout_a.shape):
+    if not tile_rows([layout_a.boxes[k] for k in chunks_a], layout_a.shape):
         return None
-    return tuple(chunks_a), tiling_rows(layout_b)
+    return tuple(chunks_a), layout_b.row_tiling
 
 
 def _whole_b(source: tuple, layout: Layout, full: tuple) -> bool:
@@ -230,27 +230,6 @@ def _whole_b(source: tuple, layout: Layout, full: tuple) -> bool:
     if source[0] == "fetch":
         return source[1] == full
     return source[2] is None and layout.boxes[source[1]] == full
-
-
-def tiling_rows(layout: Layout) -> tuple | None:
-    """The chunks of a layout (of one axis or more) that tile it by whole rows, in row
-    order (one chunk where one holds it all); None where there are none such."""
-    whole = tuple(range(n) for n in layout.shape)
-    if whole in layout.boxes:
-        return (layout.boxes.index(whole),)
-    order = sorted(range(len(layout.boxes)), key=lambda k: layout.boxes[k][0].start)
-    return tuple(order) if _tile_rows([layout.boxes[k] for k in order], layout.shape) else None
-
-
-def _tile_rows(boxes: list, shape: tuple) -> bool:
-    """Whether `boxes`, in their order, tile an array of `shape` by whole rows."""
-    rest = tuple(range(n) for n in shape[1:])
-    row = 0
-    for rows, *others in boxes:
-        if rows.start != row or rows.step != 1 or tuple(others) != rest:
-            return False
-        row = rows.stop
-    return row == shape[0]
 
 
 def _one_product(whole: tuple, sa: Chunks, sb: Chunks, fetch_b, layout: Layout, dtype,

@@ -187,3 +187,25 @@ def test_from_dlpack_copies_a_foreign_array_into_chunks():
         mdarray.from_dlpack(host, copy=False)
     with pytest.raises(TypeError, match="__dlpack__"):
         mdarray.from_dlpack([1, 2])
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: mdarray.asarray(np.arange(8.0))[:1],
+        lambda: mdarray.asarray(np.ones((3, 4)), device=mdarray.Layout.block((3, 4), axis=1)),
+    ],
+    ids=["a view on fewer devices", "columns"],
+)
+def test_asarray_on_its_own_device_moves_nothing(make):
+    """``device=x.device`` names the group x is on: nothing moves, whatever x's layout,
+    so ``copy=False`` holds (the array API's from_dlpack test passes ``x.device``)."""
+    x = make()
+    assert x.layout != mdarray.Layout.block(x.shape, devices=x.device)
+    for same in (
+        mdarray.asarray(x, device=x.device, copy=False),
+        mdarray.from_dlpack(x, device=x.device, copy=False),
+        mdarray.asarray(x, device=x.device),
+    ):
+        assert same is x
+
