@@ -152,6 +152,9 @@ def _per_chunk(layout: Layout, backend: Backend, make, dtype) -> DistArray:
     return wrap(Chunks.generate(layout, backend, lambda k: make(layout.boxes[k]), dtype))
 
 
+_KINDS = {"O": "Python objects", "S": "bytes", "U": "strings"}
+
+
 def asarray(
     obj: Any,
     /,
@@ -163,7 +166,10 @@ def asarray(
     """`obj` (DistArray, NumPy or CuPy array, nested lists, scalar) as a DistArray.
 
     A DistArray is returned as it is unless `dtype`, `device` or ``copy=True`` ask for a
-    change; ``copy=False`` raises ValueError where a copy would be needed.
+    change; ``copy=False`` raises ValueError where a copy would be needed. Python data
+    that NumPy would hold as strings, bytes or objects raises TypeError (the array API's
+    data types, the same on every backend) unless `dtype` asks for one; a NumPy array
+    keeps its dtype.
 
     >>> import mdarray
     >>> mdarray.asarray([[1, 2], [3, 4]], device=mdarray.DeviceSet([0, 1])).index_map[1]
@@ -180,6 +186,12 @@ def asarray(
         array = obj if dtype is None else obj.astype(dtype)
     else:
         array = np.asarray(obj, dtype=dtype)
+        if dtype is None and array.dtype.kind in "OSU":
+            raise TypeError(
+                f"asarray: a {type(obj).__name__} of {_KINDS[array.dtype.kind]}: the array "
+                "API's data types are numbers and bools (CuPy's too); pass a NumPy array "
+                "(the cpu backend holds every NumPy dtype) or dtype= to hold them"
+            )
     return distributed_array(array, layout_for_device(array.shape, device, backend))
 
 

@@ -209,3 +209,16 @@ def test_asarray_on_its_own_device_moves_nothing(make):
     ):
         assert same is x
 
+
+@pytest.mark.parametrize("data", [["yes", "no"], [b"a"], [1, None], "text"])
+def test_asarray_of_python_strings_or_objects_refuses_as_the_array_api(data):
+    """Python data NumPy would hold as strings, bytes or objects: TypeError on every
+    backend (the array API's data types, CuPy's), which clients catch to tell an
+    unsupported input (scikit-learn's ``label_binarize``); a NumPy array of that dtype,
+    or ``dtype=``, holds them (cpu backend)."""
+    with pytest.raises(TypeError, match="array API's data types"):
+        mdarray.asarray(data)
+    host = np.asarray(data)
+    if mdarray.default_backend() == "cpu":
+        np.testing.assert_array_equal(mdarray.asarray(host).get(), host)
+        np.testing.assert_array_equal(mdarray.asarray(data, dtype=host.dtype).get(), host)
