@@ -151,11 +151,24 @@ class DistArray(Stored, NDArrayMethods, PythonProtocols, Operators):
         return _redistribute.to_root(self._storage, self._mode, root)
 
     def __array__(self, dtype: DTypeLike | None = None, copy: bool | None = None) -> np.ndarray:
-        """``numpy.asarray(x)``: the value gathered to the host (`get`), a new writable
-        array; ``copy=False`` raises ValueError, as no view of the chunks exists."""
-        if copy is False:
-            raise ValueError("a DistArray cannot be viewed as a NumPy array without a copy")
-        out = self.get()
+        """``numpy.asarray(x)``: a view of the array's memory where one NumPy array views
+        the value (the cpu backend's chunks lying in place in one allocation, as for
+        `__dlpack__`), as NumPy's own ``asarray`` of an ndarray is: writes through it reach
+        the array, and the array's reach it. Else, or with ``copy=True``, the value
+        gathered to the host (`get`), a new writable array; ``copy=False`` raises
+        ValueError where no view exists."""
+        view = None
+        if not copy and self._storage.backend.shared_memory:
+            view = self._exported_view()
+        if view is None:
+            if copy is False:
+                raise ValueError(
+                    "a DistArray whose chunks do not lie in place in one host allocation "
+                    "cannot be viewed as a NumPy array without a copy"
+                )
+            out = self.get()
+        else:
+            out = view[0]
         return out if dtype is None else out.astype(dtype, copy=False)
 
     @_processes.collective("change_mode")

@@ -254,7 +254,26 @@ def cast(storage: Chunks, mode: Mode, dtype) -> tuple[Chunks, Mode]:
         dtype = _sized(storage, dtype)
     if not keeps_mode(mode, storage.dtype, dtype):
         storage, mode = _redistribute.change_mode(storage, mode, REPLICA), REPLICA
+    backend, slabs = storage.backend, storage.slabs
+    kinds = storage.dtype.kind + dtype.kind
+    if backend.shared_memory and slabs is not None and kinds in _CASTS and not several():
+        # Into chunks made together, as arrays from the host (one NumPy array views them).
+        out = Chunks.empty(storage.layout, dtype, backend)
+        rows = list(zip(storage.layout.devices, zip(out.slabs or (), slabs)))
+        if slabs[0].nbytes * len(slabs) >= backend.parallel_bytes:
+            backend.each(_copy_into, rows)
+        else:
+            for _, (into, slab) in rows:
+                _copy_into(into, slab)
+        return out, mode
     return map_elements(storage, lambda b: b.astype(dtype, copy=True), dtype=dtype), mode
+
+
+_CASTS = frozenset(a + b for a in "biufc" for b in "biufc")  # `copyto` casts these as astype
+
+
+def _copy_into(into, slab) -> None:
+    np.copyto(into, slab, casting="unsafe")
 
 
 def writes_in_place(

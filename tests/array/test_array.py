@@ -63,8 +63,16 @@ def test_get_and_array_gather_a_fresh_host_copy(pair):
     np.testing.assert_array_equal(np.asarray(x), expected, strict=True)
     wider = np.result_type(expected.dtype, np.float32)
     np.testing.assert_array_equal(np.array(x, dtype=wider), expected.astype(wider), strict=True)
-    with pytest.raises(ValueError, match="copy"):
-        np.array(x, copy=False)
+    # copy=False: a view of x's memory where one exists (its chunks in place in one host
+    # allocation, as `__dlpack__` finds), else ValueError.
+    try:
+        viewed = np.array(x, copy=False)
+    except ValueError as error:
+        assert "without a copy" in str(error)  # noqa: PT017
+    else:
+        assert mdarray.default_backend() == "cpu"
+        np.testing.assert_array_equal(viewed, expected, strict=True)
+        assert not x.size or any(np.shares_memory(viewed, b) for b in x.storage.buffers)
 
 
 def test_replica_get_reads_each_element_once():
@@ -162,8 +170,21 @@ CPU_ONLY = pytest.mark.skipif(
         lambda host: mdarray.asarray(host)[1:],
         lambda host: mdarray.asarray(host)[::2, 1::2],
         lambda host: mdarray.asarray(host).T,
+        lambda host: mdarray.asarray(host).copy(),
+        lambda host: mdarray.asarray(host).astype(mdarray.float32),
+        lambda host: mdarray.reshape(mdarray.arange(24.0), host.shape),
     ],
-    ids=["rows", "full", "reshaped", "rows view", "strided view", "transposed"],
+    ids=[
+        "rows",
+        "full",
+        "reshaped",
+        "rows view",
+        "strided view",
+        "transposed",
+        "copy",
+        "cast",
+        "arange reshaped",
+    ],
 )
 def test_chunks_in_one_allocation_export_without_a_copy(make):
     host = np.arange(24.0).reshape(4, 6)
@@ -179,6 +200,32 @@ def test_chunks_in_one_allocation_export_without_a_copy(make):
     sibling = x.reshard(x.layout)
     np.from_dlpack(x)[0, 0] = -1.0
     assert sibling[0, 0] == expected[0, 0]
+
+
+@CPU_ONLY
+def test_numpy_asarray_views_chunks_in_one_allocation():
+    """``np.asarray(x)`` is a view where one NumPy array views the value, as NumPy's of
+    an ndarray: writes reach each other both ways (SciPy's ndimage writes its results
+    into ``np.asarray(output)``), and an array made to share x's memory by copy on
+    write gets its own. Chunks apart: a gathered copy."""
+    host = np.arange(24.0).reshape(4, 6)
+    x = mdarray.asarray(host)
+    a = np.asarray(x)
+    assert any(np.shares_memory(a, b) for b in x.storage.buffers)
+    a[0, 0] = -1.0
+    assert x[0, 0] == -1.0
+    x[1, 1] = -2.0
+    assert a[1, 1] == -2.0
+    y = x.change_mode("sum")
+    a[2, 2] = -3.0
+    assert x[2, 2] == -3.0
+    assert y[2, 2] == host[2, 2]
+    z = x + 1.0
+    b = np.asarray(z)
+    b[3, 3] = 100.0
+    assert z[3, 3] == host[3, 3] + 1.0
+    with pytest.raises(ValueError, match="without a copy"):
+        np.asarray(z, copy=False)
 
 
 @CPU_ONLY

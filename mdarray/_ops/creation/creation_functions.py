@@ -33,6 +33,7 @@ from mdarray._movement import redistribute as _redistribute
 from mdarray._ops.shape.manipulation_functions import broadcast_to, reshape
 from mdarray._runtime.config import mark_explicit
 from mdarray._storage.chunks import Chunks
+from mdarray._storage.local import all_here
 
 from .ways_in import as_layout, scatter
 
@@ -148,7 +149,14 @@ def empty(shape: ShapeLike, *, dtype: DTypeLike | None = None, device: Device = 
 
 
 def _per_chunk(layout: Layout, backend: Backend, make, dtype) -> DistArray:
-    """A REPLICA DistArray whose chunk with box `box` is ``make(box)``, on its device."""
+    """A REPLICA DistArray whose chunk with box `box` is ``make(box)``, on its device; in
+    shared memory written into chunks made together, which one NumPy array views whole
+    (``np.asarray``, DLPack), as arrays from the host are."""
+    if backend.shared_memory and all_here():
+        out = Chunks.empty(layout, dtype, backend)
+        for buffer, box in zip(out.buffers, layout.boxes):
+            buffer[...] = make(box)
+        return wrap(out)
     return wrap(Chunks.generate(layout, backend, lambda k: make(layout.boxes[k]), dtype))
 
 
@@ -188,9 +196,10 @@ def asarray(
         array = np.asarray(obj, dtype=dtype)
         if dtype is None and array.dtype.kind in "OSU":
             raise TypeError(
-                f"asarray: a {type(obj).__name__} of {_KINDS[array.dtype.kind]}: the array "
-                "API's data types are numbers and bools (CuPy's too); pass a NumPy array "
-                "(the cpu backend holds every NumPy dtype) or dtype= to hold them"
+                f"Unsupported data in asarray: a {type(obj).__name__} of "
+                f"{_KINDS[array.dtype.kind]}; the array API's data types are numbers and bools "
+                "(CuPy's too): pass a NumPy array (the cpu backend holds every NumPy dtype) "
+                "or dtype= to hold them"
             )
     return distributed_array(array, layout_for_device(array.shape, device, backend))
 
