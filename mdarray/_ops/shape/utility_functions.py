@@ -190,12 +190,12 @@ def _share(a, b, name: str, max_work) -> bool:
     backend = next(x.storage.backend for x in (a, b) if isinstance(x, DistArray))
     test = getattr(backend.xp, name)
     kwargs = {} if max_work is None else {"max_work": max_work}
-    by_device: dict = {}
-    for device, buffer in _pieces(b, backend):
-        by_device.setdefault(device, []).append(buffer)
+    others = _pieces(b, backend)
     for device, buffer in _pieces(a, backend):
-        for other in by_device.get(device, []) + by_device.get(None, []):
-            if test(buffer, other, **kwargs):
+        for where, other in others:  # (None: a host array, on any device)
+            if (device is None or where is None or where == device) and test(
+                buffer, other, **kwargs
+            ):
                 return True
     return False
 

@@ -88,3 +88,18 @@ def test_shares_memory_answers_as_numpy_without_gathering(pair, start, stop):
             assert not test(x, mdarray.asarray(host))
             assert test(x, x.T) == bool(host.size)
             assert not test(view, x[stop:])
+
+
+@pytest.mark.skipif(mdarray.default_backend() != "cpu", reason="host memory as chunks")
+def test_shares_memory_sees_a_numpy_view_of_the_chunks():
+    """``np.asarray(x)`` may view x's chunks (cpu backend): NumPy's memory tests see it,
+    either way round, as scikit-learn's ``check_array`` asks before it writes in place."""
+    x = mdarray.asarray(np.arange(24.0).reshape(4, 6))
+    a = np.asarray(x)
+    assert any(np.shares_memory(a, b) for b in x.storage.buffers)
+    for name in ("may_share_memory", "shares_memory"):
+        test = getattr(np, name)
+        assert test(a, x)
+        assert test(x, a)
+        assert test(a[3:], x)
+        assert not test(a.copy(), x)
