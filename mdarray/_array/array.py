@@ -402,10 +402,8 @@ class DistArray(Stored, NDArrayMethods, PythonProtocols, Operators):
         dl_device: tuple[int, int] | None = None,
         copy: bool | None = None,
     ) -> Any:
-        """The DLPack export of the value, without a copy where one array views it all:
-        the chunk that holds it all, or row chunks lying one after another in one
-        allocation (`Layout.row_tiling`, `Backend.span`: the cpu backend's arrays from
-        the host). Else, unless ``copy=False`` forbids a copy, the value gathered onto the
+        """The DLPack export of the value, without a copy where one array views it all
+        (`_exported_view`: one chunk, or chunks lying in place in one allocation). Else, unless ``copy=False`` forbids a copy, the value gathered onto the
         first chunk's device as one new array, and that exported (the standard's copying
         export, which ``np.from_dlpack`` / ``cupy.from_dlpack`` take)."""
         kwargs: dict[str, Any] = {"stream": stream} if stream is not None else {}
@@ -448,15 +446,18 @@ class DistArray(Stored, NDArrayMethods, PythonProtocols, Operators):
             return None
         if not self.size:  # no elements: any chunk viewed in the value's shape
             return storage.buffers[0].reshape(self.shape), layout.chunk_devices[0]
-        exported = storage.export()
         held = [k for k, box in enumerate(layout.boxes) if all(box)]
-        buffers = [exported[k] for k in held]
         starts = [tuple(r.start for r in layout.boxes[k]) for k in held]
-        whole = storage.backend.span(buffers, starts, self.shape)
-        if whole is None:
+        span = storage.backend.span
+        if span([storage.buffers[k] for k in held], starts, self.shape) is None:
+            return None  # (asked first: an export is for good)
+        exported = storage.export()  # may move them: asked again
+        buffers = [exported[k] for k in held]
+        if (whole := span(buffers, starts, self.shape)) is None:
             return None
-        if len(buffers) > 1 and storage.backend.read_only_arrays:
-            whole.flags.writeable = all(b.flags.writeable for b in buffers)
+        read_only = storage.backend.read_only_arrays and len(buffers) > 1
+        if read_only and not all(b.flags.writeable for b in buffers):
+            whole.flags.writeable = False
         origin = next(k for k, start in zip(held, starts) if not any(start))
         return whole, layout.chunk_devices[origin]
 

@@ -226,6 +226,9 @@ def test_numpy_asarray_views_chunks_in_one_allocation():
     assert z[3, 3] == host[3, 3] + 1.0
     with pytest.raises(ValueError, match="without a copy"):
         np.asarray(z, copy=False)
+    # A gathered copy leaves z as it was: a copy made of z may still share its memory.
+    shared = z.change_mode(z.mode)
+    assert any(a is b for a in z.storage.buffers for b in shared.storage.buffers)
 
 
 @CPU_ONLY
