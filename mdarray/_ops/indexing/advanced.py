@@ -446,14 +446,15 @@ def take_rows(x: DistArray, indices: np.ndarray, axis: int) -> DistArray:
     return wrap(Chunks.generate(layout, backend, make, x.dtype), REPLICA)
 
 
-def is_int_vector(indices, kinds: str = "iu") -> bool:
-    """Whether `indices` is a 1-D index (a list, NumPy array or DistArray) of a dtype of
-    one of `kinds` (integers; indexing passes floats too, for NumPy's IndexError)."""
+def is_int_vector(indices, kinds: str = "iu", ndims: range = range(1, 2)) -> bool:
+    """Whether `indices` is a 1-D index (a list, NumPy array or DistArray; of a number of
+    dimensions in `ndims`) of a dtype of one of `kinds` (integers; indexing passes floats
+    too, for NumPy's IndexError)."""
     if isinstance(indices, (DistArray, np.ndarray)):
-        return indices.ndim == 1 and indices.dtype.kind in kinds
+        return indices.ndim in ndims and indices.dtype.kind in kinds
     if isinstance(indices, list):
         host = np.asarray(indices)
-        return host.ndim == 1 and (host.dtype.kind in kinds or not host.size)
+        return host.ndim in ndims and (host.dtype.kind in kinds or not host.size)
     return False
 
 

@@ -114,8 +114,12 @@ def getitem(x: DistArray, key) -> DistArray:
         axis = _integer_axis(x, key)
         if axis is not None:
             items = key if isinstance(key, tuple) else (key,)
-            indices = next(item for item in items if is_advanced(item))
-            return take_rows(x, host_indices(indices, x.shape[axis], axis), axis)
+            indices = host_indices(next(i for i in items if is_advanced(i)), x.shape[axis], axis)
+            taken = take_rows(x, indices.reshape(-1), axis)
+            if indices.ndim == 1:
+                return taken
+            # An integer array of more axes: its shape in place of the axis (NumPy's take).
+            return taken.reshape(x.shape[:axis] + indices.shape + x.shape[axis + 1 :])
         points = point_arrays(x, key)
         if points is not None and (got := take_points(x, points)) is not None:
             return got
@@ -408,7 +412,7 @@ def _mask_of(x: DistArray, key):
 
 
 def _integer_axis(x: DistArray, key) -> int | None:
-    """The axis that `key` indexes with one 1-D integer array (or boolean mask of that
+    """The axis that `key` indexes with one integer array (or 1-D boolean mask of that
     axis: ``x[:, mask]``), all its other items full slices or one Ellipsis; else None."""
     items = key if isinstance(key, tuple) else (key,)
     advanced = [p for p, item in enumerate(items) if is_advanced(item)]
@@ -416,7 +420,8 @@ def _integer_axis(x: DistArray, key) -> int | None:
     others = [item for item in items if item is not Ellipsis and not is_advanced(item)]
     if len(advanced) != 1 or len(ellipses) > 1 or len(items) - len(ellipses) > x.ndim:
         return None
-    if not is_int_vector(items[advanced[0]], "iufb"):
+    index = items[advanced[0]]
+    if not (is_int_vector(index, "iufb") or is_int_vector(index, "iu", range(2, 33))):
         return None
     if any(item != slice(None) for item in others):
         return None

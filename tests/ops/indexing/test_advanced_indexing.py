@@ -208,6 +208,27 @@ def test_take_matches_numpy(case):
     assert_chunks_hold(also, want)
 
 
+@given(integer_keys(), st.sampled_from([(2, 3), (3, 1), (2, 1, 2), (0, 2)]), st.booleans())
+def test_integer_array_of_more_axes_getitem_matches_numpy(case, index_shape, ellipsis):
+    """An integer array of several axes along one axis (``sample[..., i]``, SciPy's
+    bootstrap): its shape in place of the axis, as NumPy's, without a gather."""
+    x, expected, axis, _, _ = case
+    n = x.shape[axis]
+    size = int(np.prod(index_shape))
+    if not n and size:
+        return
+    indices = (np.arange(size) * 7 % max(n, 1) - (size % 2) * (n // 2)).reshape(index_shape)
+    for key_indices in (indices, mdarray.asarray(indices)):
+        rest = [slice(None)] * (x.ndim - axis - 1)
+        key = (Ellipsis, key_indices, *rest) if ellipsis else (*[slice(None)] * axis, key_indices)
+        host_key = (Ellipsis, indices, *rest) if ellipsis else (*[slice(None)] * axis, indices)
+        want = expected[host_key]
+        with mdarray.options(fallback="raise"):
+            got = x[key]
+        assert got.dtype == want.dtype
+        assert_chunks_hold(got, want)
+
+
 @pytest.mark.parametrize("indices", [[5], [-6], np.array([0, 9]), np.array([1.0])])
 def test_integer_array_errors_match_numpy(indices):
     host = np.arange(10.0).reshape(5, 2)
