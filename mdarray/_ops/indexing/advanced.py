@@ -388,10 +388,10 @@ def host_indices(indices, n: int, axis: int) -> np.ndarray:
     return np.where(host < 0, host + n, host).astype(np.intp)
 
 
-def take_rows(x: DistArray, indices: np.ndarray, axis: int) -> DistArray:
+def take_rows(x: DistArray, indices: np.ndarray, axis: int, along: int | None = None) -> DistArray:
     """x at `indices` (normalized host ints, see `host_indices`) along `axis`.
 
-    The result is in blocks along `axis` over x's devices, full along the other axes;
+    The result is in blocks along `axis` (or `along`) over x's devices, full along the other axes;
     each chunk fetches each distinct row it needs once, as runs of consecutive rows
     (`regions_value`, local copies first, every chunk's in one step), so only the
     requested rows move.
@@ -409,7 +409,8 @@ def take_rows(x: DistArray, indices: np.ndarray, axis: int) -> DistArray:
     """
     shape = list(x.shape)
     shape[axis] = len(indices)
-    layout = Layout.block(tuple(shape), axis=axis, devices=x.layout.devices)
+    along = axis if along is None else along
+    layout = Layout.block(tuple(shape), axis=along, devices=x.layout.devices)
     storage, backend = x.storage, x.storage.backend
     if not int(np.prod(shape)):
         return wrap(Chunks.empty(layout, x.dtype, backend), REPLICA)
@@ -422,6 +423,8 @@ def take_rows(x: DistArray, indices: np.ndarray, axis: int) -> DistArray:
         starts = np.flatnonzero(np.diff(rows, prepend=rows[0] - 2) != 1) if len(rows) else rows[:0]
         stops = [*starts[1:], len(rows)]
         box = list(_regions.full_box(x.shape))
+        if along != axis:
+            box[along] = box_t[along]
         for a, b in zip(starts, stops):
             box[axis] = range(int(rows[a]), int(rows[b - 1]) + 1)
             runs.append((t, tuple(box)))

@@ -115,10 +115,13 @@ def getitem(x: DistArray, key) -> DistArray:
         if axis is not None:
             items = key if isinstance(key, tuple) else (key,)
             indices = host_indices(next(i for i in items if is_advanced(i)), x.shape[axis], axis)
-            taken = take_rows(x, indices.reshape(-1), axis)
             if indices.ndim == 1:
-                return taken
-            # An integer array of more axes: its shape in place of the axis (NumPy's take).
+                return take_rows(x, indices, axis)
+            # An integer array of more axes: its shape in place of the axis (NumPy's take),
+            # in blocks along axis 0, as a new array: the taken axes whole in each chunk,
+            # so a reduction over them runs in NumPy's order (SciPy's bootstrap compares
+            # batches bit for bit).
+            taken = take_rows(x, indices.reshape(-1), axis, along=0)
             return taken.reshape(x.shape[:axis] + indices.shape + x.shape[axis + 1 :])
         points = point_arrays(x, key)
         if points is not None and (got := take_points(x, points)) is not None:
