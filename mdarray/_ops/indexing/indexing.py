@@ -114,7 +114,10 @@ def getitem(x: DistArray, key) -> DistArray:
         axis = _integer_axis(x, key)
         if axis is not None:
             items = key if isinstance(key, tuple) else (key,)
-            indices = host_indices(next(i for i in items if is_advanced(i)), x.shape[axis], axis)
+            index = next(i for i in items if is_advanced(i))
+            if np.ndim(index) > 1 and _kind(index) == "b":
+                return _masked_axes(x, index, axis)
+            indices = host_indices(index, x.shape[axis], axis)
             if indices.ndim == 1:
                 return take_rows(x, indices, axis)
             # An integer array of more axes: its shape in place of the axis (NumPy's take),
@@ -200,9 +203,9 @@ def setitem(x: DistArray, key, value) -> None:
                 setitem(x, Ellipsis, value[0] if np.ndim(value) == len(shape) else value)
             return
         axis = _integer_axis(x, key)
-        if axis is not None:
-            items = key if isinstance(key, tuple) else (key,)
-            indices = next(item for item in items if is_advanced(item))
+        items = key if isinstance(key, tuple) else (key,)
+        indices = next((item for item in items if is_advanced(item)), ())
+        if axis is not None and np.ndim(indices) == 1:  # (an index of more axes: below)
             _check_writable(x)
             integer_setitem(x, indices, axis, value)
             return
@@ -415,8 +418,9 @@ def _mask_of(x: DistArray, key):
 
 
 def _integer_axis(x: DistArray, key) -> int | None:
-    """The axis that `key` indexes with one integer array (or 1-D boolean mask of that
-    axis: ``x[:, mask]``), all its other items full slices or one Ellipsis; else None."""
+    """The (first) axis that `key` indexes with one integer array or boolean mask
+    (``x[:, mask]``, ``x[..., mask2d]``), all its other items full slices or one Ellipsis;
+    else None."""
     items = key if isinstance(key, tuple) else (key,)
     advanced = [p for p, item in enumerate(items) if is_advanced(item)]
     ellipses = [p for p, item in enumerate(items) if item is Ellipsis]
@@ -424,14 +428,36 @@ def _integer_axis(x: DistArray, key) -> int | None:
     if len(advanced) != 1 or len(ellipses) > 1 or len(items) - len(ellipses) > x.ndim:
         return None
     index = items[advanced[0]]
-    if not (is_int_vector(index, "iufb") or is_int_vector(index, "iu", range(2, 33))):
+    several = is_int_vector(index, "iub", range(2, 33))  # ints, or a mask of several axes
+    if not (several or is_int_vector(index, "iufb")):
         return None
-    if any(item != slice(None) for item in others):
+    spans = np.ndim(index) if several and _kind(index) == "b" else 1  # the axes it indexes
+    if any(item != slice(None) for item in others) or len(others) + spans > x.ndim:
         return None
     position = advanced[0]
     if ellipses and ellipses[0] < position:
-        return x.ndim - (len(items) - position)
+        return x.ndim - spans - (len(items) - position - 1)
     return position
+
+
+def _kind(index) -> str:
+    return index.dtype.kind if hasattr(index, "dtype") else np.asarray(index).dtype.kind
+
+
+def _masked_axes(x: DistArray, mask, axis: int) -> DistArray:
+    """``x[..., mask]`` for a boolean `mask` of several axes from `axis`: those axes
+    merged into one and the positions the mask selects taken (`take_rows`), in blocks
+    along axis 0 (SciPy's ``input[..., footprint]`` of its windows)."""
+    host = mask.get() if isinstance(mask, DistArray) else np.asarray(mask)
+    spans = host.ndim
+    for a, (n, m) in enumerate(zip(x.shape[axis : axis + spans], host.shape)):
+        if n != m:
+            raise IndexError(
+                f"boolean index did not match indexed array along axis {axis + a}; size of "
+                f"axis is {n} but size of corresponding boolean axis is {m}"
+            )
+    merged = x.reshape((*x.shape[:axis], host.size, *x.shape[axis + spans :]))
+    return take_rows(merged, np.flatnonzero(host), axis, along=0)
 
 
 def _gathered_setitem(x: DistArray, key, value) -> None:

@@ -232,6 +232,30 @@ def test_integer_array_of_more_axes_getitem_matches_numpy(case, index_shape, ell
             np.testing.assert_array_equal(summed.get(), want.sum(axis=-1), strict=True)
 
 
+@given(dist_pairs(shape=(3, 4, 2, 3)), st.sampled_from([0, 1, 2]), st.integers(0, 2**6 - 1))
+def test_mask_of_several_axes_getitem_matches_numpy(pair, first, bits):
+    """``x[..., mask]`` / ``x[:, mask]`` with a boolean mask of several axes (SciPy's
+    ``input[..., footprint]``): NumPy's values, without a gather; a mask of the wrong
+    shape raises NumPy's IndexError."""
+    x, expected = pair
+    spans = 4 - first if first else 2
+    shape = expected.shape[first : first + spans]
+    mask = (np.arange(int(np.prod(shape))) * 5 + bits) % 3 == 0
+    mask = mask.reshape(shape)
+    for key in ((*[slice(None)] * first, mask), (Ellipsis, mask) if first + spans == 4 else None):
+        if key is None:
+            continue
+        with mdarray.options(fallback="raise"):
+            got = x[key]
+        assert_chunks_hold(got, expected[key])
+    wrong = np.ones((*shape[:-1], shape[-1] + 1), bool)
+    with pytest.raises(IndexError) as numpy_error:
+        expected[(*[slice(None)] * first, wrong)]
+    with pytest.raises(IndexError) as ours:
+        x[(*[slice(None)] * first, wrong)]
+    assert str(ours.value) == str(numpy_error.value)
+
+
 @pytest.mark.parametrize("indices", [[5], [-6], np.array([0, 9]), np.array([1.0])])
 def test_integer_array_errors_match_numpy(indices):
     host = np.arange(10.0).reshape(5, 2)
