@@ -196,7 +196,7 @@ def test_profile_bytes_moved_match_count_transfers():
     target = mdarray.Layout.replicated(x.shape, devices=x.devices)
 
     def work():
-        return x.reshard(target), np.asarray(x), mdarray.sum(x, axis=1)
+        return x.reshard(target), x.get(), mdarray.sum(x, axis=1)
 
     with mdarray.count_transfers() as counted:
         work()
