@@ -155,7 +155,7 @@ def allocations_fail():
     def refuse(*args, **kwargs):
         raise MemoryError("allocation refused (injected)")
 
-    names = ("empty", "full", "host_empty") if distributed.rank() == CULPRIT else ()
+    names = ("empty", "empty_slabs", "full", "host_empty") if distributed.rank() == CULPRIT else ()
     for name in names:
         setattr(backend, name, refuse)
     try:
