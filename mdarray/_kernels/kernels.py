@@ -177,9 +177,10 @@ def span(buffers, pointer, view, starts=None, shape=None):
     """One array viewing `buffers` as the block they tile: one after another along axis 0
     (a device's chunks), or each at its `starts` in a block of `shape` where given (the
     chunks of an array). The buffer itself where there is one, else ``view(buffers,
-    first, shape, strides)`` of the block where they lie in place (`lined_up`, `laid_out`:
-    the backend's check that they lie in one allocation, and its strided view; None where
-    they do not); None where they do not."""
+    first, shape, strides)`` of the block where they lie in place (`view`: the backend's
+    check that they lie in one allocation, and its strided view; None where they do not);
+    None where they do not. `lined_up` finds the row case in few Python calls (every
+    product asks it), `laid_out` any tiling."""
     if len(buffers) == 1 and (shape is None or buffers[0].shape == shape):
         return buffers[0]
     found = (
