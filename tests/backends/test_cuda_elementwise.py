@@ -330,3 +330,15 @@ def test_mdarray_fuse_runs_on_a_generated_kernel(monkeypatch):
     np.testing.assert_array_equal(got.get(), (np.sin(x) * 2 + y).get())
     np.testing.assert_allclose(got.get(), np.sin(hx) * 2 + hy, rtol=1e-13)  # CuPy's sin
     assert 3 in launched
+
+
+def test_mdarray_fuse_of_small_chunks_gives_the_unfused_values(monkeypatch):
+    # Below the elementwise threshold too: a multiply then an add, which an FMA (as
+    # cupy.fuse's compiler may make) would round once instead of twice.
+    monkeypatch.setattr(_cuda_elementwise, "_MIN_BYTES", 16 << 20)
+    rng = np.random.default_rng(5)
+    hosts = [rng.standard_normal((64, 16)) for _ in range(3)]
+    a, b, c = (mdarray.asarray(h) for h in hosts)
+    fn = lambda a, b, c: a * b + c  # noqa: E731
+    got = mdarray.fuse(fn)(a, b, c).get()
+    np.testing.assert_array_equal(got, fn(*hosts))  # NumPy rounds the product, then the sum

@@ -495,7 +495,7 @@ def _fused(backend: CudaBackend, fn, kernel_name):
         # calls, like those of a ufunc with fixed special values, run op by op.
         if any(type(a) in _PYTHON_SCALARS for a in args) or _special_values.calls_fixed(fn, args):
             return eager(*args)
-        if own is not None:  # large operands: mdarray's generated kernel where it can
+        if own is not None:  # mdarray's generated kernel where the chain qualifies
             got = own(*args)
             if got is not None:
                 return got

@@ -159,11 +159,13 @@ class Chain:
     of its operands into its ufuncs (CuPy's loops, as `Elementwise` takes them), all run
     in one kernel per call, with the values of the ufuncs called one by one.
 
-    Called like the function on CuPy arrays; gives None where the call does not qualify
-    (an operand smaller than the threshold or not an array of one shape in C order or
-    rows, a step of mixed dtypes or a loop left to CuPy, anything but ufuncs and operators
-    on the operands and Python scalars): the caller runs it its own way. `fn` is traced
-    at every call, since the Python values it closes over may change."""
+    Called like the function on CuPy arrays, at every size (``cupy.fuse``'s compiler may
+    contract a multiply and an add into one FMA, so a small call on it would give other
+    values than a large one here); gives None where the call does not qualify (an operand
+    not an array of one shape in C order or rows, a step of mixed dtypes or a loop left
+    to CuPy, anything but ufuncs and operators on the operands and Python scalars): the
+    caller runs it its own way. `fn` is traced at every call, since the Python values it
+    closes over may change."""
 
     __slots__ = ("_calls", "_cupy", "_fn", "_loops", "_name")
 
@@ -178,8 +180,6 @@ class Chain:
         cupy = self._cupy
         ndarray = cupy.ndarray
         if not args or any(type(a) is not ndarray for a in args):
-            return None
-        if max(a.nbytes for a in args) < _MIN_BYTES:
             return None
         trace = _Trace(self, len(args))
         try:

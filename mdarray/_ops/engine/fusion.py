@@ -155,10 +155,11 @@ def fuse(fn: Callable[..., Any] | None = None, *, kernel_name: str | None = None
     op. On the cpu backend each chunk runs ``fn`` on its NumPy arrays, with the kernels
     the unfused ops use (NumPy's, with the array API's special values); on the cuda
     backend it runs one GPU kernel per chunk, with ``fn``'s NumPy ufuncs run as CuPy's:
-    mdarray's generated kernel of their per-element routines for chunks of 16 MiB and
-    more (the unfused values bit for bit), else ``cupy.fuse(fn)``, whose compiler may
-    contract a multiply and the add after it into one FMA (a value may then differ from
-    the unfused one in its last place). Where ``fn`` calls a ufunc whose special values
+    mdarray's generated kernel of their per-element routines (the unfused values bit for
+    bit) where every step is a ufunc or operator of one dtype on operands of one shape in
+    C order or rows, else ``cupy.fuse(fn)``, whose compiler may contract a multiply and
+    the add after it into one FMA (a value may then differ from the unfused one in its
+    last place). Where ``fn`` calls a ufunc whose special values
     mdarray fixes (``floor_divide``, ``remainder``, complex ``log``, ...), the cuda
     backend runs it per op on its own kernels instead, so the value stays the unfused one.
 
