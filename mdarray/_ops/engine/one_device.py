@@ -1,18 +1,20 @@
 """Linear algebra on one device: operations that need whole matrices (a general solve,
 an inverse, eigenvalues, determinants, factorizations of wide matrices or of stacks).
 
-`on_one_device` gathers the operands onto one device, the first device of the first
-DistArray operand, not the host: every chunk not already there moves once (a DistArray
-in a partial mode is combined on the way, `_redistribute.region_value`). There the
+`on_one_device` runs on one device, not the host: the first device of the first
+DistArray operand that holds every DistArray operand whole, each in one chunk (a REPLICA
+copy, or a partial copy of a reduction such as ``x.T @ x``'s, combined there as
+`change_mode` combines it, `_redistribute.region_value`); such a call gathers nothing.
+Where no device does, the operands are gathered onto the first operand's first device,
+every chunk not already there moving once; where pieces move from other devices that is
+a fallback under the policy of `mdarray.options`, as gathering to the host is:
+``"raise"`` raises TypeError, ``"warn"`` warns with `PerformanceWarning` naming the
+function, and operands above ``fallback_limit`` bytes are not gathered. There the
 backend's own ``linalg`` runs (NumPy on the cpu backend's virtual devices, CuPy on a
-GPU), and the results stay there as DistArrays held by that one device. Where data has
-to move there it is a fallback under the policy of `mdarray.options`, as gathering to the
-host is: ``"raise"`` raises TypeError, ``"warn"`` warns with `PerformanceWarning` naming
-the function, and operands above ``fallback_limit`` bytes are not gathered; operands
-already held by that device alone run as they are. The docs' table marks these functions
-"one device" (`_registry.ONE_DEVICE`). In an SPMD run the device's process
-computes (a failure there raises on every process) and sends the others the results'
-shapes and dtypes: they hold them as another process's chunks.
+GPU), and the results stay there as DistArrays held by that one device. The docs' table
+marks these functions "one device" (`_registry.ONE_DEVICE`). In an SPMD run the device's
+process computes (a failure there raises on every process) and sends the others the
+results' shapes and dtypes: they hold them as another process's chunks.
 
 The device functions here keep NumPy's semantics on either array module where the two
 differ (``solve``'s vector rule and broadcasting, ``cholesky(upper=True)``, ``pinv``,
@@ -46,20 +48,22 @@ LinAlgError = np.linalg.LinAlgError
 
 
 def on_one_device(name: str, compute: Callable[..., Any], *operands: Any) -> Any:
-    """``compute(xp, *arrays)`` run on the first device of the first DistArray operand,
-    with every operand there (DistArrays gathered, NumPy and CuPy arrays copied, anything
-    else as it is), under the fallback policy; array results come back DistArrays on that
-    device (tuples keep their type)."""
+    """``compute(xp, *arrays)`` run on one device, with every operand there (DistArrays
+    taken whole where the device holds them so, else gathered under the fallback policy;
+    NumPy and CuPy arrays copied, anything else as it is); array results come back
+    DistArrays on that device (tuples keep their type)."""
     arrays = [x for x in operands if isinstance(x, DistArray)]
     first = arrays[0]
     backend = first.storage.backend
-    device = first.layout.devices[0]
-    if any(x.layout.devices != (device,) for x in arrays):  # data moves onto the device
-        check_fallback(
-            name,
-            sum(x.nbytes for x in arrays),
-            f"gathered onto device {device} and computed there (the result stays there)",
-        )
+    device = _holding_whole(arrays)
+    if device is None:
+        device = first.layout.devices[0]
+        if any(x.layout.devices != (device,) for x in arrays):  # pieces move onto it
+            check_fallback(
+                name,
+                sum(x.nbytes for x in arrays),
+                f"gathered onto device {device} and computed there (the result stays there)",
+            )
     values = [_onto(x, device, backend) for x in operands]
     result = None
     computed = False
@@ -74,6 +78,21 @@ def on_one_device(name: str, compute: Callable[..., Any], *operands: Any) -> Any
         outline = from_owner(device, _outline(result, backend) if computed else None)
         result = result if computed else outline
     return _results(result, device, backend)
+
+
+def _holding_whole(arrays: list[DistArray]) -> int | None:
+    """The first device that holds each of `arrays` whole, in one chunk (a REPLICA copy,
+    or a partial copy of a reduction, which is combined there as `change_mode` combines
+    it), or None. There the computation gathers nothing."""
+    for device in arrays[0].layout.devices:
+        if all(device in _whole_devices(x.layout) for x in arrays):
+            return device
+    return None
+
+
+def _whole_devices(layout: Layout) -> set[int]:
+    shape = layout.shape
+    return {d for d, s in zip(layout.chunk_devices, layout.chunk_shapes) if s == shape}
 
 
 class _Held(NamedTuple):

@@ -271,7 +271,7 @@ def _conjugate_transpose(x: DistArray) -> DistArray:
 
 def cholesky(x: Any, /, *, upper: bool = False) -> DistArray:
     """Cholesky factor of each Hermitian positive-definite matrix: ``L`` with
-    ``x == L @ L^H`` (or ``U`` with ``x == U^H @ U`` where `upper`). Gathered onto one
+    ``x == L @ L^H`` (or ``U`` with ``x == U^H @ U`` where `upper`). Computed on one
     device (`mdarray._ops.engine.one_device`).
 
     >>> import mdarray, numpy as np
@@ -300,7 +300,7 @@ def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> DistArray:
 
 
 def det(x: Any, /) -> DistArray:
-    """Determinant of each square matrix in the last two axes. Gathered onto one device.
+    """Determinant of each square matrix in the last two axes. Computed on one device.
 
     >>> import mdarray, numpy as np
     >>> with mdarray.options(fallback="allow"):
@@ -325,7 +325,7 @@ def diagonal(x: Any, /, *, offset: int = 0) -> DistArray:
 
 def eigh(x: Any, /) -> EighResult:
     """Eigenvalues (ascending) and eigenvectors of each Hermitian matrix (read from its
-    lower triangle). Gathered onto one device.
+    lower triangle). Computed on one device.
 
     >>> import mdarray, numpy as np
     >>> with mdarray.options(fallback="allow"):
@@ -338,7 +338,7 @@ def eigh(x: Any, /) -> EighResult:
 
 
 def eigvalsh(x: Any, /) -> DistArray:
-    """Eigenvalues (ascending) of each Hermitian matrix. Gathered onto one device.
+    """Eigenvalues (ascending) of each Hermitian matrix. Computed on one device.
 
     >>> import mdarray, numpy as np
     >>> with mdarray.options(fallback="allow"):
@@ -352,7 +352,7 @@ def eigvalsh(x: Any, /) -> DistArray:
 
 def inv(x: Any, /) -> DistArray:
     """Inverse of each square matrix; `numpy.linalg.LinAlgError` where one is singular
-    (NaNs on CuPy). Gathered onto one device.
+    (NaNs on CuPy). Computed on one device.
 
     >>> import mdarray, numpy as np
     >>> with mdarray.options(fallback="allow"):
@@ -367,7 +367,7 @@ def inv(x: Any, /) -> DistArray:
 
 def matrix_power(x: Any, n: int, /) -> DistArray:
     """Each square matrix raised to the integer power `n` (inverted for `n` < 0).
-    Gathered onto one device.
+    Computed on one device.
 
     >>> import mdarray, numpy as np
     >>> with mdarray.options(fallback="allow"):
@@ -391,7 +391,7 @@ def _scalar(value) -> float | None:
 def matrix_rank(x: Any, /, *, rtol: float | DistArray | None = None) -> DistArray:
     """Rank of each matrix: singular values above ``rtol * largest`` (default ``rtol``:
     ``max(m, n) * eps``). Native for a matrix that TSQR takes (`mdarray._ops.linalg.tsqr`: the
-    singular values of R, only R factors move), else gathered onto one device.
+    singular values of R, only R factors move), else computed on one device.
 
     >>> import mdarray, numpy as np
     >>> with mdarray.options(fallback="raise"):
@@ -457,8 +457,8 @@ def qr(x: Any, /, *, mode: Literal["reduced", "complete"] = "reduced") -> QRResu
     zero (-0.0, in x or made by its arithmetic), and where its arithmetic cancels a
     pivot of a sparse matrix to exactly zero. Chunks that split columns are resharded
     into row blocks first. Wide matrices, ``mode="complete"`` of a non-square one and
-    stacks are gathered onto one device (`mdarray._ops.engine.one_device`), as
-    fallbacks.
+    stacks are computed on one device (`mdarray._ops.engine.one_device`; a fallback
+    where their pieces gather there).
 
     >>> import mdarray, numpy as np
     >>> x = mdarray.distributed_array(np.arange(8.0).reshape(4, 2), mdarray.Layout.block((4, 2)))
@@ -478,7 +478,7 @@ def qr(x: Any, /, *, mode: Literal["reduced", "complete"] = "reduced") -> QRResu
 
 
 def slogdet(x: Any, /) -> SlogdetResult:
-    """Sign and log of the absolute value of each determinant. Gathered onto one device.
+    """Sign and log of the absolute value of each determinant. Computed on one device.
 
     >>> import mdarray, numpy as np
     >>> with mdarray.options(fallback="allow"):
@@ -494,7 +494,7 @@ def slogdet(x: Any, /) -> SlogdetResult:
 def solve(x1: Any, x2: Any, /) -> DistArray:
     """Solution of ``x1 @ out == x2`` for square `x1` (`x2` a vector only where it is
     1-D; batch axes broadcast); `numpy.linalg.LinAlgError` where `x1` is singular (NaNs
-    on CuPy). Gathered onto one device (the first of `x1`, or of `x2`).
+    on CuPy). Computed on one device (one holding both whole, else the first of `x1`'s).
 
     >>> import mdarray, numpy as np
     >>> with mdarray.options(fallback="allow"):
@@ -542,7 +542,7 @@ def svd(x: Any, /, *, full_matrices: bool = True) -> SVDResult:
 
 def svdvals(x: Any, /) -> DistArray:
     """Singular values of each matrix, in descending order. Native for a matrix TSQR
-    takes (those of R: only the R factors move), else gathered onto one device.
+    takes (those of R: only the R factors move), else computed on one device.
 
     >>> import mdarray, numpy as np
     >>> with mdarray.options(fallback="raise"):

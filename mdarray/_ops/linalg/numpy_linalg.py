@@ -3,7 +3,8 @@ signatures and result types: ``qr``, ``svd``, ``svdvals``, ``pinv``, ``matrix_ra
 ``lstsq`` natively by TSQR where the matrix is tall and split by rows (`_tsqr`: only the
 small R factors and combining pieces move), the rest of them and ``cholesky``, ``eigh``,
 ``eigvalsh``, ``eig``, ``eigvals``, ``solve``, ``inv``, ``det``, ``slogdet`` and
-``matrix_power`` gathered onto one device (`_one_device`, a fallback under the policy).
+``matrix_power`` computed on one device (`_one_device`: one that holds the operands whole,
+else a gathering fallback under the policy).
 Options the array API functions lack (``hermitian=True``, ``qr(mode="raw")``, an absolute
 ``tol``) gather to the host (`_fallback`).
 """
@@ -184,7 +185,7 @@ def _lstsq(a, b, rcond=None):
     return _linalg._one("lstsq", solve, a, b_array)
 
 
-# Square matrices: gathered onto one device ------------------------------------------
+# Square matrices: computed on one device --------------------------------------------
 
 
 def _square(name: str, compute, a):
