@@ -35,6 +35,7 @@ import numpy as np
 from mdarray._array.array import DistArray, wrap
 from mdarray._backends.backend import Backend
 from mdarray._core import regions as _regions
+from mdarray._core.modes import REPLICA
 from mdarray._exec.operands import as_operand
 from mdarray._layouts.layout import Layout
 from mdarray._movement import redistribute as _redistribute
@@ -78,6 +79,51 @@ def on_one_device(name: str, compute: Callable[..., Any], *operands: Any) -> Any
         outline = from_owner(device, _outline(result, backend) if computed else None)
         result = result if computed else outline
     return _results(result, device, backend)
+
+
+def on_each_matrix(name: str, compute: Callable[..., Any], x: DistArray) -> Any:
+    """``compute(xp, x)`` for a `compute` that maps each matrix of a stack on its own
+    (``det``, ``inv``, ``eigh`` ...). Where `x` is a REPLICA stack whose chunks keep its
+    matrices whole (split along the stack's axes only) each device computes its own
+    chunks' matrices, nothing moves, and each result lies as x's stack does (its
+    trailing axes whole); else `on_one_device`."""
+    layout = x.layout
+    matrix = x.shape[-2:]
+    if x.ndim < 3 or x.mode is not REPLICA or any(s[-2:] != matrix for s in layout.chunk_shapes):
+        return on_one_device(name, compute, x)
+    backend = x.storage.backend
+    results: list = [None] * len(layout.chunks)
+    with agreeing(True):
+        for k, device, chunk in _this_process.local_chunks(x.storage):
+            with backend.on(device), backend.linalg_errors():
+                results[k] = _in_c_order(compute(backend.xp, chunk), backend.xp)
+    # The results' trailing shapes and dtypes, where this process holds no chunk: those
+    # of an empty stack of such matrices.
+    sample = next((r for r in results if r is not None), None)
+    if sample is None or not _this_process.ALL_HERE:
+        sample = compute(np, np.empty((0, *matrix), x.dtype)) if sample is None else sample
+    outputs = list(sample) if isinstance(sample, tuple) else [sample]
+    laid = []
+    for j, first in enumerate(outputs):
+        trailing = tuple(first.shape[x.ndim - 2 :])
+        index_map: dict = {}
+        for device, index in layout.chunks:
+            index_map.setdefault(device, []).append((*index[:-2], *(slice(0, n) for n in trailing)))
+        out_layout = Layout((*x.shape[:-2], *trailing), index_map)
+        arrays = [r if r is None or not isinstance(r, tuple) else r[j] for r in results]
+        held = placed(arrays, out_layout.chunk_shapes, layout.chunk_devices, first.dtype)
+        laid.append(wrap(Chunks.of(out_layout, held, backend, np.dtype(first.dtype))))
+    if not isinstance(sample, tuple):
+        return laid[0]
+    return type(sample)(*laid) if hasattr(sample, "_fields") else tuple(laid)
+
+
+def _in_c_order(result, xp):
+    """`result` (an array or a tuple of arrays) with each array in C order."""
+    if isinstance(result, tuple):
+        items = [_in_c_order(r, xp) for r in result]
+        return type(result)(*items) if hasattr(result, "_fields") else tuple(items)
+    return result if result.flags.c_contiguous else xp.ascontiguousarray(result)
 
 
 def _holding_whole(arrays: list[DistArray]) -> int | None:

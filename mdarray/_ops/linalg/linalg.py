@@ -36,7 +36,13 @@ from mdarray._ops.creation.creation_functions import asarray
 from mdarray._ops.creation.data_type_functions import astype
 from mdarray._ops.engine import one_device as _one_device
 from mdarray._ops.engine.fallback import fallback
-from mdarray._ops.engine.one_device import check_solve, check_square, exponent, on_one_device
+from mdarray._ops.engine.one_device import (
+    check_solve,
+    check_square,
+    exponent,
+    on_each_matrix,
+    on_one_device,
+)
 from mdarray._ops.shape.manipulation_functions import matrix_transpose
 
 from . import tsqr as _tsqr
@@ -249,6 +255,12 @@ def _one(name: str, compute, *operands):
     return on_one_device(f"numpy.linalg.{name}", compute, *operands)
 
 
+def _each(name: str, compute, x: DistArray):
+    """`compute` of each matrix of `x` on its own: per chunk where x's chunks keep its
+    matrices whole (`on_each_matrix`), else on one device."""
+    return on_each_matrix(f"numpy.linalg.{name}", compute, x)
+
+
 def _tall(x: DistArray, *, double: bool = False) -> tuple[RowBlocks | None, bool]:
     """TSQR's row blocks of `x`, or of ``x^H`` where `x` is wide (then True): the
     singular values, the SVD, the rank and the pseudo-inverse follow from either. In
@@ -282,7 +294,7 @@ def cholesky(x: Any, /, *, upper: bool = False) -> DistArray:
     """
     x = _dist(x)
     check_square(x)
-    return _one("cholesky", lambda xp, a: _one_device.cholesky(xp, a, upper), x)
+    return _each("cholesky", lambda xp, a: _one_device.cholesky(xp, a, upper), x)
 
 
 def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> DistArray:
@@ -309,7 +321,7 @@ def det(x: Any, /) -> DistArray:
     """
     x = _dist(x)
     check_square(x)
-    return _one("det", lambda xp, a: xp.linalg.det(a), x)
+    return _each("det", lambda xp, a: xp.linalg.det(a), x)
 
 
 def diagonal(x: Any, /, *, offset: int = 0) -> DistArray:
@@ -334,7 +346,7 @@ def eigh(x: Any, /) -> EighResult:
     """
     x = _dist(x)
     check_square(x)
-    return EighResult(*_one("eigh", lambda xp, a: tuple(xp.linalg.eigh(a)), x))
+    return EighResult(*_each("eigh", lambda xp, a: tuple(xp.linalg.eigh(a)), x))
 
 
 def eigvalsh(x: Any, /) -> DistArray:
@@ -347,7 +359,7 @@ def eigvalsh(x: Any, /) -> DistArray:
     """
     x = _dist(x)
     check_square(x)
-    return _one("eigvalsh", lambda xp, a: xp.linalg.eigvalsh(a), x)
+    return _each("eigvalsh", lambda xp, a: xp.linalg.eigvalsh(a), x)
 
 
 def inv(x: Any, /) -> DistArray:
@@ -362,7 +374,7 @@ def inv(x: Any, /) -> DistArray:
     """
     x = _dist(x)
     check_square(x)
-    return _one("inv", lambda xp, a: xp.linalg.inv(a), x)
+    return _each("inv", lambda xp, a: xp.linalg.inv(a), x)
 
 
 def matrix_power(x: Any, n: int, /) -> DistArray:
@@ -378,7 +390,7 @@ def matrix_power(x: Any, n: int, /) -> DistArray:
     x = _dist(x)
     power = exponent(n)
     check_square(x)
-    return _one("matrix_power", lambda xp, a: xp.linalg.matrix_power(a, power), x)
+    return _each("matrix_power", lambda xp, a: xp.linalg.matrix_power(a, power), x)
 
 
 def _scalar(value) -> float | None:
@@ -410,7 +422,8 @@ def matrix_rank(x: Any, /, *, rtol: float | DistArray | None = None) -> DistArra
     if rows is not None and cut is not None:
         return _tsqr.matrix_rank(rows, cut)
     tol = rtol.get() if isinstance(rtol, DistArray) else rtol
-    return _one("matrix_rank", lambda xp, a: _one_device.matrix_rank(xp, a, tol), x)
+    each = _each if np.ndim(tol) == 0 else _one  # a cut-off per matrix: on one device
+    return each("matrix_rank", lambda xp, a: _one_device.matrix_rank(xp, a, tol), x)
 
 
 def pinv(x: Any, /, *, rtol: float | DistArray | None = None) -> DistArray:
@@ -441,7 +454,8 @@ def pseudo_inverse(x: DistArray, rcond) -> DistArray:
         result = _tsqr.pinv(rows, cut, _tsqr.linalg_dtype(x.dtype))
         return _conjugate_transpose(result) if adjoint else result
     rcond = rcond.get() if isinstance(rcond, DistArray) else rcond
-    return _one("pinv", lambda xp, a: _one_device.pinv(xp, a, rcond), x)
+    each = _each if np.ndim(rcond) == 0 else _one  # a cut-off per matrix: on one device
+    return each("pinv", lambda xp, a: _one_device.pinv(xp, a, rcond), x)
 
 
 def qr(x: Any, /, *, mode: Literal["reduced", "complete"] = "reduced") -> QRResult:
@@ -474,7 +488,7 @@ def qr(x: Any, /, *, mode: Literal["reduced", "complete"] = "reduced") -> QRResu
     rows = _tsqr.row_blocks(x)
     if rows is not None and (mode == "reduced" or x.shape[0] == x.shape[1]):
         return QRResult(*_tsqr.qr(rows))
-    return QRResult(*_one("qr", lambda xp, a: tuple(xp.linalg.qr(a, mode=mode)), x))
+    return QRResult(*_each("qr", lambda xp, a: tuple(xp.linalg.qr(a, mode=mode)), x))
 
 
 def slogdet(x: Any, /) -> SlogdetResult:
@@ -488,7 +502,7 @@ def slogdet(x: Any, /) -> SlogdetResult:
     """
     x = _dist(x)
     check_square(x)
-    return SlogdetResult(*_one("slogdet", lambda xp, a: tuple(xp.linalg.slogdet(a)), x))
+    return SlogdetResult(*_each("slogdet", lambda xp, a: tuple(xp.linalg.slogdet(a)), x))
 
 
 def solve(x1: Any, x2: Any, /) -> DistArray:
@@ -533,7 +547,7 @@ def svd(x: Any, /, *, full_matrices: bool = True) -> SVDResult:
     rows, adjoint = _tall(x) if reduced else (None, False)
     if rows is None:
         compute = lambda xp, a: tuple(xp.linalg.svd(a, full_matrices=full_matrices))  # noqa: E731
-        return SVDResult(*_one("svd", compute, x))
+        return SVDResult(*_each("svd", compute, x))
     u, s, vh = _tsqr.svd(rows, adjoint)
     if adjoint:
         return SVDResult(_conjugate_transpose(vh), s, _conjugate_transpose(u))
@@ -553,7 +567,7 @@ def svdvals(x: Any, /) -> DistArray:
     rows, _ = _tall(x)
     if rows is not None:
         return _tsqr.svdvals(rows)
-    return _one("svdvals", _one_device.svdvals, x)
+    return _each("svdvals", _one_device.svdvals, x)
 
 
 def trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> DistArray:

@@ -63,7 +63,7 @@ def _qr(a, mode="reduced"):
     rows = _tsqr.row_blocks(a)
     if rows is not None:
         return _tsqr.qr(rows, mode="r")
-    return _linalg._one("qr", lambda xp, x: xp.linalg.qr(x, mode="r"), a)
+    return _linalg._each("qr", lambda xp, x: xp.linalg.qr(x, mode="r"), a)
 
 
 @implements(np.linalg.svd, spmd=True)
@@ -185,13 +185,15 @@ def _lstsq(a, b, rcond=None):
     return _linalg._one("lstsq", solve, a, b_array)
 
 
-# Square matrices: computed on one device --------------------------------------------
+# Square matrices: per matrix, or on one device ----------------------------------------
 
 
-def _square(name: str, compute, a):
+def _square(name: str, compute, a, *, each: bool = True):
+    """`compute` of square `a`: per matrix (`_linalg._each`), or on one device where the
+    result's type depends on the whole stack (`each` False)."""
     a = _dist(a)
     _one_device.check_square(a)
-    return _linalg._one(name, compute, a)
+    return (_linalg._each if each else _linalg._one)(name, compute, a)
 
 
 @implements(np.linalg.cholesky, spmd=True, one_device=True)
@@ -236,7 +238,9 @@ def _eig(a):
     a = _dist(a)
     if not hasattr(a.storage.backend.xp.linalg, "eig"):
         return _host(np.linalg.eig, (a,), {})
-    return _EIG(*_square("eig", lambda xp, x: _numpy_eig(xp, x, *xp.linalg.eig(x)), a))
+    # Before NumPy 2.5 the eigenvalues are real where every one of the stack is.
+    eig = lambda xp, x: _numpy_eig(xp, x, *xp.linalg.eig(x))  # noqa: E731
+    return _EIG(*_square("eig", eig, a, each=False))
 
 
 @implements(np.linalg.eigvals, spmd=True, one_device=True)
@@ -244,7 +248,8 @@ def _eigvals(a):
     a = _dist(a)
     if not hasattr(a.storage.backend.xp.linalg, "eigvals"):
         return _host(np.linalg.eigvals, (a,), {})
-    return _square("eigvals", lambda xp, x: _numpy_eig(xp, x, xp.linalg.eigvals(x))[0], a)
+    eigvals = lambda xp, x: _numpy_eig(xp, x, xp.linalg.eigvals(x))[0]  # noqa: E731
+    return _square("eigvals", eigvals, a, each=False)
 
 
 @implements(np.linalg.solve, spmd=True, one_device=True)

@@ -88,3 +88,91 @@ def test_row_chunks_on_one_device_are_joined_there_without_a_fallback():
     with mdarray.options(fallback="raise"):
         got = mdarray.linalg.inv(x)
     np.testing.assert_allclose(got.get(), np.linalg.inv(SPD), rtol=1e-10)
+
+
+# Stacks split along their stack axes: each device computes its own matrices -------------
+
+STACK = RNG.normal(size=(2, 7, 3, 3))
+SPD_STACK = STACK @ np.swapaxes(STACK, -1, -2) + 3 * np.eye(3)
+PER_MATRIX = {
+    "det": np.linalg.det,
+    "inv": np.linalg.inv,
+    "cholesky": np.linalg.cholesky,
+    "eigvalsh": np.linalg.eigvalsh,
+    "eigh values": lambda a: np.linalg.eigh(a).eigenvalues,
+    "slogdet": lambda a: np.linalg.slogdet(a).logabsdet,
+    "svd values": lambda a: np.linalg.svd(a).S,
+    "matrix_rank": np.linalg.matrix_rank,
+    "pinv": np.linalg.pinv,
+    "matrix_power": lambda a: np.linalg.matrix_power(a, 3),
+    "qr r": lambda a: np.abs(np.linalg.qr(a, mode="r")),
+    "array API svdvals": lambda a: (mdarray.linalg if _is_dist(a) else np.linalg).svdvals(a),
+}
+
+
+def _is_dist(a):
+    return isinstance(a, mdarray.DistArray)
+
+
+def _split_stack(value, axis):
+    """`value` in blocks along stack axis `axis` over the devices, matrices whole."""
+    devices = DEVICES * 2  # more chunks than devices: several on one device
+    cuts = np.linspace(0, value.shape[axis], len(devices) + 1).astype(int)
+    index_map: dict = {}
+    for device, start, stop in zip(devices, cuts[:-1], cuts[1:]):
+        index = [slice(0, n) for n in value.shape]
+        index[axis] = slice(int(start), int(stop))
+        index_map.setdefault(device, []).append(tuple(index))
+    return mdarray.distributed_array(value, mdarray.Layout(value.shape, index_map))
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+@pytest.mark.parametrize("name", list(PER_MATRIX))
+def test_a_stack_split_along_its_stack_axes_computes_where_it_lies(name, axis):
+    call = PER_MATRIX[name]
+    x = _split_stack(SPD_STACK, axis)
+    with mdarray.options(fallback="raise"), mdarray.count_transfers() as moved:
+        got = call(x)
+    expected = call(SPD_STACK)
+    np.testing.assert_allclose(got.get(), expected, rtol=1e-12, atol=1e-12)
+    assert got.shape == expected.shape
+    assert got.dtype == expected.dtype
+    assert not moved.bytes
+    assert got.devices == x.devices
+
+
+def test_per_matrix_results_keep_their_named_fields_and_layout():
+    x = _split_stack(SPD_STACK, 1)
+    got = mdarray.linalg.eigh(x)
+    assert type(got).__name__ == "EighResult"
+    assert got.eigenvalues.layout.chunk_shapes == tuple(s[:-1] for s in x.layout.chunk_shapes)
+    vectors = got.eigenvectors.get()
+    np.testing.assert_allclose(
+        vectors @ (got.eigenvalues.get()[..., None] * np.swapaxes(vectors, -1, -2)),
+        SPD_STACK,
+        rtol=1e-10,
+    )
+
+
+def test_a_singular_matrix_in_one_chunk_raises_like_numpy():
+    stack = SPD_STACK.copy()
+    stack[1, 6] = 0.0  # in the last chunk
+    x = _split_stack(stack, 1)
+    with pytest.raises(np.linalg.LinAlgError):
+        np.linalg.inv(stack)
+    with pytest.raises(np.linalg.LinAlgError):
+        mdarray.linalg.inv(x)
+
+
+def test_stacks_that_split_a_matrix_or_decide_on_the_whole_stack_take_one_device():
+    flat = SPD_STACK.reshape(14, 3, 3)
+    split_rows = _split_stack(flat, 1)  # the matrices' rows over the devices
+    with mdarray.options(fallback="allow"):
+        np.testing.assert_allclose(np.linalg.det(split_rows).get(), np.linalg.det(flat), rtol=1e-12)
+        # eig's eigenvalues are real only where the whole stack's are (NumPy < 2.5)
+        got = np.linalg.eigvals(_split_stack(SPD_STACK, 0))
+    assert got.devices == (DEVICES[0],)
+    np.testing.assert_allclose(np.sort(got.get().real), np.sort(np.linalg.eigvals(SPD_STACK).real))
+    if len(DEVICES) > 1:
+        with mdarray.options(fallback="raise"), pytest.raises(TypeError, match="det"):
+            np.linalg.det(split_rows)

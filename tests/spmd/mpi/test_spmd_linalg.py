@@ -70,3 +70,39 @@ def test_a_singular_matrix_raises_everywhere():
     with mdarray.options(fallback="allow"):
         raises_everywhere(Exception, np.linalg.inv, x)
         raises_everywhere(np.linalg.LinAlgError, np.linalg.inv, np.ones((5, 6)) + x[:5])
+
+
+def _stack(seed: int = 82) -> np.ndarray:
+    """Nine symmetric positive definite 3 x 3 matrices (exact small ints)."""
+    m = np.random.default_rng(seed).integers(-2, 3, (9, 3, 3)).astype(np.float64)
+    return m @ np.swapaxes(m, -1, -2) + 3 * np.eye(3)
+
+
+STACK_CASES = {
+    "det": np.linalg.det,
+    "inv": np.linalg.inv,
+    "eigh values": lambda s: np.linalg.eigh(s).eigenvalues,
+    "slogdet": lambda s: tuple(np.linalg.slogdet(s)),
+    "cholesky": np.linalg.cholesky,
+}
+
+
+@pytest.mark.parametrize("case", list(STACK_CASES))
+def test_a_stack_split_along_its_stack_axis_computes_on_every_process(case):
+    """Each process computes the matrices its devices hold: native, nothing gathered."""
+    s = _stack()
+    x = mdarray.distributed_array(s, mdarray.Layout.block(s.shape, axis=0))
+    function = STACK_CASES[case]
+    got = run(lambda: function(x), native=True)
+    want = function(s)
+    for g, w in zip(got, want) if isinstance(want, tuple) else [(got, want)]:
+        check_value(g, w)
+    first = got[0] if isinstance(got, tuple) else got
+    everywhere(first.devices == x.devices, repr(first.devices))
+
+
+def test_a_singular_matrix_of_a_split_stack_raises_everywhere():
+    s = _stack()
+    s[-1] = 0.0  # held by the last process's device
+    x = mdarray.distributed_array(s, mdarray.Layout.block(s.shape, axis=0))
+    raises_everywhere(np.linalg.LinAlgError, np.linalg.inv, x)
