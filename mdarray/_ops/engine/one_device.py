@@ -36,6 +36,7 @@ from mdarray._array.array import DistArray, wrap
 from mdarray._backends.backend import Backend
 from mdarray._core import regions as _regions
 from mdarray._core.modes import REPLICA
+from mdarray._exec.chunkwise import aligned
 from mdarray._exec.operands import as_operand
 from mdarray._layouts.layout import Layout
 from mdarray._movement import redistribute as _redistribute
@@ -81,41 +82,66 @@ def on_one_device(name: str, compute: Callable[..., Any], *operands: Any) -> Any
     return _results(result, device, backend)
 
 
-def on_each_matrix(name: str, compute: Callable[..., Any], x: DistArray) -> Any:
-    """``compute(xp, x)`` for a `compute` that maps each matrix of a stack on its own
-    (``det``, ``inv``, ``eigh`` ...). Where `x` is a REPLICA stack whose chunks keep its
-    matrices whole (split along the stack's axes only) each device computes its own
-    chunks' matrices, nothing moves, and each result lies as x's stack does (its
+def on_each_matrix(name: str, compute: Callable[..., Any], x: DistArray, *others: Any) -> Any:
+    """``compute(xp, x, *others)`` for a `compute` that maps each matrix of a stack on its
+    own (``det``, ``inv``, ``eigh``, ``solve`` ...). Where `x` is a REPLICA stack whose
+    chunks keep its matrices whole (split along the stack's axes only) each device
+    computes its own chunks' matrices, with the pieces of `others` (stacks whose last two
+    axes, or a vector, go whole with each matrix; their stack axes broadcast against
+    x's, no wider) brought beside them, and each result lies as x's stack does (its
     trailing axes whole); else `on_one_device`."""
     layout = x.layout
     matrix = x.shape[-2:]
+    batch = x.shape[:-2]
     if x.ndim < 3 or x.mode is not REPLICA or any(s[-2:] != matrix for s in layout.chunk_shapes):
-        return on_one_device(name, compute, x)
+        return on_one_device(name, compute, x, *others)
     backend = x.storage.backend
+    columns = []
+    for other in others:
+        shape = tuple(np.shape(other))
+        core = shape[-2:] if len(shape) >= 2 else shape
+        beside = (*batch, *core)
+        if np.broadcast_shapes(shape, beside) != beside:  # its stack is the wider
+            return on_one_device(name, compute, x, *others)
+        columns.append(aligned(other, _beside(layout, core), backend))
     results: list = [None] * len(layout.chunks)
     with agreeing(True):
         for k, device, chunk in _this_process.local_chunks(x.storage):
             with backend.on(device), backend.linalg_errors():
-                results[k] = _in_c_order(compute(backend.xp, chunk), backend.xp)
+                result = compute(backend.xp, chunk, *(column[k] for column in columns))
+                results[k] = _in_c_order(result, backend.xp)
     # The results' trailing shapes and dtypes, where this process holds no chunk: those
     # of an empty stack of such matrices.
     sample = next((r for r in results if r is not None), None)
-    if sample is None or not _this_process.ALL_HERE:
-        sample = compute(np, np.empty((0, *matrix), x.dtype)) if sample is None else sample
+    if sample is None:
+        stand_ins = [
+            np.empty((0, *np.shape(o)[-2:]) if np.ndim(o) >= 2 else np.shape(o), _dtype(o))
+            for o in others
+        ]
+        sample = compute(np, np.empty((0, *matrix), x.dtype), *stand_ins)
     outputs = list(sample) if isinstance(sample, tuple) else [sample]
     laid = []
     for j, first in enumerate(outputs):
-        trailing = tuple(first.shape[x.ndim - 2 :])
-        index_map: dict = {}
-        for device, index in layout.chunks:
-            index_map.setdefault(device, []).append((*index[:-2], *(slice(0, n) for n in trailing)))
-        out_layout = Layout((*x.shape[:-2], *trailing), index_map)
+        out_layout = _beside(layout, tuple(first.shape[x.ndim - 2 :]))
         arrays = [r if r is None or not isinstance(r, tuple) else r[j] for r in results]
         held = placed(arrays, out_layout.chunk_shapes, layout.chunk_devices, first.dtype)
         laid.append(wrap(Chunks.of(out_layout, held, backend, np.dtype(first.dtype))))
     if not isinstance(sample, tuple):
         return laid[0]
     return type(sample)(*laid) if hasattr(sample, "_fields") else tuple(laid)
+
+
+def _beside(layout: Layout, core: tuple) -> Layout:
+    """The layout of a stack of `core`-shaped items with `layout`'s stack axes: each
+    chunk's stack ranges, its items whole."""
+    index_map: dict = {}
+    for device, index in layout.chunks:
+        index_map.setdefault(device, []).append((*index[:-2], *(slice(0, n) for n in core)))
+    return Layout((*layout.shape[:-2], *core), index_map)
+
+
+def _dtype(x) -> np.dtype:
+    return x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype
 
 
 def _in_c_order(result, xp):

@@ -508,7 +508,9 @@ def slogdet(x: Any, /) -> SlogdetResult:
 def solve(x1: Any, x2: Any, /) -> DistArray:
     """Solution of ``x1 @ out == x2`` for square `x1` (`x2` a vector only where it is
     1-D; batch axes broadcast); `numpy.linalg.LinAlgError` where `x1` is singular (NaNs
-    on CuPy). Computed on one device (one holding both whole, else the first of `x1`'s).
+    on CuPy). Computed on one device (one holding both whole, else the first of `x1`'s);
+    a stack `x1` split along its stack axes only is solved where it lies, each matrix
+    with its right-hand side brought beside it.
 
     >>> import mdarray, numpy as np
     >>> with mdarray.options(fallback="allow"):
@@ -518,6 +520,8 @@ def solve(x1: Any, x2: Any, /) -> DistArray:
     if not isinstance(x1, DistArray) and not isinstance(x2, DistArray):
         x1 = _dist(x1)
     check_solve(_array_like(x1), _array_like(x2))
+    if isinstance(x1, DistArray):  # a stack of matrices: each with its right-hand side
+        return on_each_matrix("numpy.linalg.solve", _one_device.solve, x1, x2)
     return _one("solve", _one_device.solve, x1, x2)
 
 

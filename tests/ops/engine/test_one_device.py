@@ -176,3 +176,36 @@ def test_stacks_that_split_a_matrix_or_decide_on_the_whole_stack_take_one_device
     if len(DEVICES) > 1:
         with mdarray.options(fallback="raise"), pytest.raises(TypeError, match="det"):
             np.linalg.det(split_rows)
+
+
+RHS_STACK = RNG.normal(size=(2, 7, 3, 2))
+SOLVE_RHS = {
+    "a stack laid out alike": lambda: _split_stack(RHS_STACK, 1),
+    "a stack split otherwise": lambda: mdarray.distributed_array(
+        RHS_STACK, mdarray.Layout.block(RHS_STACK.shape, axis=2, devices=DEVICES)
+    ),
+    "a vector": lambda: mdarray.asarray(RHS_STACK[0, 0, :, 0]),
+    "a NumPy stack broadcast": lambda: RHS_STACK[:1, :1],
+    "a list": RHS_STACK[0, 0, :, 0].tolist,
+}
+
+
+@pytest.mark.parametrize("rhs", list(SOLVE_RHS))
+def test_solve_of_a_split_stack_solves_each_matrix_where_it_lies(rhs):
+    x = _split_stack(SPD_STACK, 1)
+    b = SOLVE_RHS[rhs]()
+    host = b.get() if _is_dist(b) else np.asarray(b)
+    with mdarray.options(fallback="raise"):
+        got = np.linalg.solve(x, b)
+    expected = np.linalg.solve(SPD_STACK, host)
+    np.testing.assert_allclose(got.get(), expected, rtol=1e-12, atol=1e-12)
+    assert got.shape == expected.shape
+    assert got.devices == x.devices
+
+
+def test_solve_with_a_wider_stack_on_the_right_takes_one_device():
+    x = _split_stack(SPD_STACK[0], 0)  # 7 matrices
+    b = RNG.normal(size=(4, 7, 3, 1))  # broadcasts x's stack to 4 x 7
+    with mdarray.options(fallback="allow"):
+        got = np.linalg.solve(x, b)
+    np.testing.assert_allclose(got.get(), np.linalg.solve(SPD_STACK[0], b), rtol=1e-12)

@@ -106,3 +106,11 @@ def test_a_singular_matrix_of_a_split_stack_raises_everywhere():
     s[-1] = 0.0  # held by the last process's device
     x = mdarray.distributed_array(s, mdarray.Layout.block(s.shape, axis=0))
     raises_everywhere(np.linalg.LinAlgError, np.linalg.inv, x)
+
+
+def test_solve_of_a_split_stack_brings_each_right_hand_side_beside_its_matrix():
+    s = _stack()
+    rhs = np.random.default_rng(83).integers(-3, 4, (9, 3, 2)).astype(np.float64)
+    x = mdarray.distributed_array(s, mdarray.Layout.block(s.shape, axis=0))
+    y = mdarray.distributed_array(rhs, mdarray.Layout.block(rhs.shape, axis=1))
+    check_value(lambda: np.linalg.solve(x, y), np.linalg.solve(s, rhs), native=True)
