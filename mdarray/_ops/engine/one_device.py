@@ -105,13 +105,17 @@ def on_each_matrix(name: str, compute: Callable[..., Any], x: DistArray, *others
             return on_one_device(name, compute, x, *others)
         columns.append(aligned(other, _beside(layout, core), backend))
     results: list = [None] * len(layout.chunks)
+    empty = []  # chunks of no matrix (CuPy's solvers may refuse an empty stack)
     with agreeing(True):
         for k, device, chunk in _this_process.local_chunks(x.storage):
+            if chunk.size == 0:
+                empty.append((k, device))
+                continue
             with backend.on(device), backend.linalg_errors():
                 result = compute(backend.xp, chunk, *(column[k] for column in columns))
                 results[k] = _in_c_order(result, backend.xp)
-    # The results' trailing shapes and dtypes, where this process holds no chunk: those
-    # of an empty stack of such matrices.
+    # The results' trailing shapes and dtypes, where this process computed no chunk:
+    # those of an empty stack of such matrices.
     sample = next((r for r in results if r is not None), None)
     if sample is None:
         stand_ins = [
@@ -124,6 +128,8 @@ def on_each_matrix(name: str, compute: Callable[..., Any], x: DistArray, *others
     for j, first in enumerate(outputs):
         out_layout = _beside(layout, tuple(first.shape[x.ndim - 2 :]))
         arrays = [r if r is None or not isinstance(r, tuple) else r[j] for r in results]
+        for k, device in empty:
+            arrays[k] = backend.empty(out_layout.chunk_shapes[k], first.dtype, device)
         held = placed(arrays, out_layout.chunk_shapes, layout.chunk_devices, first.dtype)
         laid.append(wrap(Chunks.of(out_layout, held, backend, np.dtype(first.dtype))))
     if not isinstance(sample, tuple):

@@ -154,6 +154,21 @@ def test_per_matrix_results_keep_their_named_fields_and_layout():
     )
 
 
+@pytest.mark.parametrize("name", ["det", "eigh values", "slogdet", "inv"])
+def test_a_stack_with_chunks_of_no_matrix(name):
+    call = PER_MATRIX[name]
+    few = SPD_STACK[0, :1]  # one matrix in blocks over the devices (empty chunks)
+    x = _split_stack(few, 0)
+    assert any(s[0] == 0 for s in x.layout.chunk_shapes)
+    with mdarray.options(fallback="raise"):
+        got = call(x)
+    np.testing.assert_allclose(got.get(), call(few), rtol=1e-12)
+    empty = _split_stack(SPD_STACK[0, :0], 0)
+    got = call(empty)
+    assert got.shape == call(SPD_STACK[0, :0]).shape
+    assert got.dtype == call(SPD_STACK[0, :0]).dtype
+
+
 def test_a_singular_matrix_in_one_chunk_raises_like_numpy():
     stack = SPD_STACK.copy()
     stack[1, 6] = 0.0  # in the last chunk
