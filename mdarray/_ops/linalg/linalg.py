@@ -422,7 +422,7 @@ def matrix_rank(x: Any, /, *, rtol: float | DistArray | None = None) -> DistArra
     if rows is not None and cut is not None:
         return _tsqr.matrix_rank(rows, cut)
     tol = rtol.get() if isinstance(rtol, DistArray) else rtol
-    each = _each if np.ndim(tol) == 0 else _one  # a cut-off per matrix: on one device
+    each = _each if tol is None or np.ndim(tol) == 0 else _one  # cut-offs per matrix: one device
     return each("matrix_rank", lambda xp, a: _one_device.matrix_rank(xp, a, tol), x)
 
 
@@ -454,7 +454,7 @@ def pseudo_inverse(x: DistArray, rcond) -> DistArray:
         result = _tsqr.pinv(rows, cut, _tsqr.linalg_dtype(x.dtype))
         return _conjugate_transpose(result) if adjoint else result
     rcond = rcond.get() if isinstance(rcond, DistArray) else rcond
-    each = _each if np.ndim(rcond) == 0 else _one  # a cut-off per matrix: on one device
+    each = _each if np.ndim(rcond) == 0 else _one  # cut-offs per matrix: one device
     return each("pinv", lambda xp, a: _one_device.pinv(xp, a, rcond), x)
 
 
