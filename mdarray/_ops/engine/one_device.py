@@ -118,11 +118,12 @@ def on_each_matrix(name: str, compute: Callable[..., Any], x: DistArray, *others
     # those of an empty stack of such matrices.
     sample = next((r for r in results if r is not None), None)
     if sample is None:
+        none = (0,) * len(batch)  # x's stack axes, of no matrix
         stand_ins = [
-            np.empty((0, *np.shape(o)[-2:]) if np.ndim(o) >= 2 else np.shape(o), _dtype(o))
+            np.empty((*none, *np.shape(o)[-2:]) if np.ndim(o) >= 2 else np.shape(o), _dtype(o))
             for o in others
         ]
-        sample = compute(np, np.empty((0, *matrix), x.dtype), *stand_ins)
+        sample = compute(np, np.empty((*none, *matrix), x.dtype), *stand_ins)
     outputs = list(sample) if isinstance(sample, tuple) else [sample]
     laid = []
     for j, first in enumerate(outputs):

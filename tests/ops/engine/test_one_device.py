@@ -163,10 +163,10 @@ def test_a_stack_with_chunks_of_no_matrix(name):
     with mdarray.options(fallback="raise"):
         got = call(x)
     np.testing.assert_allclose(got.get(), call(few), rtol=1e-12)
-    empty = _split_stack(SPD_STACK[0, :0], 0)
-    got = call(empty)
-    assert got.shape == call(SPD_STACK[0, :0]).shape
-    assert got.dtype == call(SPD_STACK[0, :0]).dtype
+    for host in (SPD_STACK[0, :0], SPD_STACK[:0, :0], np.zeros((2, 0, 0, 0))):
+        expected = call(host)
+        got = call(_split_stack(host, 0))
+        assert (got.shape, got.dtype) == (expected.shape, expected.dtype), host.shape
 
 
 def test_a_singular_matrix_in_one_chunk_raises_like_numpy():
