@@ -14,6 +14,7 @@ is one cell gives the kernel's result as it is.
 
 from __future__ import annotations
 
+import math
 from itertools import pairwise, product
 from math import prod
 
@@ -24,6 +25,7 @@ from mdarray._core import regions as _regions
 from mdarray._core.plan_cache import plan_cache
 from mdarray._exec.chunkwise import broadcast_regions
 from mdarray._layouts.layout import Layout
+from mdarray._movement.collectives import several
 from mdarray._movement.redistribute import replica_plan
 from mdarray._storage.chunks import Chunks
 
@@ -131,26 +133,46 @@ def _argument(spec: Layout, pieces, bounds, ndim: int):
 
 
 def run_cells(plan, inputs, dtype):
-    """The plan's kernel cell by cell (`split_cells`): a DistArray of `dtype`."""
+    """The plan's kernel cell by cell (`split_cells`): a DistArray of `dtype`. Every
+    piece moves first; then a large call runs each chunk's cells on its device's thread
+    (`Backend.each`), else chunk after chunk."""
+    backend = plan.backend
+    columns = _columns(plan, inputs)
+    layout = plan.layout
+    jobs = []
+    for k, (device, cells) in enumerate(zip(layout.chunk_devices, plan.cells)):
+        job = []
+        with backend.on(device):
+            for cell, args in cells:
+                job.append((cell, _values(backend, columns, args, k, cell, device)))
+        jobs.append((device, (plan, k, device, job, dtype)))
+    if (
+        math.prod(layout.shape) * np.dtype(dtype).itemsize >= backend.parallel_bytes
+        and not several()
+    ):
+        out = backend.each(_chunk, jobs)
+    else:
+        out = []
+        for device, job in jobs:
+            with backend.on(device):
+                out.append(_chunk(*job))
+    return Chunks.of(layout, out, backend, dtype, check=False)
+
+
+def _chunk(plan, k: int, device: int, job, dtype):
+    """Result chunk k of the plan's kernel from its cells' ``(cell, arguments)``."""
     backend = plan.backend
     kernel, options = plan.kernel, plan.options
-    columns = _columns(plan, inputs)
-    out = []
-    for k, (device, cells) in enumerate(zip(plan.layout.chunk_devices, plan.cells)):
-        with backend.on(device):
-            result = None
-            for cell, args in cells:
-                values = _values(backend, columns, args, k, cell, device)
-                if cell is None:
-                    got = kernel(*values, **options)
-                    result = got if got.dtype == dtype else got.astype(dtype)
-                    break
-                if result is None:
-                    result = backend.empty(plan.layout.chunk_shapes[k], dtype, device)
-                # Straight into the result where the backend can (`Backend.call_into`).
-                backend.call_into(kernel, values, result[cell], options)
-        out.append(result)
-    return Chunks.of(plan.layout, out, backend, dtype, check=False)
+    result = None
+    for cell, values in job:
+        if cell is None:
+            got = kernel(*values, **options)
+            return got if got.dtype == dtype else got.astype(dtype)
+        if result is None:
+            result = backend.empty(plan.layout.chunk_shapes[k], dtype, device)
+        # Straight into the result where the backend can (`Backend.call_into`).
+        backend.call_into(kernel, values, result[cell], options)
+    return result
 
 
 def write_cells(plan, inputs, out) -> None:

@@ -38,6 +38,27 @@ def test_a_stencil_on_row_blocks_moves_only_halo_rows(no_gather):
         assert moved.total <= 2 * 4 * 8 * 2 * (len(DEVICES) - 1)
 
 
+@pytest.mark.skipif(len(DEVICES) < 2, reason="one device's row chunks make one block: no cells")
+def test_a_large_call_runs_each_chunks_cells_on_its_devices_thread(no_gather, monkeypatch):
+    """Above the backend's `parallel_bytes` every piece moves first, then each chunk's
+    cells run through `Backend.each` (on the cpu backend, the devices' threads)."""
+    host = np.arange(40 * 5, dtype=np.float64).reshape(40, 5)
+    u = mdarray.distributed_array(host, Layout.block(host.shape, devices=DEVICES * 2))
+    backend = u.storage.backend
+    rows_run = []
+    each = backend.each
+
+    def counting(fn, rows, *args, **kwargs):
+        rows_run.append(len(rows))
+        return each(fn, rows, *args, **kwargs)
+
+    monkeypatch.setattr(backend, "parallel_bytes", 0)
+    monkeypatch.setattr(backend, "each", counting)
+    got = u[:-1, :] * 2.0 + u[1:, :]
+    np.testing.assert_array_equal(got.get(), host[:-1, :] * 2.0 + host[1:, :])
+    assert len(DEVICES) * 2 in rows_run  # one row per result chunk
+
+
 @settings(max_examples=40)
 @given(data=st.data(), shift=st.integers(0, 3), op=st.sampled_from([np.add, np.multiply]))
 def test_misaligned_operands_match_numpy(data, shift, op):
