@@ -153,9 +153,9 @@ def run_cells(plan, inputs, dtype):
         out = backend.each(_chunk, jobs)
     else:
         out = []
-        for device, job in jobs:
+        for device, arguments in jobs:
             with backend.on(device):
-                out.append(_chunk(*job))
+                out.append(_chunk(*arguments))
     return Chunks.of(layout, out, backend, dtype, check=False)
 
 
