@@ -133,9 +133,7 @@ def on_each_matrix(name: str, compute: Callable[..., Any], x: DistArray, *others
             arrays[k] = backend.empty(out_layout.chunk_shapes[k], first.dtype, device)
         held = placed(arrays, out_layout.chunk_shapes, layout.chunk_devices, first.dtype)
         laid.append(wrap(Chunks.of(out_layout, held, backend, np.dtype(first.dtype))))
-    if not isinstance(sample, tuple):
-        return laid[0]
-    return type(sample)(*laid) if hasattr(sample, "_fields") else tuple(laid)
+    return _like(sample, laid) if isinstance(sample, tuple) else laid[0]
 
 
 def _beside(layout: Layout, core: tuple) -> Layout:
@@ -151,11 +149,15 @@ def _dtype(x) -> np.dtype:
     return x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype
 
 
+def _like(result: tuple, items: list) -> tuple:
+    """`items` as a tuple of `result`'s type (a named tuple's fields kept)."""
+    return type(result)(*items) if hasattr(result, "_fields") else tuple(items)
+
+
 def _in_c_order(result, xp):
     """`result` (an array or a tuple of arrays) with each array in C order."""
     if isinstance(result, tuple):
-        items = [_in_c_order(r, xp) for r in result]
-        return type(result)(*items) if hasattr(result, "_fields") else tuple(items)
+        return _like(result, [_in_c_order(r, xp) for r in result])
     return result if result.flags.c_contiguous else xp.ascontiguousarray(result)
 
 
@@ -163,10 +165,8 @@ def _holding_whole(arrays: list[DistArray]) -> int | None:
     """The first device that holds each of `arrays` whole, in one chunk (a REPLICA copy,
     or a partial copy of a reduction, which is combined there as `change_mode` combines
     it), or None. There the computation gathers nothing."""
-    for device in arrays[0].layout.devices:
-        if all(device in _whole_devices(x.layout) for x in arrays):
-            return device
-    return None
+    holders = [_whole_devices(x.layout) for x in arrays]
+    return next((d for d in arrays[0].layout.devices if all(d in h for h in holders)), None)
 
 
 def _whole_devices(layout: Layout) -> set[int]:
@@ -184,8 +184,7 @@ class _Held(NamedTuple):
 def _outline(result, backend: Backend):
     """`result` with its arrays as `_Held` (sent to the other processes)."""
     if isinstance(result, tuple):
-        items = [_outline(r, backend) for r in result]
-        return type(result)(*items) if hasattr(result, "_fields") else tuple(items)
+        return _like(result, [_outline(r, backend) for r in result])
     if isinstance(result, (np.ndarray, np.generic)) or backend.is_native(result):
         return _Held(tuple(result.shape), np.dtype(result.dtype))
     return result
@@ -209,8 +208,7 @@ def _results(result, device: int, backend: Backend):
         held = placed([None], (result.shape,), (device,), result.dtype)
         return wrap(Chunks.of(layout, held, backend, result.dtype))
     if isinstance(result, tuple):
-        items = [_results(r, device, backend) for r in result]
-        return type(result)(*items) if hasattr(result, "_fields") else tuple(items)
+        return _like(result, [_results(r, device, backend) for r in result])
     if isinstance(result, np.generic):
         result = np.asarray(result)
     if isinstance(result, np.ndarray) or backend.is_native(result):

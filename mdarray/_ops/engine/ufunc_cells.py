@@ -14,7 +14,6 @@ is one cell gives the kernel's result as it is.
 
 from __future__ import annotations
 
-import math
 from itertools import pairwise, product
 from math import prod
 
@@ -146,10 +145,7 @@ def run_cells(plan, inputs, dtype):
             for cell, args in cells:
                 job.append((cell, _values(backend, columns, args, k, cell, device)))
         jobs.append((device, (plan, k, device, job, dtype)))
-    if (
-        math.prod(layout.shape) * np.dtype(dtype).itemsize >= backend.parallel_bytes
-        and not several()
-    ):
+    if prod(layout.shape) * np.dtype(dtype).itemsize >= backend.parallel_bytes and not several():
         out = backend.each(_chunk, jobs)
     else:
         out = []

@@ -283,8 +283,9 @@ def _conjugate_transpose(x: DistArray) -> DistArray:
 
 def cholesky(x: Any, /, *, upper: bool = False) -> DistArray:
     """Cholesky factor of each Hermitian positive-definite matrix: ``L`` with
-    ``x == L @ L^H`` (or ``U`` with ``x == U^H @ U`` where `upper`). Computed on one
-    device (`mdarray._ops.engine.one_device`).
+    ``x == L @ L^H`` (or ``U`` with ``x == U^H @ U`` where `upper`). Per chunk where a
+    stack's chunks keep its matrices whole, else on one device
+    (`mdarray._ops.engine.one_device`).
 
     >>> import mdarray, numpy as np
     >>> with mdarray.options(fallback="allow"):
@@ -312,7 +313,8 @@ def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> DistArray:
 
 
 def det(x: Any, /) -> DistArray:
-    """Determinant of each square matrix in the last two axes. Computed on one device.
+    """Determinant of each square matrix in the last two axes: per chunk where a stack's
+    chunks keep its matrices whole, else on one device.
 
     >>> import mdarray, numpy as np
     >>> with mdarray.options(fallback="allow"):
@@ -337,7 +339,8 @@ def diagonal(x: Any, /, *, offset: int = 0) -> DistArray:
 
 def eigh(x: Any, /) -> EighResult:
     """Eigenvalues (ascending) and eigenvectors of each Hermitian matrix (read from its
-    lower triangle). Computed on one device.
+    lower triangle): per chunk where a stack's chunks keep its matrices whole, else on
+    one device.
 
     >>> import mdarray, numpy as np
     >>> with mdarray.options(fallback="allow"):
@@ -350,7 +353,8 @@ def eigh(x: Any, /) -> EighResult:
 
 
 def eigvalsh(x: Any, /) -> DistArray:
-    """Eigenvalues (ascending) of each Hermitian matrix. Computed on one device.
+    """Eigenvalues (ascending) of each Hermitian matrix: per chunk where a stack's chunks
+    keep its matrices whole, else on one device.
 
     >>> import mdarray, numpy as np
     >>> with mdarray.options(fallback="allow"):
@@ -364,7 +368,8 @@ def eigvalsh(x: Any, /) -> DistArray:
 
 def inv(x: Any, /) -> DistArray:
     """Inverse of each square matrix; `numpy.linalg.LinAlgError` where one is singular
-    (NaNs on CuPy). Computed on one device.
+    (NaNs on CuPy). Per chunk where a stack's chunks keep its matrices whole, else on one
+    device.
 
     >>> import mdarray, numpy as np
     >>> with mdarray.options(fallback="allow"):
@@ -379,7 +384,7 @@ def inv(x: Any, /) -> DistArray:
 
 def matrix_power(x: Any, n: int, /) -> DistArray:
     """Each square matrix raised to the integer power `n` (inverted for `n` < 0).
-    Computed on one device.
+    Per chunk where a stack's chunks keep its matrices whole, else on one device.
 
     >>> import mdarray, numpy as np
     >>> with mdarray.options(fallback="allow"):
@@ -492,7 +497,8 @@ def qr(x: Any, /, *, mode: Literal["reduced", "complete"] = "reduced") -> QRResu
 
 
 def slogdet(x: Any, /) -> SlogdetResult:
-    """Sign and log of the absolute value of each determinant. Computed on one device.
+    """Sign and log of the absolute value of each determinant: per chunk where a stack's
+    chunks keep its matrices whole, else on one device.
 
     >>> import mdarray, numpy as np
     >>> with mdarray.options(fallback="allow"):
