@@ -34,7 +34,7 @@ from mdarray._core.registry import implements_method
 from mdarray._exec.chunkwise import blocks, blocks_agree, commit, write_out
 from mdarray._movement.collectives import several
 from mdarray._movement.plans import shadowed_within
-from mdarray._movement.redistribute import region_value
+from mdarray._movement.redistribute import region_pieces, region_value
 from mdarray._ops.engine.fallback import fallback, gathered
 from mdarray._runtime.config import check_fallback
 from mdarray._storage import local as _this_process
@@ -275,6 +275,8 @@ def _distarray_setitem(x: DistArray, key: tuple, value: DistArray) -> None:
     if value.dtype != x.dtype:
         value = value.astype(x.dtype, copy=False)
     _check_writable(x)
+    if lead is None and _write_pieces(x, key, plan, value):
+        return
     pieces = []
     for _, device, _, region, _ in plan:
         piece = region_value(value.storage, value.mode, region, device)
@@ -282,6 +284,49 @@ def _distarray_setitem(x: DistArray, key: tuple, value: DistArray) -> None:
             piece = piece[lead][reorder]
         pieces.append(piece)
     _write(x, plan, pieces)
+
+
+def _write_pieces(x: DistArray, key: tuple, plan, value: DistArray) -> bool:
+    """``x[key] = value`` with each piece of the value copied straight into x's chunks
+    (`region_pieces`), not first gathered into a copy of each chunk's region: both
+    REPLICA, one process, the value of the selection's shape (nothing broadcast) and
+    of x's dtype, its memory apart from x's. Pieces from other devices move before the
+    first write (`commit`). False where this does not apply."""
+    if x.mode is not REPLICA or value.mode is not REPLICA or several():
+        return False
+    if tuple(value.shape) != _regions.box_shape(selection_box(key)):
+        return False
+    buffers = x.storage.writable([write[0] for write in plan])
+    if not value.storage.apart_from(x.storage) and _may_meet(x, value):
+        return False
+    writes: list = []
+    for k, device, chunk_index, region, _ in plan:
+        pieces = region_pieces(value.storage, region, device)
+        if pieces is None:
+            return False
+        target = buffers[k][(*chunk_index, Ellipsis)]
+        writes.extend((device, target, index, piece) for index, piece in pieces)
+    commit(x.storage.backend, writes)
+    return True
+
+
+def _may_meet(x: DistArray, value: DistArray) -> bool:
+    """Whether value's memory may meet x's on some device (memory that copy on write
+    does not track, such as fresh results: the bounds of their slabs or chunks are
+    compared, device by device)."""
+    share = x.storage.backend.xp.may_share_memory
+    sources: dict = {}
+    for device, array in _memory(value.storage):
+        sources.setdefault(device, []).append(array)
+    return any(share(a, b) for device, a in _memory(x.storage) for b in sources.get(device, ()))
+
+
+def _memory(storage: Chunks):
+    """``(device, array)`` for each slab of packed chunks, else for each chunk."""
+    slabs = storage.slabs
+    if slabs is not None:
+        return zip(storage.layout.devices, slabs)
+    return zip(storage.layout.chunk_devices, storage.buffers)
 
 
 def _write_all(x: DistArray, writes) -> None:

@@ -3,11 +3,13 @@ mode, and failed assignments leaving every chunk as it was."""
 
 import numpy as np
 import pytest
-from _layouts import devices, dist_pairs, spread
+from _layouts import devices, dist_pairs, row_blocks, spread
 from hypothesis import example, given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import mdarray
+from mdarray._array.array import wrap
+from mdarray._storage.chunks import Chunks
 from mdarray.testing import assert_chunks_hold, assert_dist_equal, strategies as mst
 
 
@@ -196,3 +198,59 @@ def test_an_integer_per_axis_gives_a_copy_as_numpy_gives_a_scalar(key):
     x[...] = -1
     np.testing.assert_array_equal(element.get(), want)
     np.testing.assert_array_equal(view.get(), -1.0)
+
+
+def _no_gathered_regions(monkeypatch):
+    """Make a write that gathers the value's regions before copying them fail."""
+
+    def refuse(*args):
+        raise AssertionError("the value's region was gathered before the write")
+
+    monkeypatch.setattr("mdarray._ops.indexing.indexing.region_value", refuse)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int16])
+@pytest.mark.parametrize(
+    "key", [(slice(1, -1), slice(1, -1)), (slice(None, None, 2), slice(2, None)), (Ellipsis,)]
+)
+def test_a_misaligned_distarray_value_is_copied_straight_into_the_chunks(monkeypatch, key, dtype):
+    """``new[1:-1, 1:-1] = s`` (Jacobi's update): s's rows lie otherwise than the
+    selection's; each piece of s is copied into the chunks that take it, on every
+    replica, with no gathered copy of each chunk's region between."""
+    host = np.arange(12 * 9, dtype=np.float32).reshape(12, 9)
+    index_map = spread(
+        {0: (slice(0, 5),), 1: [(slice(5, 9),), (slice(3, 12),)], 2: (slice(9, 12),)}
+    )
+    x = mdarray.distributed_array(host, mdarray.Layout((12, 9), index_map))
+    want = host.copy()
+    shape = want[key].shape
+    value_host = np.arange(-np.prod(shape), 0).reshape(shape).astype(dtype)
+    value = mdarray.distributed_array(
+        value_host, mdarray.Layout.block(shape, devices=devices(2, 0, 1))
+    )
+    want[key] = value_host
+    _no_gathered_regions(monkeypatch)
+    x[key] = value
+    assert_chunks_hold(x, want)
+    assert_dist_equal(x, want)
+
+
+@pytest.mark.parametrize("tracked", [True, False])
+def test_a_value_in_the_arrays_own_memory_is_written_as_numpy_writes_it(tracked):
+    """``x[1:4] = x[:3]``: the value reads memory the write changes (x's view, or a
+    chunk made over x's memory that copy on write does not track, as an adopted buffer
+    can be); NumPy's value is the one read before any write."""
+    host = np.arange(40.0).reshape(10, 4)
+    layout = mdarray.Layout((10, 4), row_blocks((10, 4), parts=3, on=(0, 0, 1)))
+    x = mdarray.distributed_array(host, layout)
+    if tracked:
+        value = x[:3, :]
+    else:  # chunk 0 holds rows 0:3
+        storage = x.storage
+        first = mdarray.Layout((3, 4), {layout.chunk_devices[0]: [(slice(0, 3), slice(0, 4))]})
+        value = wrap(Chunks.of(first, [storage.buffers[0]], storage.backend, x.dtype))
+        assert value.storage.apart_from(storage) is False
+    want = host.copy()
+    want[1:4, :] = host[:3, :]
+    x[1:4, :] = value
+    assert_dist_equal(x, want)
