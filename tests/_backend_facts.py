@@ -47,11 +47,17 @@ _ZERO_DIFFERS = {
 
 
 def without_kernel_differences(ufunc, values: list) -> list:
-    """On CUDA, `values` with 1 where an input of 0 would meet such a difference."""
+    """On CUDA, `values` with 1 where an input of 0 would meet such a difference (each
+    value with no such 0 kept as it is: the same object)."""
     kinds = _ZERO_DIFFERS.get(ufunc, "")
     if not ON_CUDA or not kinds:
         return values
-    return [np.where(v == 0, 1, v).astype(v.dtype) if v.dtype.kind in kinds else v for v in values]
+    return [_no_zero(v) if np.asarray(v).dtype.kind in kinds else v for v in values]
+
+
+def _no_zero(v):
+    a = np.asarray(v)
+    return np.where(a == 0, 1, a).astype(a.dtype) if np.any(a == 0) else v
 
 
 #: For tests of dtypes CuPy's arrays cannot hold (objects, strings, times, structures

@@ -403,9 +403,12 @@ class DistArray(Stored, NDArrayMethods, PythonProtocols, Operators):
         copy: bool | None = None,
     ) -> Any:
         """The DLPack export of the value, without a copy where one array views it all
-        (`_exported_view`: one chunk, or chunks lying in place in one allocation). Else, unless ``copy=False`` forbids a copy, the value gathered onto the
-        first chunk's device as one new array, and that exported (the standard's copying
-        export, which ``np.from_dlpack`` / ``cupy.from_dlpack`` take)."""
+        (`_exported_view`: one chunk, or chunks lying in place in one allocation). Else,
+        unless ``copy=False`` forbids a copy, the value gathered onto the first chunk's
+        device as one new array, and that exported (the standard's copying export, which
+        ``np.from_dlpack`` / ``cupy.from_dlpack`` take). ``copy=True`` exports a copy
+        made on the device; ``copy=False`` with a `dl_device` other than the value's
+        raises BufferError (that needs a copy)."""
         kwargs: dict[str, Any] = {"stream": stream} if stream is not None else {}
         if max_version is not None:
             kwargs["max_version"] = max_version
@@ -414,20 +417,30 @@ class DistArray(Stored, NDArrayMethods, PythonProtocols, Operators):
         device = self.layout.chunk_devices[0]
         if (view := self._exported_view()) is not None:
             chunk, device = view
-            if copy is not None:
-                kwargs["copy"] = copy
         elif copy is False:
             raise BufferError(
-                f"__dlpack__ (copy=False): no one array views this value, its {len(self.layout.boxes)} "
-                f"chunks (mode {self.mode}) do not lie in place in one allocation of one device: "
-                "export with copy=None or copy=True (a gathered copy), or gather it first with "
+                f"__dlpack__ (copy=False): no one array views this value, its "
+                f"{len(self.layout.boxes)} chunks (mode {self.mode}) do not lie in place in "
+                "one allocation of one device: export with copy=None or copy=True (a gathered "
+                "copy), or gather it first with "
                 "x.reshard(mdarray.Layout.replicated(x.shape, devices=[d]))"
             )
-        else:  # gathered (a chunk may come along unchanged: copy=True still copies)
+        else:  # gathered (a chunk may come along unchanged: copied below where copy=True)
             chunk = self.to_device(device)._storage.export()[0]  # (copied where x's memory)
-            if copy:
-                kwargs["copy"] = True
-        self._storage.backend.export_to_current(device)
+        backend = self._storage.backend
+        if copy is False:
+            here = tuple(chunk.__dlpack_device__())
+            if dl_device is not None and tuple(dl_device) != here:
+                raise BufferError(
+                    f"__dlpack__ (copy=False): the value is on DLPack device {here}, and "
+                    f"an export to {tuple(dl_device)} needs a copy"
+                )
+            kwargs["copy"] = False
+        elif copy:
+            # A copy made here: CuPy's own copy=True exports only to the CPU.
+            with backend.on(device):
+                chunk = chunk.copy()
+        backend.export_to_current(device)
         return chunk.__dlpack__(**kwargs)
 
     def __dlpack_device__(self) -> tuple[int, int]:

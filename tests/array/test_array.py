@@ -153,6 +153,9 @@ def test_several_chunks_export_through_dlpack(pair):
         copied = np.from_dlpack(x, copy=True)
         np.testing.assert_array_equal(copied, expected)
         assert not any(np.shares_memory(copied, chunk) for chunk in x.storage.buffers)
+    if viewed:  # another DLPack device than the value's: a copy, refused
+        with pytest.raises(BufferError, match="needs a copy"):
+            x.__dlpack__(copy=False, dl_device=(2 if mdarray.default_backend() == "cpu" else 1, 0))
 
 
 CPU_ONLY = pytest.mark.skipif(

@@ -126,11 +126,39 @@ class _Exported:
 
 
 def test_cuda_array_interface_is_absent_on_several_chunks():
-    x = mdarray.distributed_array(np.zeros((8, 2)), _two_chunks_per_device((8, 2)))
+    """Column blocks do not lie in place in one allocation: DLPack's copy=False export
+    raises, its default export is a gathered copy; row blocks made together export as
+    one view of their allocation."""
+    devices = mdarray.devices()
+    columns = {d: [(slice(None), slice(2 * k, 2 * k + 1))] for k, d in enumerate(devices)}
+    for k, d in enumerate(devices):
+        columns[d].append((slice(None), slice(2 * k + 1, 2 * k + 2)))
+    host = np.arange(8 * 2 * len(devices), dtype=np.float32).reshape(8, -1)
+    x = mdarray.distributed_array(host, columns)
     assert not hasattr(x, "__cuda_array_interface__")
-    with pytest.raises(BufferError, match="one chunk"):
+    with pytest.raises(BufferError, match="do not lie in place"):
         x.__dlpack__(copy=False)
-    np.testing.assert_array_equal(cupy.from_dlpack(x).get(), np.zeros((8, 2)))
+    np.testing.assert_array_equal(cupy.from_dlpack(x).get(), host)
+    rows = mdarray.distributed_array(np.zeros((8, 2)), _two_chunks_per_device((8, 2)))
+    assert not hasattr(rows, "__cuda_array_interface__")
+    if len(devices) == 1:
+        viewed = cupy.from_dlpack(rows)
+        assert viewed.data.ptr == rows.storage.buffers[0].data.ptr
+
+
+def test_dlpack_copies_on_the_device_and_refuses_a_copy_it_may_not_make():
+    """``copy=True`` exports a copy on the value's device (CuPy's own export copies only
+    to the CPU); ``copy=False`` towards the CPU needs a copy: BufferError."""
+    device = mdarray.devices()[0]
+    host = np.arange(10, dtype=np.int32)
+    x = mdarray.distributed_array(host, {device: (slice(None),)})
+    with cupy.cuda.Device(device):
+        copied = cupy.from_dlpack(x, copy=True)
+    assert copied.data.ptr != x.storage.buffers[0].data.ptr
+    np.testing.assert_array_equal(cupy.asnumpy(copied), host)
+    with pytest.raises(BufferError, match="needs a copy"):
+        x.__dlpack__(copy=False, dl_device=(1, 0))
+    np.testing.assert_array_equal(np.from_dlpack(x, device="cpu"), host)
 
 
 def test_dlpack_on_a_single_chunk_shares_memory():

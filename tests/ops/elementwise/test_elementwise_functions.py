@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from _backend_facts import ulps, without_kernel_differences
 from _layouts import device, devices, dist_pairs, distinct, spread
-from hypothesis import example, given, settings, strategies as st
+from hypothesis import assume, example, given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import mdarray
@@ -159,6 +159,8 @@ def test_every_ufunc_against_numpy(ufunc):
 @given(ufunc=st.sampled_from(ELEMENTWISE), data=st.data())
 def test_ufuncs_match_numpy(ufunc, data):
     operands, values = data.draw(ufunc_calls(ufunc))
+    kept = without_kernel_differences(ufunc, values)
+    assume(all(a is b for a, b in zip(kept, values)))  # no input where CuPy differs by design
     want, error = numpy_result(ufunc, values)
     with mdarray.options(fallback="raise"), np.errstate(all="ignore"):
         if error is not None:
@@ -186,6 +188,8 @@ def outputs(draw, ufunc, shape, dtypes):
 @given(ufunc=st.sampled_from(ELEMENTWISE), data=st.data())
 def test_ufuncs_out_and_where(ufunc, data):
     operands, values = data.draw(ufunc_calls(ufunc))
+    kept = without_kernel_differences(ufunc, values)
+    assume(all(a is b for a, b in zip(kept, values)))  # no input where CuPy differs by design
     want, error = numpy_result(ufunc, values)
     if error is not None:
         return
