@@ -9,7 +9,8 @@
 # Steps: tests:<paths,comma-separated> (TESTS_T s), suite (SUITE_T s), aat (cuda
 # conformance, AAT_T s), b25 (issue 25's rows), b25h200 (b25 only on an H200), wl,
 # wl:<algorithm>, b22:<benchmark module> (flat tree and main alternated, ROUNDS times),
-# counts (Python calls per workload iteration, as tests/test_iteration_costs.py counts).
+# counts (Python calls per workload iteration, as tests/test_iteration_costs.py counts),
+# hostprof:<names> (where an iteration's host time goes: tools/device/hostprof.py).
 set -u
 python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl
 export PYTHONPATH=/tmp/site:$PWD MDARRAY_BACKEND=cuda
@@ -45,6 +46,7 @@ for step in "$@"; do
       done
       tail -25 $OUT/b22_${m}_after_1.log ;;
     counts) python3 tools/device/counts.py ;;
+    hostprof:*) p=${step#hostprof:}; python3 tools/device/hostprof.py ${p//,/ } > $OUT/hostprof.log 2>&1; grep -A22 "^== " $OUT/hostprof.log ;;
     b25h200) if grep -q H200 $OUT/gpu.txt; then bash tools/device/run.sh b25 | tail -45; else echo "not an H200: b25 skipped"; fi ;;
     *) echo "unknown step $step" ;;
   esac
