@@ -1,8 +1,9 @@
 """Where a workload iteration's host time goes on this backend: per workload, the time
 per iteration with and without a device synchronize each iteration (mdarray and the
 reference library), then cProfile's top functions by own time over mdarray's loop
-(CuPy's Cython methods appear as builtins): ``python tools/device/hostprof.py NAME...``
-from the repository root."""
+(CuPy's Cython methods appear as builtins); ``percall``: the same for each op of the
+per-call table (`benchmarks.workloads.percall_ops`): ``python tools/device/hostprof.py
+NAME...`` from the repository root."""
 
 import cProfile
 import importlib
@@ -13,6 +14,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT)]
+
+import numpy as np  # noqa: E402
 
 import mdarray  # noqa: E402
 
@@ -32,38 +35,80 @@ def timed(env, fn, iters: int, rounds: int = 7) -> float:
     return sorted(spent)[len(spent) // 2]
 
 
-def main(names) -> None:
-    env = harness.Env()
-    for name in names:
-        algorithm, _ = workloads.ALGORITHMS[name]
-        host = workloads.host_data(name, "moderate")
-        ref, ours = workloads.on_reference(env, host), workloads.on_mdarray(host)
-        iters = 50
-        for fn in (lambda n: algorithm(env.xp, ref, n), lambda n: algorithm(mdarray, ours, n)):
-            fn(3)
-        t_ref = timed(env, lambda n: algorithm(env.xp, ref, n), iters)
-        t_ours = timed(env, lambda n: algorithm(mdarray, ours, n), iters)
-        # Host only: the loop without waiting for the device at its end (the queue runs
-        # behind); a long loop, so that the device work of the first iterations overlaps.
-        env.sync()
-        start = time.perf_counter()
-        algorithm(mdarray, ours, iters)
-        host_ours = (time.perf_counter() - start) / iters * 1e6
-        env.sync()
-        start = time.perf_counter()
-        algorithm(env.xp, ref, iters)
-        host_ref = (time.perf_counter() - start) / iters * 1e6
-        env.sync()
-        print(f"== {name}: per iteration {env.ref_name} {t_ref:.1f} us (host {host_ref:.1f}), "
-              f"mdarray {t_ours:.1f} us (host {host_ours:.1f})")
+def percall(env) -> None:
+    """Each per-call op's time (mdarray, the reference) and mdarray's profile."""
+    rng = np.random.default_rng(1)
+    hx, hy = rng.standard_normal((64, 64), np.float32), rng.standard_normal((64, 64), np.float32)
+    hw = rng.standard_normal((64, 8), np.float32)
+    layout = workloads.row_map((64, 64), mdarray.devices())
+    x, y = mdarray.distributed_array(hx, layout), mdarray.distributed_array(hy, layout)
+    w = mdarray.asarray(hw, device=x.device)
+    rx, ry, rw = env.asref(hx), env.asref(hy), env.asref(hw)
+    theirs = workloads.percall_ops(env.xp, rx, ry, env.xp.sum(rx), rw)
+    ours = workloads.percall_ops(mdarray, x, y, mdarray.sum(x), w)
+    count = 2000
+    for (name, ref_call), (_, our_call) in zip(theirs, ours):
+        t_ref = harness.loop_time(env, ref_call, count=count) * 1e6
+        t_ours = harness.loop_time(env, our_call, count=count) * 1e6
+        print(f"== {name}: {env.ref_name} {t_ref:.2f} us, mdarray {t_ours:.2f} us")
         profile = cProfile.Profile()
         profile.enable()
-        algorithm(mdarray, ours, iters)
+        for _ in range(count):
+            our_call()
         env.sync()
         profile.disable()
-        stats = pstats.Stats(profile)
-        print(f"   cProfile over {iters} iterations (totals; divide by {iters}):")
-        stats.sort_stats("tottime").print_stats(28)
+        print(f"   cProfile over {count} calls (totals):")
+        pstats.Stats(profile).sort_stats("tottime").print_stats(14)
+
+
+def main(names) -> None:
+    env = harness.Env()
+    if "percall" in names:
+        percall(env)
+        names = [n for n in names if n != "percall"]
+    for name in names:
+        workload(env, name)
+
+
+def workload(env, name: str) -> None:
+    algorithm, _ = workloads.ALGORITHMS[name]
+    host = workloads.host_data(name, "moderate")
+    ref, ours = workloads.on_reference(env, host), workloads.on_mdarray(host)
+
+    def theirs(n):
+        return algorithm(env.xp, ref, n)
+
+    def mine(n):
+        return algorithm(mdarray, ours, n)
+
+    iters = 50
+    theirs(3)
+    mine(3)
+    t_ref, t_ours = timed(env, theirs, iters), timed(env, mine, iters)
+    # Host only: the loop without waiting for the device at its end (the queue runs
+    # behind); a long loop, so that the device work of the first iterations overlaps.
+    host_ref, host_ours = host_time(env, theirs, iters), host_time(env, mine, iters)
+    print(
+        f"== {name}: per iteration {env.ref_name} {t_ref:.1f} us (host {host_ref:.1f}), "
+        f"mdarray {t_ours:.1f} us (host {host_ours:.1f})"
+    )
+    profile = cProfile.Profile()
+    profile.enable()
+    mine(iters)
+    env.sync()
+    profile.disable()
+    print(f"   cProfile over {iters} iterations (totals; divide by {iters}):")
+    pstats.Stats(profile).sort_stats("tottime").print_stats(28)
+
+
+def host_time(env, fn, iters: int) -> float:
+    """Microseconds per iteration of ``fn(iters)`` until it returns (no wait at its end)."""
+    env.sync()
+    start = time.perf_counter()
+    fn(iters)
+    spent = (time.perf_counter() - start) / iters * 1e6
+    env.sync()
+    return spent
 
 
 if __name__ == "__main__":
