@@ -21,7 +21,7 @@ from numpy.typing import DTypeLike
 from mdarray._backends.backend import DeviceSet
 from mdarray._core.debug import TransferCount
 from mdarray._core.modes import REPLICA, Mode, as_mode
-from mdarray._core.registry import FUNCTIONS, LOCAL, UFUNC_METHODS, UFUNC_OVERRIDES, method
+from mdarray._core.registry import FUNCTIONS, LOCAL, METHODS, UFUNC_METHODS, UFUNC_OVERRIDES
 from mdarray._exec.operands import OURS, TAKEN, Operators, foreign
 from mdarray._layouts import svg as _svg, visualize as _visualize
 from mdarray._layouts.layout import Device, IndexMap, Layout, check_devices, layout_for_device
@@ -29,9 +29,9 @@ from mdarray._movement import redistribute as _redistribute
 from mdarray._runtime.config import check_fallback, mark_explicit
 from mdarray._spmd import processes as _processes
 from mdarray._storage.chunks import Chunks
-from mdarray._storage.local import all_here
 from mdarray._storage.stored import Stored, decided_call, decided_function
 
+from .exports import Exports
 from .ndarray_methods import NDArrayMethods
 from .python_protocols import PythonProtocols
 
@@ -39,7 +39,7 @@ from .python_protocols import PythonProtocols
 Axes = int | tuple[int, ...] | None
 
 
-class DistArray(Stored, NDArrayMethods, PythonProtocols, Operators):
+class DistArray(Stored, NDArrayMethods, PythonProtocols, Exports, Operators):
     """An N-D array whose chunks live on several devices.
 
     A DistArray has a `layout` (which device holds which part), a `mode` (how overlapping
@@ -285,11 +285,11 @@ class DistArray(Stored, NDArrayMethods, PythonProtocols, Operators):
     def __eq__(self, other: object) -> Any:
         """``x == other``: ``numpy.equal`` elementwise, a bool DistArray (per chunk where
         the layouts agree)."""
-        return method("compare")(np.equal, self, other)
+        return METHODS["compare"](np.equal, self, other)
 
     def __ne__(self, other: object) -> Any:
         """``x != other``: ``numpy.not_equal`` elementwise, a bool DistArray."""
-        return method("compare")(np.not_equal, self, other)
+        return METHODS["compare"](np.not_equal, self, other)
 
     __hash__ = None  # type: ignore[assignment]  # mutable, as ndarray
 
@@ -307,14 +307,14 @@ class DistArray(Stored, NDArrayMethods, PythonProtocols, Operators):
         >>> x[4:].devices, x[4:].get()
         ((1,), array([4, 5]))
         """
-        return in_group(method("getitem")(self, key), (self,))
+        return in_group(METHODS["getitem"](self, key), (self,))
 
     @_processes.collective("setitem")
     def __setitem__(self, key: Any, value: Any) -> None:
         """``x[key] = value``: writes every copy of the selected elements (in the array's
         mode: a partial array's other copies take the identity), through the buffers, so
         views see it. On failure no copy changes."""
-        method("setitem")(self, key, value)
+        METHODS["setitem"](self, key, value)
 
     # Protocols ----------------------------------------------------------------------
 
@@ -336,7 +336,7 @@ class DistArray(Stored, NDArrayMethods, PythonProtocols, Operators):
                 return answer
         impl = UFUNC_OVERRIDES.get((ufunc, method_name)) or UFUNC_METHODS.get(method_name)
         if impl is None or not _processes.runs_here(impl):
-            return in_group(method("fallback_ufunc")(ufunc, method_name, inputs, kwargs), inputs)
+            return in_group(METHODS["fallback_ufunc"](ufunc, method_name, inputs, kwargs), inputs)
         return in_group(impl(ufunc, inputs, kwargs), inputs)
 
     @_processes.collective(
@@ -362,7 +362,7 @@ class DistArray(Stored, NDArrayMethods, PythonProtocols, Operators):
         impl = FUNCTIONS.get(func)
         if impl is not None and _processes.runs_here(impl):
             return in_group(impl(*args, **kwargs), (*args, *kwargs.values()))
-        return in_group(method("fallback_function")(func, types, args, kwargs), args)
+        return in_group(METHODS["fallback_function"](func, types, args, kwargs), args)
 
     def __array_namespace__(self, /, *, api_version: str | None = None) -> ModuleType:
         """The array API namespace, the `mdarray` module (versions 2022.12 to 2024.12)."""
@@ -370,127 +370,23 @@ class DistArray(Stored, NDArrayMethods, PythonProtocols, Operators):
             raise ValueError(f"unsupported array API version {api_version!r}")
         return sys.modules[__package__.partition(".")[0]]
 
-    def _single_chunk(self, protocol: str, error: type[Exception]) -> Any:
-        # One chunk holds every element once, so its copy is the value in any mode.
-        buffers = self._storage.buffers
-        if len(buffers) != 1 or buffers[0].shape != self.shape:
-            raise error(
-                f"{protocol} needs the whole value in one chunk on one device; this array has "
-                f"{len(buffers)} chunks in mode {self.mode}: gather it with "
-                "x.reshard(mdarray.Layout.replicated(x.shape, devices=[d])) or x.get() first"
-            )
-        return self._storage.export()[0]  # seen outside: this array's own memory from now
-
-    @property
-    def __cuda_array_interface__(self) -> dict[str, Any]:
-        """CUDA's array interface, a zero-copy export: only for an array whose whole value
-        is one chunk on one CUDA device; AttributeError otherwise (``hasattr`` is False)."""
-        backend = self._storage.backend
-        if backend.name != "cuda":
-            raise AttributeError("__cuda_array_interface__ exists only for arrays on CUDA devices")
-        chunk = self._single_chunk("__cuda_array_interface__", AttributeError)
-        # A consumer orders itself after the caller's current stream (the interface's
-        # "stream"): order that stream after mdarray's work on the chunk first.
-        backend.export_to_current(self.layout.chunk_devices[0])
-        return chunk.__cuda_array_interface__
-
-    def __dlpack__(
-        self,
-        *,
-        stream: Any = None,
-        max_version: tuple[int, int] | None = None,
-        dl_device: tuple[int, int] | None = None,
-        copy: bool | None = None,
-    ) -> Any:
-        """The DLPack export of the value, without a copy where one array views it all
-        (`_exported_view`: one chunk, or chunks lying in place in one allocation). Else,
-        unless ``copy=False`` forbids a copy, the value gathered onto the first chunk's
-        device as one new array, and that exported (the standard's copying export, which
-        ``np.from_dlpack`` / ``cupy.from_dlpack`` take). ``copy=True`` exports a copy
-        made on the device; ``copy=False`` with a `dl_device` other than the value's
-        raises BufferError (that needs a copy)."""
-        kwargs: dict[str, Any] = {"stream": stream} if stream is not None else {}
-        if max_version is not None:
-            kwargs["max_version"] = max_version
-        if dl_device is not None:
-            kwargs["dl_device"] = dl_device
-        device = self.layout.chunk_devices[0]
-        if (view := self._exported_view()) is not None:
-            chunk, device = view
-        elif copy is False:
-            raise BufferError(
-                f"__dlpack__ (copy=False): no one array views this value, its "
-                f"{len(self.layout.boxes)} chunks (mode {self.mode}) do not lie in place in "
-                "one allocation of one device: export with copy=None or copy=True (a gathered "
-                "copy), or gather it first with "
-                "x.reshard(mdarray.Layout.replicated(x.shape, devices=[d]))"
-            )
-        else:  # gathered (a chunk may come along unchanged: copied below where copy=True)
-            chunk = self.to_device(device)._storage.export()[0]  # (copied where x's memory)
-        backend = self._storage.backend
-        if copy is False:
-            here = tuple(chunk.__dlpack_device__())
-            if dl_device is not None and tuple(dl_device) != here:
-                raise BufferError(
-                    f"__dlpack__ (copy=False): the value is on DLPack device {here}, and "
-                    f"an export to {tuple(dl_device)} needs a copy"
-                )
-            kwargs["copy"] = False
-        elif copy:
-            # A copy made here: CuPy's own copy=True exports only to the CPU.
-            with backend.on(device):
-                chunk = chunk.copy()
-        backend.export_to_current(device)
-        return chunk.__dlpack__(**kwargs)
-
-    def __dlpack_device__(self) -> tuple[int, int]:
-        """The device a DLPack export is on: the first chunk's (see `__dlpack__`)."""
-        return self._storage.buffers[0].__dlpack_device__()
-
-    def _exported_view(self) -> tuple[Any, int] | None:
-        """``(array, device)``: one array of the backend viewing the whole value, where its
-        chunks (each element in one) lie in place in one allocation (`Backend.span`; the
-        cpu backend's arrays made together), read-only where a chunk is, and the device
-        of the chunk at its origin; else None. With each element in one chunk, that copy
-        is the value in any mode. The memory is made this array's own and kept so
-        (`Chunks.export`): the consumer may write, and sees this array's later writes."""
-        storage, layout = self._storage, self.layout
-        if layout.has_overlaps or not all_here():
-            return None
-        if not self.size:  # no elements: any chunk viewed in the value's shape
-            return storage.buffers[0].reshape(self.shape), layout.chunk_devices[0]
-        held = [k for k, box in enumerate(layout.boxes) if all(box)]
-        starts = [tuple(r.start for r in layout.boxes[k]) for k in held]
-        span = storage.backend.span
-        if span([storage.buffers[k] for k in held], starts, self.shape) is None:
-            return None  # (asked first: an export is for good)
-        exported = storage.export()  # may move them: asked again
-        buffers = [exported[k] for k in held]
-        if (whole := span(buffers, starts, self.shape)) is None:
-            return None
-        read_only = storage.backend.read_only_arrays and len(buffers) > 1
-        if read_only and not all(b.flags.writeable for b in buffers):
-            whole.flags.writeable = False
-        origin = next(k for k, start in zip(held, starts) if not any(start))
-        return whole, layout.chunk_devices[origin]
-
     def __cupy_get_ndarray__(self) -> Any:
         """CuPy's ``cupy.asarray(x)``: the value gathered onto CuPy's current device
         (under the fallback policy)."""
         check_fallback("cupy.asarray", self.nbytes)
-        return method("cupy_get_ndarray")(self)
+        return METHODS["cupy_get_ndarray"](self)
 
     def __cupy_override_elementwise_kernel__(self, kernel: Any, *args: Any, **kwargs: Any) -> Any:
         """CuPy's hook for its ufuncs and ElementwiseKernels (``cupy.cos(x)``): the
         kernel runs chunk by chunk and the result is a DistArray."""
-        return method("cupy_elementwise")(kernel, args, kwargs)
+        return METHODS["cupy_elementwise"](kernel, args, kwargs)
 
     def __cupy_override_reduction_kernel__(
         self, kernel: Any, axis: Any, dtype: Any, out: Any, keepdims: bool
     ) -> Any:
         """CuPy's hook for its reduction kernels (``cupy.sum(x, axis=0)``, ``cupy.amax``):
         the result is a DistArray, partial where the axes are split."""
-        return method("cupy_reduction")(self, kernel, axis, dtype, out, keepdims)
+        return METHODS["cupy_reduction"](self, kernel, axis, dtype, out, keepdims)
 
 
 # Moves the user asks for: the transfer guard lets them through (`_config.mark_explicit`).

@@ -2,10 +2,12 @@
 
 Planning a movement (who sends which part of which chunk where) costs far more than
 looking it up, and a program reuses few layouts many times, so plan functions remember
-their results. One cache serves them all, least recently used first out, within a memory
-budget measured in bytes (keys included: a layout held by a key holds its own cached
-cover), so a program that walks through many layouts keeps memory flat. Safe under
-threads: two threads may compute one plan at once, and one result is kept.
+their results. One cache serves them all, within a memory budget measured in bytes (keys included: a layout held by a key holds its own cached
+cover), so a program that walks through many layouts keeps memory flat: the oldest
+entry goes first unless it was used since it last came up (then it goes to the back,
+unmarked: the "second chance" order, close to least recently used, which a hit pays with
+one store, not a second hashing of its key). Safe under threads: two threads may compute
+one plan at once, and one result is kept.
 """
 
 from __future__ import annotations
@@ -28,27 +30,30 @@ MAX_ENTRIES = 20_000
 class _Cache:
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.entries: OrderedDict[tuple, tuple[Any, int]] = OrderedDict()
+        # Per key ``[value, bytes, used since it last came up]``.
+        self.entries: OrderedDict[tuple, list] = OrderedDict()
         self.bytes = 0
 
-    def get(self, key: tuple) -> tuple[Any, int] | None:
-        with self.lock:
-            hit = self.entries.get(key)
-            if hit is not None:
-                self.entries.move_to_end(key)
-            return hit
+    def get(self, key: tuple) -> list | None:
+        hit = self.entries.get(key)
+        if hit is not None:
+            hit[2] = True
+        return hit
 
     def put(self, key: tuple, value: Any, size: int) -> None:
         with self.lock:
-            if key in self.entries:
+            entries = self.entries
+            if key in entries:
                 return
-            self.entries[key] = (value, size)
+            entries[key] = [value, size, False]
             self.bytes += size
-            while len(self.entries) > 1 and (
-                self.bytes > MAX_BYTES or len(self.entries) > MAX_ENTRIES
-            ):
-                _, (_, dropped) = self.entries.popitem(last=False)
-                self.bytes -= dropped
+            while len(entries) > 1 and (self.bytes > MAX_BYTES or len(entries) > MAX_ENTRIES):
+                oldest, entry = entries.popitem(last=False)
+                if entry[2] and oldest is not key:  # used since it came up: a second chance
+                    entry[2] = False
+                    entries[oldest] = entry
+                    continue
+                self.bytes -= entry[1]
 
     def clear(self) -> None:
         with self.lock:
@@ -69,12 +74,7 @@ def plan_cache(function: F) -> F:
         key = (function, args)
         hit = entries.get(key)  # a hit, the common case, inline: no lock, one frame
         if hit is not None:
-            # Not contextlib.suppress: two more frames. Another thread may have dropped
-            # the entry meanwhile; the value holds.
-            try:  # noqa: SIM105
-                entries.move_to_end(key)
-            except KeyError:
-                pass
+            hit[2] = True  # used: kept when it comes up for eviction
             return hit[0]
         value = function(*args)
         _cache.put(key, value, nbytes((args, value)))

@@ -32,7 +32,17 @@ F = TypeVar("F", bound=Callable[..., Any])
 FUNCTIONS: dict[Any, Callable[..., Any]] = {}
 UFUNC_METHODS: dict[str, Callable[..., Any]] = {}
 UFUNC_OVERRIDES: dict[tuple[Any, str], Callable[..., Any]] = {}
-METHODS: dict[str, Callable[..., Any]] = {}
+
+
+class _Methods(dict):
+    """DistArray methods' code by name: ``METHODS[name]`` is one dict lookup (no Python
+    frame: DistArray's indexing and comparisons look theirs up on every call)."""
+
+    def __missing__(self, name: str) -> Any:
+        raise RuntimeError(f"no implementation of {name!r} is registered: import mdarray first")
+
+
+METHODS: dict[str, Callable[..., Any]] = _Methods()
 SPMD: set[Callable[..., Any]] = set()
 # Public functions and implementations answered from metadata alone (`local`).
 LOCAL: set[Callable[..., Any]] = set()
@@ -123,7 +133,4 @@ def implements_method(name: str):
 
 def method(name: str) -> Callable[..., Any]:
     """The registered code of DistArray method `name`."""
-    impl = METHODS.get(name)
-    if impl is None:
-        raise RuntimeError(f"no implementation of {name!r} is registered: import mdarray first")
-    return impl
+    return METHODS[name]

@@ -334,7 +334,7 @@ class Chunks:
             out._origin = (weakref.ref(self), token, None)
             return out
         with _LOCK:
-            family = self._track()
+            family = self._family or self._track()  # (tracked: no frame)
             refs = self._refs
             assert refs is not None
             out_refs: list = [None] * len(layout.chunk_devices)

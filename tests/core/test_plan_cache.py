@@ -70,6 +70,29 @@ def test_cache_drops_least_recently_used_within_its_budget(monkeypatch):
     assert calls.count(0) == 2
 
 
+def test_a_plan_in_use_outlives_a_stream_of_new_ones(monkeypatch):
+    """A hit marks its entry (no second hashing of the key); a marked entry that comes up
+    for eviction goes to the back instead, unmarked, so a plan used between the misses
+    stays while the cache turns over many times."""
+    monkeypatch.setattr(_plan_cache, "MAX_BYTES", 50_000)
+    _plan_cache.clear()
+    calls = []
+
+    @_plan_cache.plan_cache
+    def plan(k):
+        calls.append(k)
+        return tuple(range(k, k + 100))
+
+    for k in range(1, 200):
+        assert plan(0) == tuple(range(100))
+        plan(k)
+    assert calls.count(0) == 1
+    assert calls.count(1) == 1
+    plan(1)  # unused since: long gone
+    assert calls.count(1) == 2
+    assert _plan_cache.usage()[1] <= 50_000
+
+
 def test_nbytes_counts_arrays_and_mdarray_objects():
     big = np.zeros(10_000)
     assert _plan_cache.nbytes((big, big)) >= big.nbytes  # shared: counted once
