@@ -108,7 +108,7 @@ def on_each_matrix(name: str, compute: Callable[..., Any], x: DistArray, *others
     empty = []  # chunks of no matrix (CuPy's solvers may refuse an empty stack)
     with agreeing(True):
         for k, device, chunk in _this_process.local_chunks(x.storage):
-            if chunk.size == 0:
+            if 0 in chunk.shape[:-2]:  # (matrices of size 0 are matrices: det gives 1)
                 empty.append((k, device))
                 continue
             with backend.on(device), backend.linalg_errors():

@@ -169,6 +169,18 @@ def test_a_stack_with_chunks_of_no_matrix(name):
         assert (got.shape, got.dtype) == (expected.shape, expected.dtype), host.shape
 
 
+@pytest.mark.parametrize("name", ["det", "slogdet", "inv", "eigvalsh", "matrix_power"])
+def test_matrices_of_size_zero_are_matrices(name):
+    """A chunk of 0x0 matrices holds matrices (their determinant is 1), not no matrix:
+    each is computed, not left as uninitialized memory."""
+    call = PER_MATRIX[name]
+    host = np.zeros((3, 2, 0, 0))
+    got = call(_split_stack(host, 1))
+    expected = call(host)
+    assert (got.shape, got.dtype) == (expected.shape, expected.dtype)
+    np.testing.assert_array_equal(got.get(), expected)
+
+
 def test_a_singular_matrix_in_one_chunk_raises_like_numpy():
     stack = SPD_STACK.copy()
     stack[1, 6] = 0.0  # in the last chunk
