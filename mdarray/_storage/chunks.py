@@ -51,7 +51,6 @@ from .memory import (
     loaded,
     made_by,
     own_memories,
-    resolve,
     saved,
     slab_part,
     unpack,
@@ -400,7 +399,7 @@ class Chunks:
         refs: list = [None] * len(layout.chunks)
         for allocation, (entries, _) in zip(slabs, layout.packing):
             for k, offset, size in entries:
-                refs[k] = (allocation, (slab_part(offset, size, layout.chunk_shapes[k]),))
+                refs[k] = (allocation, slab_part(offset, size, layout.chunk_shapes[k]))
         return self._attach(refs, tuple(slabs))
 
     def _attach(self, refs: Sequence, slabs: tuple | None = None) -> Family:
@@ -488,8 +487,7 @@ class Chunks:
 
     def _resolve(self) -> tuple:
         if self._slabs is not None:
-            # Packed chunks are their slabs' parts, whether tracked or not (`_move` keeps
-            # the slabs and the refs in step).
+            # Packed chunks are their slabs' parts, tracked or not (`_move` keeps the two).
             return unpack(self.layout, self._slabs, self.backend)
         out = []
         for k, (allocation, recipe) in enumerate(self._refs or ()):
@@ -498,7 +496,9 @@ class Chunks:
                 out.append(Remote(self.layout.chunk_shapes[k], self.dtype, allocation.device))
                 continue
             with self.backend.on(allocation.device):
-                out.append(resolve(array, recipe))
+                for step in recipe:  # however many views led here, one step after another
+                    array = step(array)
+            out.append(array)
         return tuple(out)
 
     # Read by C code (`attrgetter`, as `stored.reader`), typed as what it reads.

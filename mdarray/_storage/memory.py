@@ -17,6 +17,7 @@ of packed slabs (`unpack`) and their checks (`check_slabs`) live here too.
 from __future__ import annotations
 
 import copy
+import operator
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -101,17 +102,12 @@ class Family:
         self.exported = False
 
 
-def resolve(array, recipe: Recipe):
-    """The chunk buffer `recipe` makes of its allocation's `array`: one step after
-    another, however many views led to it."""
-    for step in recipe:
-        array = step(array)
-    return array
-
-
-def slab_part(offset: int, size: int, shape: tuple) -> Callable[[Any], Any]:
-    """The recipe step of a packed chunk: its part of the slab, in its shape."""
-    return lambda slab: slab[offset : offset + size].reshape(shape)
+def slab_part(offset: int, size: int, shape: tuple) -> tuple:
+    """The recipe of a packed chunk: its part of the slab, in its shape (two C callables,
+    so a view's buffers are made with no Python frame per step)."""
+    return operator.itemgetter(slice(offset, offset + size)), operator.methodcaller(
+        "reshape", shape
+    )
 
 
 def unpack(layout, slabs, backend: Backend) -> tuple:

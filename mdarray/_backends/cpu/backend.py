@@ -14,9 +14,12 @@ import math
 import operator
 import os
 import warnings
-from collections import deque
+from collections import defaultdict, deque
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from itertools import islice, starmap
 from types import ModuleType
+from typing import Any, cast
 
 import numpy as np
 from numpy.lib.array_utils import byte_bounds
@@ -56,9 +59,6 @@ class _Nothing:
     __slots__ = ()
     __enter__ = staticmethod(int)
     __exit__ = staticmethod("".format)
-
-
-_NOTHING = _Nothing()
 
 
 class CpuBackend:
@@ -102,10 +102,13 @@ class CpuBackend:
         """Back to this process's own devices."""
         self.device_ids = tuple(range(self.count))
 
-    def on(self, device: int):
-        """Context in which work for `device` is issued (nothing to set on the CPU: one
-        shared do-nothing context, stateless, whose entry and exit are C functions)."""
-        return _NOTHING
+    #: ``on(device)``: the context in which work for `device` is issued. Nothing to set
+    #: on the CPU: a do-nothing context per device, whose entry and exit are C functions,
+    #: looked up by a C function too (a miss makes one, with no Python frame either), so
+    #: the ``with backend.on(device)`` around every kernel costs no Python call.
+    on: Callable[[int], AbstractContextManager[Any]] = cast(
+        "Callable[[int], AbstractContextManager[Any]]", defaultdict(_Nothing).__getitem__
+    )
 
     def is_native(self, obj) -> bool:
         return isinstance(obj, np.ndarray)
