@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import copy
 import operator
-import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -31,6 +30,28 @@ from mdarray._spmd.processes import Remote, is_local
 
 #: A chunk's recipe: steps that take its allocation's array to the chunk buffer.
 Recipe = tuple[Callable[[Any], Any], ...]
+
+
+class Weakly(dict):
+    """Objects held weakly, by C functions alone: each is a key, a weak reference to it
+    whose callback, this dict's `drop` (its ``pop``), removes it when it dies; ``len`` is
+    the living count. Add with ``held[weakref.ref(obj, held.drop)] = None`` (a WeakSet's
+    add, len and removal each cost a Python frame, on every view and write); iterate
+    with `living`."""
+
+    __slots__ = ("drop",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.drop = self.pop
+
+    def living(self) -> list:
+        """The members alive now."""
+        return [obj for obj in map(_called, list(self)) if obj is not None]
+
+
+def _called(ref):
+    return ref()
 
 
 class Allocation:
@@ -47,7 +68,7 @@ class Allocation:
         self.array = array
         self.device = device
         self.backend = backend
-        self.families: weakref.WeakSet[Family] = weakref.WeakSet()
+        self.families = Weakly()
 
     def __reduce__(self) -> tuple:
         # Each allocation pickles its own bytes. A fresh view of a host array: pickle
@@ -98,7 +119,7 @@ class Family:
     __slots__ = ("__weakref__", "exported", "members")
 
     def __init__(self) -> None:
-        self.members: weakref.WeakSet[Any] = weakref.WeakSet()
+        self.members = Weakly()
         self.exported = False
 
 
