@@ -126,15 +126,14 @@ class _Exported:
 
 
 def test_cuda_array_interface_is_absent_on_several_chunks():
-    """Column blocks do not lie in place in one allocation: DLPack's copy=False export
-    raises, its default export is a gathered copy; row blocks made together export as
-    one view of their allocation."""
+    """A 2x2 grid of blocks made together does not lie in place as one strided array
+    (column blocks would: a column-major view): DLPack's copy=False export raises, its
+    default export is a gathered copy; row blocks export as one view of their slab."""
     devices = mdarray.devices()
-    columns = {d: [(slice(None), slice(2 * k, 2 * k + 1))] for k, d in enumerate(devices)}
-    for k, d in enumerate(devices):
-        columns[d].append((slice(None), slice(2 * k + 1, 2 * k + 2)))
-    host = np.arange(8 * 2 * len(devices), dtype=np.float32).reshape(8, -1)
-    x = mdarray.distributed_array(host, columns)
+    halves = (slice(0, 4), slice(4, 8))
+    grid = {devices[0]: [(rows, slice(j, j + 1)) for rows in halves for j in (0, 1)]}
+    host = np.arange(16, dtype=np.float32).reshape(8, 2)
+    x = mdarray.distributed_array(host, grid)
     assert not hasattr(x, "__cuda_array_interface__")
     with pytest.raises(BufferError, match="do not lie in place"):
         x.__dlpack__(copy=False)

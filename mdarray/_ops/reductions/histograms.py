@@ -163,6 +163,9 @@ def _np_histogram(a, bins=10, range=None, density=None, weights=None):
             keep = ~backend.xp.isnan(chunk_values)  # kernels count it in the first bin
             chunk_values = chunk_values[keep]
             chunk_weights = None if chunk_weights is None else chunk_weights[keep]
+        common = np.result_type(chunk_values.dtype, edges.dtype)
+        if chunk_values.dtype != common:  # NumPy compares in the common type (on CuPy
+            chunk_values = chunk_values.astype(common)  # an int 1 fell in [-0.5, 0.5])
         return backend.xp.histogram(
             chunk_values, bins=backend.from_host(edges, device), weights=chunk_weights
         )[0]

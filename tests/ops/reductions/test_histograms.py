@@ -73,6 +73,16 @@ def test_histogram_matches_numpy(data):
 
 
 @pytest.mark.parametrize("density", [False, True])
+def test_integers_count_against_float_edges_as_numpy(density):
+    """An empty range widens to [-0.5, 0.5] (float edges): integers outside it count in
+    no bin, compared as NumPy compares them (found on CUDA, where 1 was counted)."""
+    for value in (np.array(1), np.array([1, 0, -1, 3], dtype=np.int16)):
+        x = mdarray.asarray(value)
+        both(np.histogram, x, value, bins=1, range=(0, 0), density=density)
+        both(np.histogram, x, value, bins=np.array([-1.5, 0.25, 2.5]), density=density)
+
+
+@pytest.mark.parametrize("density", [False, True])
 def test_one_edge_gives_no_bins(density):
     value = np.arange(12.0)
     x = mdarray.distributed_array(value, Layout.block(value.shape, devices=DEVICES))
