@@ -22,10 +22,11 @@ from mdarray._backends.backend import DeviceSet
 from mdarray._core.debug import TransferCount
 from mdarray._core.modes import REPLICA, Mode, as_mode
 from mdarray._core.registry import FUNCTIONS, LOCAL, METHODS, UFUNC_METHODS, UFUNC_OVERRIDES
-from mdarray._exec.operands import OURS, TAKEN, Operators, foreign
+from mdarray._exec.operands import BINARY_OPERATORS, OURS, TAKEN, Operators, foreign
 from mdarray._layouts import svg as _svg, visualize as _visualize
 from mdarray._layouts.layout import Device, IndexMap, Layout, check_devices, layout_for_device
 from mdarray._movement import redistribute as _redistribute
+from mdarray._runtime import profile as _profile
 from mdarray._runtime.config import check_fallback, mark_explicit
 from mdarray._spmd import processes as _processes
 from mdarray._storage.chunks import Chunks
@@ -393,6 +394,36 @@ class DistArray(Stored, NDArrayMethods, PythonProtocols, Exports, Operators):
 _EXPLICIT = "get __array__ change_mode reshard to_device item tolist __cupy_get_ndarray__"
 _SHOWN = "__repr__ __str__ __format__ __bool__ __int__ __float__ __complex__ __index__"
 mark_explicit(*(getattr(DistArray, name) for name in f"{_EXPLICIT} {_SHOWN}".split()))
+
+
+def _decided_first(name: str) -> Callable[..., Any]:
+    """DistArray's operator `name`: the `Operators` mixin's, tried first as the runner of
+    its call where one was decided (`decided_call`) and the other operand is a DistArray
+    or a Python number. A repeated ``a + b`` or ``x -= y`` then skips NumPy's dispatch and
+    `__array_ufunc__` (two Python frames and NumPy's override checks); the first call, an
+    SPMD run and a recorded profile take the mixin's way, whose public call checks and
+    records."""
+    ufunc, reflected, in_place = BINARY_OPERATORS[name]
+    mixin = getattr(Operators, name)
+
+    def operator(self: DistArray, other: Any) -> Any:
+        if type(other) in _QUICK and not _profile.recording:
+            inputs = (other, self) if reflected else (self, other)
+            if in_place:  # what the ufunc gives back with out: x itself (its own group)
+                if (done := decided_call(ufunc, inputs, {"out": (self,)})) is not None:
+                    return done
+            elif (done := decided_call(ufunc, inputs, {})) is not None:
+                return in_group(done, inputs)
+        return mixin(self, other)
+
+    operator.__name__, operator.__qualname__ = name, f"DistArray.{name}"
+    operator.__doc__ = mixin.__doc__
+    return operator
+
+
+_QUICK = frozenset({DistArray, int, float, complex, bool})
+for _name in BINARY_OPERATORS:
+    setattr(DistArray, _name, _decided_first(_name))
 
 
 def in_group(result: Any, operands: Collection[Any]) -> Any:

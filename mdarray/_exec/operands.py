@@ -261,14 +261,20 @@ _SYMBOLS = {
 }
 _UNARY = {"neg": ("-x", np.negative), "pos": ("+x", np.positive), "abs": ("abs(x)", np.absolute)}
 _UNARY["invert"] = ("~x", np.invert)
+#: Each binary operator's ufunc, and how it calls it: ``(ufunc, reflected, in_place)``.
+BINARY_OPERATORS: dict[str, tuple[np.ufunc, bool, bool]] = {}
 for _name, _ufunc in _COMPARISONS.items():
     setattr(Operators, f"__{_name}__", _forward(_ufunc, _name))
+    BINARY_OPERATORS[f"__{_name}__"] = (_ufunc, False, False)
 for _name, _ufunc in _BINARY.items():
     setattr(Operators, f"__{_name}__", _forward(_ufunc, _name))
     setattr(Operators, f"__r{_name}__", _reflected(_ufunc, _name))
+    BINARY_OPERATORS[f"__{_name}__"] = (_ufunc, False, False)
+    BINARY_OPERATORS[f"__r{_name}__"] = (_ufunc, True, False)
     if _name != "divmod":  # in place: written into x, in its layout and mode
         _expression = f"``x {_SYMBOLS[_name]}= other``, in place"
         setattr(Operators, f"__i{_name}__", _documented(f"__i{_name}__", _expression, _ufunc))
+        BINARY_OPERATORS[f"__i{_name}__"] = (_ufunc, False, True)
 for _name, (_expression, _ufunc) in _UNARY.items():
     setattr(Operators, f"__{_name}__", _documented(f"__{_name}__", f"``{_expression}``", _ufunc))
 

@@ -204,3 +204,42 @@ def test_divmod_of_a_python_bool_by_a_zero_d_partial_array():
     for g, w in zip(got, want):
         assert g.dtype == w.dtype
         np.testing.assert_array_equal(g.get(), w)
+
+
+@pytest.mark.parametrize("name", sorted(mdarray._exec.operands.BINARY_OPERATORS))
+def test_a_repeated_operator_runs_its_decided_runner_with_numpys_values(name, monkeypatch):
+    """The second ``a op b`` (and ``b op a``, ``a op= b``) on the same layouts runs the
+    runner the first decided, straight from the operator: the same values as NumPy, the
+    operands in their places, and no ``__array_ufunc__`` call (``x @= y`` decides no
+    runner: it takes the protocol each time)."""
+    ufunc, _, in_place = mdarray._exec.operands.BINARY_OPERATORS[name]
+    rng = np.random.default_rng(5)
+    bitwise = (np.left_shift, np.right_shift, np.bitwise_and, np.bitwise_or, np.bitwise_xor)
+    dtype = np.int64 if ufunc in bitwise else np.float64
+    host = rng.integers(1, 5, (4, 4)).astype(dtype)
+    other = rng.integers(1, 3, (4, 4)).astype(dtype)
+    layout = Layout.block(host.shape, devices=devices(0, 1))
+    shifted = Layout.block(host.shape, devices=devices(1, 0, 1))
+    for right in (mdarray.distributed_array(other, shifted), 3):
+        right_host = other if isinstance(right, mdarray.DistArray) else right
+        try:
+            want = getattr(host.copy(), name)(right_host)
+        except Exception as error:  # matmul by a scalar
+            want = error
+        for attempt in range(2):
+            x = mdarray.distributed_array(host, layout)
+            if isinstance(want, Exception):  # raised: nothing was decided
+                with pytest.raises(type(want)):
+                    getattr(x, name)(right)
+                continue
+            if attempt and name != "__imatmul__":  # decided now: no protocol needed
+                monkeypatch.setattr(mdarray.DistArray, "__array_ufunc__", None)
+            got = getattr(x, name)(right)
+            monkeypatch.undo()
+            if in_place:
+                assert got is x
+            if isinstance(want, tuple):
+                for g, w in zip(got, want):
+                    assert_dist_equal(g, w)
+            else:
+                assert_dist_equal(got, want)
