@@ -193,9 +193,23 @@ def position_write_plan(layout: Layout, mode, key: tuple, value_shape: tuple):
     if not key or type(key[0]) is not int:
         return write_plan(layout, mode, key, value_shape)
     first, shifts = _segments(layout, key)
-    writes, order = write_plan(layout, mode, first, value_shape)
+    return _shifted(write_plan(layout, mode, first, value_shape), shifts)
+
+
+def position_writes(layout: Layout, mode, key: tuple, value_shape: tuple):
+    """`position_write_plan` of a hashable key as given (`hashable_key`), its segments
+    found once: the plan of ``x[i] = 1.0`` without the normalized key first."""
+    if not key or type(key[0]) is not int:
+        return write_plan(layout, mode, key_plan(layout, key)[0], value_shape)
+    first, shifts = _segments(layout, key)
+    return _shifted(write_plan(layout, mode, key_plan(layout, first)[0], value_shape), shifts)
+
+
+def _shifted(plan: tuple, shifts: tuple) -> tuple:
+    """A `write_plan` of a segment's first position moved on by `shifts` in each chunk."""
+    writes, order = plan
     if not any(shifts):
-        return writes, order
+        return plan
 
     def shifted(index: tuple) -> tuple:
         moved = (slice(i.start + d, i.stop + d, i.step) for i, d in zip(index, shifts))

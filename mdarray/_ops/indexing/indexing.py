@@ -56,6 +56,7 @@ from .index_plans import (
     position_key,
     position_plan,
     position_write_plan,
+    position_writes,
     selection_box,
     value_order,
 )
@@ -176,14 +177,13 @@ def setitem(x: DistArray, key, value) -> None:
             elif not _block_setitem(x, plan, value):
                 _distarray_setitem(x, basic, value)
             return
-        basic = position_key(x.layout, hashable)
         if type(value) in (int, float, complex, bool) or isinstance(value, np.generic):
             scalar = np.array(value, dtype=x.dtype)[()]
-            plan, _ = position_write_plan(x.layout, x.mode, basic, ())
+            plan, _ = position_writes(x.layout, x.mode, hashable, ())
             _check_writable(x)
             _write(x, plan, [scalar] * len(plan))
             return
-        _write_all(x, _planned_writes(x, basic, value))
+        _write_all(x, _planned_writes(x, position_key(x.layout, hashable), value))
         return
     basic = basic_key(key, x.shape)
     if basic is None and several():  # no multi-process implementation yet
