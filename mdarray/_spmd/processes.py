@@ -249,9 +249,9 @@ _GROUP: Group | None = None
 _LOCAL: frozenset[int] | None = None
 
 
-def current() -> Group | None:
-    """The process group after `join`, else None."""
-    return _GROUP
+#: ``current()``: the process group after `join`, else None. A C-level call (a partial of
+#: ``getattr`` on this module): every op asks it, and a function would be a Python frame.
+current: Callable[[], Group | None] = functools.partial(getattr, sys.modules[__name__], "_GROUP")
 
 
 def is_local(device: int) -> bool:

@@ -61,6 +61,9 @@ class _Nothing:
     __exit__ = staticmethod("".format)
 
 
+_SECOND = operator.itemgetter(1)
+
+
 class CpuBackend:
     """Virtual CPU devices holding NumPy chunks."""
 
@@ -461,7 +464,7 @@ class CpuBackend:
         the devices share the host's memory, so the first target folds and the others get
         their copies of its value (recorded as moves), each a part of one allocation."""
         first = targets[0][0]
-        total = sum(copies for _, copies in targets)
+        total = sum(map(_SECOND, targets))  # (no generator: a frame per item)
         out = self.combine_from(ufunc, pieces, sources, first, total, dtype)
         parts = []
         start = 0
