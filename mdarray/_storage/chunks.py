@@ -232,7 +232,7 @@ class Chunks:
             self._track()
             assert self._refs is not None
             family = Family()
-            family.members[weakref.ref(out, family.members.drop)] = None
+            family.members[weakref.ref(out, family.members.pop)] = None
             refs = []
             for t, buffer in enumerate(out.buffers):
                 k = mine.get(id(buffer))
@@ -241,7 +241,7 @@ class Chunks:
                     if k is None
                     else self._refs[k]
                 )
-                ref[0].families[weakref.ref(family, ref[0].families.drop)] = None
+                ref[0].families[weakref.ref(family, ref[0].families.pop)] = None
                 refs.append(ref)
             out._family = family
             out._refs = tuple(refs)
@@ -280,9 +280,9 @@ class Chunks:
                     refs.append((allocation, (*recipe, made_by(make, t))))
             out = Chunks.of(layout, out_buffers, self.backend, dtype)
             out._family, out._refs = family, tuple(refs)
-            family.members[weakref.ref(out, family.members.drop)] = None
+            family.members[weakref.ref(out, family.members.pop)] = None
             for allocation, _ in refs:
-                allocation.families[weakref.ref(family, allocation.families.drop)] = None
+                allocation.families[weakref.ref(family, allocation.families.pop)] = None
         return out
 
     def remap(self, layout: Layout, make: Callable[[int, Any], Any], token=None) -> Chunks:
@@ -304,7 +304,7 @@ class Chunks:
             )
             if token is not None:
                 out._origin = (weakref.ref(self), token, None)
-            family.members[weakref.ref(out, family.members.drop)] = None
+            family.members[weakref.ref(out, family.members.pop)] = None
         return out
 
     def remapped(self) -> tuple | None:
@@ -344,7 +344,7 @@ class Chunks:
             out = Chunks(layout, self.backend, self.dtype)
             out._family, out._refs = family, tuple(out_refs)
             out._origin = (weakref.ref(self), token, block_keys)
-            family.members[weakref.ref(out, family.members.drop)] = None
+            family.members[weakref.ref(out, family.members.pop)] = None
         return out
 
     def view_blocks(self) -> tuple | None:
@@ -405,9 +405,9 @@ class Chunks:
     def _attach(self, refs: Sequence, slabs: tuple | None = None) -> Family:
         """A new family of this one member, on `refs` (per chunk: allocation, recipe)."""
         family = Family()
-        family.members[weakref.ref(self, family.members.drop)] = None
+        family.members[weakref.ref(self, family.members.pop)] = None
         for allocation in slabs or next(zip(*refs), ()):  # each allocation once
-            allocation.families[weakref.ref(family, allocation.families.drop)] = None
+            allocation.families[weakref.ref(family, allocation.families.pop)] = None
         self._refs = tuple(refs)
         self._slab_allocations = slabs
         self._family = family
@@ -585,7 +585,7 @@ class Chunks:
                 array = self.backend.copy(array, allocation.device)
         copy = Allocation(array, allocation.device, self.backend)
         allocation.families.pop(weakref.ref(family), None)
-        copy.families[weakref.ref(family, copy.families.drop)] = None
+        copy.families[weakref.ref(family, copy.families.pop)] = None
         for member in family.members.living():
             refs = member._refs or ()
             if not any(a is allocation for a, _ in refs):

@@ -34,16 +34,13 @@ Recipe = tuple[Callable[[Any], Any], ...]
 
 class Weakly(dict):
     """Objects held weakly, by C functions alone: each is a key, a weak reference to it
-    whose callback, this dict's `drop` (its ``pop``), removes it when it dies; ``len`` is
-    the living count. Add with ``held[weakref.ref(obj, held.drop)] = None`` (a WeakSet's
-    add, len and removal each cost a Python frame, on every view and write); iterate
-    with `living`."""
+    whose callback, this dict's ``pop``, removes it when it dies; ``len`` is the living
+    count. Add with ``held[weakref.ref(obj, held.pop)] = None`` (a WeakSet's add, len and
+    removal each cost a Python frame, on every view and write); iterate with `living`.
+    The dict and a living member's reference form a cycle that the member's death
+    breaks."""
 
-    __slots__ = ("drop",)
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.drop = self.pop
+    __slots__ = ()
 
     def living(self) -> list:
         """The members alive now."""
