@@ -132,25 +132,20 @@ def _region_value(chunks: Chunks, mode: Mode, region: tuple, device, root: int |
 
 def region_pieces(chunks: Chunks, region: tuple, device) -> list | None:
     """The pieces giving each element of `region` (a box) of REPLICA `chunks` once, as
-    ``(key into the region, piece on device)``: views where a piece lies on `device`,
-    moved copies of the others; for writing them straight into a target (no gathered
-    copy of the region). One process and basic keys only: None otherwise."""
+    ``(key into the region, piece on device)`` by `gather_steps`: views where a piece lies
+    on `device`, moved copies of the others; for writing them straight into a target (no
+    gathered copy of the region). One process and basic keys only: None otherwise."""
     if _processes.current() is not None:
         return None
-    plan = replica_plan(chunks.layout, region, device)
-    backend, buffers, devices = chunks.backend, chunks.buffers, chunks.layout.chunk_devices
-    pieces = []
-    for k, region_index, chunk_index in plan:
-        if not _regions.is_basic(region_index) or (
-            chunk_index is not None and not _regions.is_basic(chunk_index)
-        ):
-            return None
-        piece = buffers[k] if chunk_index is None else buffers[k][(*chunk_index, Ellipsis)]
-        pieces.append((region_index, piece, devices[k]))
+    steps = gather_steps(chunks.layout, region, device)
+    if steps is None:
+        return None
+    backend, buffers = chunks.backend, chunks.buffers
     out = []
     with backend.on(device):
-        for region_index, piece, source in pieces:
-            out.append((region_index, backend.move(piece, source, device)))
+        for k, key, chunk_key, source in steps:
+            piece = buffers[k] if chunk_key is None else buffers[k][chunk_key]
+            out.append((key[:-1], backend.move(piece, source, device)))  # (the Ellipsis off)
     return out
 
 

@@ -49,7 +49,9 @@ def test_reshards_to_ever_new_layouts_keep_memory_flat(monkeypatch):
     assert grown < 2**20, f"60 reshards to new layouts kept {grown} bytes"
 
 
-def test_cache_drops_least_recently_used_within_its_budget(monkeypatch):
+def _counted_plans(monkeypatch):
+    """A cached plan of about 4 KB per key (its ints) in a cache of 50 KB, and the list
+    of the keys it computed."""
     monkeypatch.setattr(_plan_cache, "MAX_BYTES", 50_000)
     _plan_cache.clear()
     calls = []
@@ -57,8 +59,13 @@ def test_cache_drops_least_recently_used_within_its_budget(monkeypatch):
     @_plan_cache.plan_cache
     def plan(k):
         calls.append(k)
-        return tuple(range(k, k + 100))  # about 4 KB with its ints
+        return tuple(range(k, k + 100))
 
+    return plan, calls
+
+
+def test_cache_drops_least_recently_used_within_its_budget(monkeypatch):
+    plan, calls = _counted_plans(monkeypatch)
     for k in range(40):
         assert plan(k) == tuple(range(k, k + 100))
     entries, held = _plan_cache.usage()
@@ -74,15 +81,7 @@ def test_a_plan_in_use_outlives_a_stream_of_new_ones(monkeypatch):
     """A hit marks its entry (no second hashing of the key); a marked entry that comes up
     for eviction goes to the back instead, unmarked, so a plan used between the misses
     stays while the cache turns over many times."""
-    monkeypatch.setattr(_plan_cache, "MAX_BYTES", 50_000)
-    _plan_cache.clear()
-    calls = []
-
-    @_plan_cache.plan_cache
-    def plan(k):
-        calls.append(k)
-        return tuple(range(k, k + 100))
-
+    plan, calls = _counted_plans(monkeypatch)
     for k in range(1, 200):
         assert plan(0) == tuple(range(100))
         plan(k)

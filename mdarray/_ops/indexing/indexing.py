@@ -297,7 +297,9 @@ def _write_pieces(x: DistArray, key: tuple, plan, value: DistArray) -> bool:
     if tuple(value.shape) != _regions.box_shape(selection_box(key)):
         return False
     buffers = x.storage.writable([write[0] for write in plan])
-    if not value.storage.apart_from(x.storage) and _may_meet(x, value):
+    # Memory copy on write does not track (fresh results): `numpy.may_share_memory`'s own
+    # test, chunk against chunk on each device.
+    if not value.storage.apart_from(x.storage) and np.may_share_memory(x, value):
         return False
     writes: list = []
     for k, device, chunk_index, region, _ in plan:
@@ -308,25 +310,6 @@ def _write_pieces(x: DistArray, key: tuple, plan, value: DistArray) -> bool:
         writes.extend((device, target, index, piece) for index, piece in pieces)
     commit(x.storage.backend, writes)
     return True
-
-
-def _may_meet(x: DistArray, value: DistArray) -> bool:
-    """Whether value's memory may meet x's on some device (memory that copy on write
-    does not track, such as fresh results: the bounds of their slabs or chunks are
-    compared, device by device)."""
-    share = x.storage.backend.xp.may_share_memory
-    sources: dict = {}
-    for device, array in _memory(value.storage):
-        sources.setdefault(device, []).append(array)
-    return any(share(a, b) for device, a in _memory(x.storage) for b in sources.get(device, ()))
-
-
-def _memory(storage: Chunks):
-    """``(device, array)`` for each slab of packed chunks, else for each chunk."""
-    slabs = storage.slabs
-    if slabs is not None:
-        return zip(storage.layout.devices, slabs)
-    return zip(storage.layout.chunk_devices, storage.buffers)
 
 
 def _write_all(x: DistArray, writes) -> None:
