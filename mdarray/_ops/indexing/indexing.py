@@ -297,9 +297,7 @@ def _write_pieces(x: DistArray, key: tuple, plan, value: DistArray) -> bool:
     if tuple(value.shape) != _regions.box_shape(selection_box(key)):
         return False
     buffers = x.storage.writable([write[0] for write in plan])
-    # Memory copy on write does not track (fresh results): `numpy.may_share_memory`'s own
-    # test, chunk against chunk on each device.
-    if not value.storage.apart_from(x.storage) and np.may_share_memory(x, value):
+    if not value.storage.apart_from(x.storage) and _may_meet(x, value):
         return False
     writes: list = []
     for k, device, chunk_index, region, _ in plan:
@@ -310,6 +308,26 @@ def _write_pieces(x: DistArray, key: tuple, plan, value: DistArray) -> bool:
         writes.extend((device, target, index, piece) for index, piece in pieces)
     commit(x.storage.backend, writes)
     return True
+
+
+def _may_meet(x: DistArray, value: DistArray) -> bool:
+    """Whether value's memory may meet x's on some device (memory that copy on write
+    does not track, such as fresh results): slab against slab where chunks are packed, so
+    the test does not grow with the chunks per device as `numpy.may_share_memory`'s
+    chunk-by-chunk one does."""
+    share = x.storage.backend.xp.may_share_memory
+    sources: dict = {}
+    for device, array in _memory(value.storage):
+        sources.setdefault(device, []).append(array)
+    return any(share(a, b) for device, a in _memory(x.storage) for b in sources.get(device, ()))
+
+
+def _memory(storage: Chunks):
+    """``(device, array)`` for each slab of packed chunks, else for each chunk."""
+    slabs = storage.slabs
+    if slabs is not None:
+        return zip(storage.layout.devices, slabs)
+    return zip(storage.layout.chunk_devices, storage.buffers)
 
 
 def _write_all(x: DistArray, writes) -> None:
