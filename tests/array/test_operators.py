@@ -241,5 +241,7 @@ def test_a_repeated_operator_runs_its_decided_runner_with_numpys_values(name, mo
             if isinstance(want, tuple):
                 for g, w in zip(got, want):
                     assert_dist_equal(g, w)
+            elif ulps(want.dtype)["rtol"]:  # CUDA's pow of floats may round 1 ulp off
+                assert_dist_allclose(got, want, **ulps(want.dtype))
             else:
                 assert_dist_equal(got, want)
