@@ -65,70 +65,78 @@ def laplacian(xp, u):
     return y
 
 
-def cg(xp, b, iters: int):
-    x = xp.zeros_like(b)
-    r = b
-    p = r
-    rs = xp.sum(r * r)
-    for _ in range(iters):
+def python_loop(body, state, times: int):
+    """``for _ in range(times): state = body(*state)``: the loop as written (`mdarray.
+    iterate` is the same loop, recorded once on CUDA)."""
+    for _ in range(times):
+        state = body(*state) if isinstance(state, tuple) else body(state)
+    return state
+
+
+def cg(xp, b, iters: int, loop=python_loop):
+    def step(x, r, p, rs):
         ap = laplacian(xp, p)
         alpha = rs / xp.sum(p * ap)
         x = x + alpha * p
         r = r - alpha * ap
         rs_new = xp.sum(r * r)
         p = r + (rs_new / rs) * p
-        rs = rs_new
-    return x
+        return x, r, p, rs_new
+
+    return loop(step, (xp.zeros_like(b), b, b, xp.sum(b * b)), iters)[0]
 
 
-def kmeans(xp, points, iters: int):
-    centers = points[:K, :]
+def kmeans(xp, points, iters: int, loop=python_loop):
     ks = xp.arange(K, **beside(xp, points))
     sq = xp.sum(points * points, axis=1)
-    for _ in range(iters):
+
+    def step(centers):
         d = sq[:, None] - 2 * (points @ centers.T) + xp.sum(centers * centers, axis=1)[None, :]
         labels = xp.argmin(d, axis=1)
         onehot = xp.astype(labels[:, None] == ks[None, :], points.dtype)
         counts = xp.sum(onehot, axis=0)
-        centers = (onehot.T @ points) / xp.maximum(counts, 1)[:, None]
-    return centers
+        return (onehot.T @ points) / xp.maximum(counts, 1)[:, None]
+
+    return loop(step, points[:K, :], iters)
 
 
-def jacobi(xp, f, iters: int):
-    u = xp.zeros_like(f)
-    for _ in range(iters):
+def jacobi(xp, f, iters: int, loop=python_loop):
+    def step(u):
         new = xp.zeros_like(u)
         new[1:-1, 1:-1] = 0.25 * (
             u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:] + f[1:-1, 1:-1]
         )
-        u = new
-    return u
+        return new
+
+    return loop(step, xp.zeros_like(f), iters)
 
 
-def power(xp, a, iters: int):
-    v = xp.ones(a.shape[1], dtype=a.dtype, **beside(xp, a))
-    for _ in range(iters):
+def power(xp, a, iters: int, loop=python_loop):
+    def step(v):
         w = a @ v
-        v = w / xp.sqrt(xp.sum(w * w))
-    return v
+        return w / xp.sqrt(xp.sum(w * w))
+
+    return loop(step, xp.ones(a.shape[1], dtype=a.dtype, **beside(xp, a)), iters)
 
 
-def logreg(xp, data, iters: int):
+def logreg(xp, data, iters: int, loop=python_loop):
     x, y = data
-    w = xp.zeros(x.shape[1], dtype=x.dtype, **beside(xp, x))
     rate = 0.1 / x.shape[0]
-    for _ in range(iters):
+
+    def step(w):
         p = 1 / (1 + xp.exp(-(x @ w)))
-        w = w - rate * (x.T @ (p - y))
-    return w
+        return w - rate * (x.T @ (p - y))
+
+    return loop(step, xp.zeros(x.shape[1], dtype=x.dtype, **beside(xp, x)), iters)
 
 
-def standardize(xp, x, iters: int):
-    for _ in range(iters):
+def standardize(xp, x, iters: int, loop=python_loop):
+    def step(_):
         z = (x - xp.mean(x, axis=0)) / xp.std(x, axis=0)
         e = xp.exp(z - xp.max(z, axis=1, keepdims=True))
-        out = e / xp.sum(e, axis=1, keepdims=True)
-    return out
+        return e / xp.sum(e, axis=1, keepdims=True)
+
+    return loop(step, x, iters)
 
 
 # Data --------------------------------------------------------------------------------------
@@ -215,32 +223,35 @@ def bench_algorithm(name: str, size: str):
         host = host_data(name, size)
         ref_data, our_data = on_reference(env, host), on_mdarray(host)
         expected = as_host(env, algorithm(env.xp, ref_data, iters))
+        scale = float(np.max(np.abs(expected))) or 1.0
         with mdarray.options(fallback="raise"):
-            got = as_host(env, algorithm(mdarray, our_data, iters))
-            scale = float(np.max(np.abs(expected))) or 1.0
-            error = float(np.max(np.abs(got - expected))) / scale
-            if not error <= rtol:
-                raise AssertionError(f"{name}: relative error {error:.2e} > {rtol}")
-            ref, ours = per_iteration(
+            for loop in (python_loop, mdarray.iterate):
+                got = as_host(env, algorithm(mdarray, our_data, iters, loop))
+                error = float(np.max(np.abs(got - expected))) / scale
+                if not error <= rtol:
+                    raise AssertionError(f"{name} ({loop.__name__}): relative error {error:.2e}")
+            ref, ours, looped = per_iteration(
                 env,
                 (
                     lambda i: algorithm(env.xp, ref_data, i),
                     lambda i: algorithm(mdarray, our_data, i),
+                    lambda i: algorithm(mdarray, our_data, i, mdarray.iterate),
                 ),
                 iters,
                 max(3, repeat // 2),
             )
-        shape = host[0].shape if isinstance(host, tuple) else host.shape
-        report.add(
-            f"{name} {'x'.join(map(str, shape))} float32, per iteration",
-            f"{ref * 1e3:.3f} ms",
-            "—",
-            f"{ours * 1e3:.3f} ms",
-            ratio(ours, ref),
-            reference_s=ref,
-            mdarray_s=ours,
-            size=size,
-        )
+        shape = "x".join(map(str, host[0].shape if isinstance(host, tuple) else host.shape))
+        for how, mine in (("", ours), (", mdarray.iterate", looped)):
+            report.add(
+                f"{name} {shape} float32, per iteration{how}",
+                f"{ref * 1e3:.3f} ms",
+                "—",
+                f"{mine * 1e3:.3f} ms",
+                ratio(mine, ref),
+                reference_s=ref,
+                mdarray_s=mine,
+                size=size,
+            )
 
     return bench
 

@@ -180,6 +180,7 @@ from ._ops.elementwise.elementwise_functions import (
 from ._ops.engine import (
     fallback as _fallback,  # noqa: F401
     fusion as _fusion,
+    iteration as _iteration,
     ufuncs as _ufuncs,  # noqa: F401
 )
 from ._ops.indexing import indexing as _indexing  # noqa: F401
@@ -338,6 +339,7 @@ __all__ = [
     "isfinite",
     "isinf",
     "isnan",
+    "iterate",
     "less",
     "less_equal",
     "linspace",
@@ -540,6 +542,7 @@ from_callback = _keeping_groups(_ways_in.from_callback)
 from_local_chunks = _keeping_groups(_ways_in.from_local_chunks)
 
 fuse = _keeping_groups(_fusion.fuse)
+iterate = _keeping_groups(_iteration.iterate)
 
 make_2d_index_map = _keeping_groups(_layout.make_2d_index_map)
 

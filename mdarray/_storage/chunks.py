@@ -44,6 +44,7 @@ from mdarray._spmd.processes import Remote, current, is_local
 from .memory import (
     Allocation,
     Family,
+    Recording,
     check_buffers,
     check_slabs,
     copied_memories,
@@ -58,7 +59,6 @@ from .memory import (
 )
 
 _LOCK = threading.RLock()  # guards families, allocations and their moves across threads
-
 # Integer type codes equal to another's dtype (longlong is int64 on Linux) mapped to it.
 _ALIASES = {c: np.dtype(np.dtype(c).str) for c in "lLqQ" if np.dtype(np.dtype(c).str).char != c}
 
@@ -78,6 +78,7 @@ class Chunks:
     __slots__ = (
         "__weakref__",
         "_block_views",
+        "_born",
         "_buffers",
         "_family",
         "_origin",
@@ -105,6 +106,7 @@ class Chunks:
         self._origin: tuple | None = None
         # (the slabs, {id of block keys: (keys, device blocks)}): see `slab_blocks`.
         self._block_views: tuple | None = None
+        self._born = Recording.epoch  # (`Recording`: whether its memory may move)
 
     # Construction ---------------------------------------------------------------------
 
@@ -112,12 +114,9 @@ class Chunks:
     def of(cls, layout: Layout, buffers: Sequence, backend: Backend, dtype=None, *,
            check=True) -> Chunks:  # fmt: skip
         """Chunks holding `buffers` (one per chunk, in layout order), checked: count,
-        shapes, dtypes (`dtype` or the first buffer's) and devices.
-
-        ``check=False`` is for buffers of `dtype` that a cached plan just made by kernels on
-        checked chunks, in the shapes it planned (reductions, the planned ufunc path), as
-        `packed`'s.
-        """
+        shapes, dtypes (`dtype` or the first buffer's) and devices. ``check=False`` is for
+        buffers of `dtype` that a cached plan just made by kernels on checked chunks, in
+        the shapes it planned (reductions, the planned ufunc path), as `packed`'s."""
         if not check:
             buffers = list(buffers)
             for k, b in enumerate(buffers):
@@ -319,14 +318,12 @@ class Chunks:
     def select(self, layout: Layout, groups: tuple, token, block_keys=None) -> Chunks:
         """The view of this array of `layout` whose chunks are basic-indexing views of
         this one's: `groups` is ``((device, ((t, k, index, getter), ...)), ...)`` with
-        chunk t ``buffer k[index]`` (`index` of ints, slices and an Ellipsis, so a view on
-        every backend, of chunk t's shape in `layout`) and `getter` its
-        ``operator.itemgetter``. `token` (hashable) names the selection for `is_view_of`.
-        `block_keys` (see `view_blocks`) says how the view's device blocks lie in this
-        array's packed slabs, where they do.
-
-        `view` without its checks (a cached plan guarantees the shapes; the allocations
-        list this family), buffers made when first read. SPMD runs take `view`."""
+        chunk t ``buffer k[index]`` (`index` of ints, slices and an Ellipsis: a view of
+        chunk t's shape) and `getter` its ``operator.itemgetter``. `token` names the
+        selection for `is_view_of`; `block_keys` (`view_blocks`) how the view's device
+        blocks lie in this array's packed slabs, where they do. `view` without its checks
+        (a cached plan guarantees the shapes), buffers made when first read; SPMD runs
+        take `view`."""
         if current() is not None:
             entries = sorted(entry for _, group in groups for entry in group)
             out = self.view(layout, lambda t, b: b[entries[t][2]], [e[1] for e in entries])
@@ -349,9 +346,8 @@ class Chunks:
 
     def view_blocks(self) -> tuple | None:
         """Per device, this selection's device block as a view of its source's packed
-        slab (``slab.reshape(block shape)[index]`` by the `select` plan's block keys); None
-        where the plan gave none, the source is gone or no longer packed. A family moves
-        as a whole (`_move`), so the source's slabs are this view's memory."""
+        slab (by the `select` plan's block keys); None where the plan gave none, the source
+        is gone or no longer packed (a family moves as a whole: its slabs are the view's)."""
         origin = self._origin
         if origin is None or origin[2] is None:
             return None
@@ -382,8 +378,8 @@ class Chunks:
 
     def _track(self) -> Family:
         """The family, set up with the chunks' allocations where there was none (`_LOCK`)."""
-        if self._family is not None:
-            return self._family
+        if (family := self._family) is not None:
+            return family
         layout = self.layout
         if self._slabs is not None:
             # Packed chunks are their slabs' parts, tracked or not: no buffers made.
@@ -551,8 +547,10 @@ class Chunks:
 
     def refill(self, slabs: Sequence) -> None:
         """Make `slabs` (new arrays, one per device as this layout packs it) the memory of
-        these packed chunks: the commit of a write computed into new memory. The family's
-        views follow; another array that shared the old memory keeps it."""
+        these packed chunks: the commit of a write computed into new memory (the family's
+        views follow; another array that shared the old memory keeps it)."""
+        if Recording.active:
+            Recording.check([self] if self._family is None else self._family.members.living())
         with _LOCK:
             if self._family is None:
                 self._slabs, self._buffers, self._block_views = tuple(slabs), None, None
@@ -575,6 +573,8 @@ class Chunks:
         mdarray (`export`) stays, `array` copied into it."""
         family = self._family
         assert family is not None
+        if Recording.active:
+            Recording.check(family.members.living())
         if family.exported and array is not None:
             with self.backend.on(allocation.device):
                 self.backend.assign(allocation.array, (), array)

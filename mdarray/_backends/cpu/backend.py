@@ -75,6 +75,7 @@ class CpuBackend:
     nccl = None  # GPUs only
     shared_memory = True  # virtual devices: one host memory
     read_only_arrays = True  # NumPy's flags.writeable
+    records = False  # NumPy runs each call as it comes: `mdarray.iterate` runs its loop
 
     def __init__(self, n_devices: int) -> None:
         if n_devices < 1:
@@ -297,6 +298,10 @@ class CpuBackend:
         """The kernel that runs `ufunc` on this backend's arrays: NumPy's own, with the
         standard's special values where NumPy departs from them (`_special_values`)."""
         return _STANDARD.get(ufunc, ufunc)
+
+    def recording(self, devices: tuple):
+        """Refuses: NumPy's calls cannot be recorded (`records` is False)."""
+        raise NotImplementedError("the cpu backend records no work (records is False)")
 
     def fused_kernel(self, fn, kernel_name: str | None = None):
         """The per-chunk kernel of ``mdarray.fuse(fn)``: `fn` on the chunk's NumPy arrays.

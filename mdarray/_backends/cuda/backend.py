@@ -25,12 +25,13 @@ from mdarray._kernels import kernels as _kernels, special_values as _special_val
 from .clock import CudaClock
 from .columns import column_sum
 from .elementwise import OWN_KERNELS, Chain, launcher
+from .graphs import CudaGraphs
 from .host import CudaHostCopies, contiguous
 from .kernels import ADAPTERS, copy_rows, pick_kernel, plain_fill, write_scalar, zero_bits
 from .staging import StagingRing
 
 
-class CudaBackend(CudaClock, CudaHostCopies):
+class CudaBackend(CudaClock, CudaHostCopies, CudaGraphs):
     """CUDA GPUs holding CuPy chunks, one stream per device."""
 
     name = "cuda"

@@ -1,0 +1,270 @@
+"""`iterate`: a loop body run many times, its Python run once where the backend records.
+
+``iterate(body, state, times)`` is ``for _ in range(times): state = body(*state)``
+(``body(state)`` for a single array). An iteration of a real algorithm (CG, k-means, a
+fit) is dozens of small operations, each costing the host more than its kernels cost
+the device; recorded once as a CUDA graph, an iteration is one launch.
+
+Where the backend records (`Backend.records`) and one process runs the program:
+
+1. The first iteration runs as written: kernels compile, plans are decided and cached.
+2. Its result is copied into memory of the loop's own, a *slot*: the state as the loop
+   holds it, apart from every array the caller can see.
+3. From a slot, the body is recorded (`Recording.record`: nothing runs) on the slot's
+   arrays, then launched. Each result the recording made in its own memory stays there;
+   any other (an argument returned as it came, an array from outside) is copied into new
+   memory inside the recording. The results are the next slot, unless a slot of their
+   layouts exists already (other than the one read): then the recording ends by copying
+   them into it. So two slots take turns, and from then on each iteration is one launch
+   of one of two recordings, with no Python per operation.
+4. A recording that fails leaves the state as it was (nothing ran) and the loop goes on
+   as written, with a PerformanceWarning saying why: the body waits for a value on the
+   host (``float(x)``, a boolean mask's size), copies from the host, or moves memory of
+   an array made before it ran (`_memory.Recording`). The plans decided while recording
+   are dropped then (they may hold memory that no kernel filled).
+
+The body must be a function of its state: Python side effects (appending to a list,
+printing) happen in the iterations that run or record it only; arrays it reads from
+outside are read at each iteration as they are then; an array of the state that it
+hands outside (to a global) sees later iterations' values.
+"""
+
+from __future__ import annotations
+
+import operator
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+from mdarray._array.array import DistArray, in_group, wrap
+from mdarray._core import debug as _debug, plan_cache as _plan_cache
+from mdarray._core.debug import HOST
+from mdarray._runtime.config import PerformanceWarning
+from mdarray._storage.chunks import Chunks
+from mdarray._storage.local import all_here
+from mdarray._storage.memory import Recording as _Recording
+
+#: Recordings one loop makes at most (a state whose layouts keep changing runs as written).
+MAX_RECORDINGS = 4
+#: Fewer iterations than this run as written: recording costs about two iterations.
+MIN_TIMES = 4
+
+
+def iterate(body: Callable[..., Any], state: Any, times: int) -> Any:
+    """The state after `times` iterations of `body`: ``for _ in range(times): state =
+    body(*state)`` (``body(state)`` where `state` is one DistArray).
+
+    `state` is a DistArray or a tuple of DistArrays (0-d arrays for scalars), and `body`
+    returns the same: as many arrays, each of the layout, mode and dtype of the one it
+    replaces after the first iterations (a change makes one more recording). On CUDA, in
+    one process, the iterations after the first are recorded once as CUDA graphs and
+    launched with no Python per operation (see the module docstring: the body must be a
+    function of its state, and waits for no value on the host); on the cpu backend, in
+    SPMD runs or for fewer than four iterations, the loop runs as written. The arrays
+    given are never written (unless `body` writes them).
+
+    >>> import mdarray, numpy as np
+    >>> x = mdarray.asarray(np.ones(4))
+    >>> y = mdarray.iterate(lambda v: v * 2, x, 5)
+    >>> y.get()
+    array([32., 32., 32., 32.])
+    """
+    if not callable(body):
+        raise TypeError(f"mdarray.iterate: body must be callable, not {type(body).__name__}")
+    times = operator.index(times)
+    if times < 0:
+        raise ValueError(f"mdarray.iterate: times must be >= 0, not {times}")
+    single = isinstance(state, DistArray)
+    leaves = _leaves(state, "the initial state")
+    step = _Step(body, single, len(leaves))
+    if times == 0:
+        return state
+    backend = leaves[0].storage.backend
+    if (
+        times < MIN_TIMES
+        or not backend.records
+        or not all_here()
+        or _Recording.active
+        or any(x.storage.backend is not backend for x in leaves)
+    ):
+        for _ in range(times):
+            leaves = step(leaves)
+        return _packed(leaves, single)
+    leaves = step(leaves)  # as written: compiles, decides and caches plans
+    devices = tuple(sorted({d for x in leaves for d in x.layout.devices}))
+    loop = _Loop(step, backend.recording(devices))
+    try:
+        leaves = loop.run(_own_copy(leaves), times - 1)
+    finally:
+        loop.recording.close()
+    return _packed(leaves, single)
+
+
+class _Step:
+    """One iteration as written: `body` on the leaves, its result checked."""
+
+    def __init__(self, body: Callable[..., Any], single: bool, count: int) -> None:
+        self.body, self.single, self.count = body, single, count
+
+    def __call__(self, leaves: tuple) -> tuple:
+        got = self.body(leaves[0]) if self.single else self.body(*leaves)
+        out = _leaves(got, "the body's result")
+        if len(out) != self.count or isinstance(got, DistArray) != self.single:
+            raise TypeError(
+                f"mdarray.iterate: the body returned {_describe(got)} for a state of "
+                f"{'one DistArray' if self.single else f'a tuple of {self.count}'}"
+            )
+        return out
+
+
+class _Loop:
+    """The slots and recordings of one `iterate` call (see the module docstring)."""
+
+    def __init__(self, step: _Step, recording: Any) -> None:
+        self.step = step
+        self.recording = recording
+        # Slots by their key; per slot (by id), its recording and the slot it leads to.
+        self.slots: dict[tuple, list[tuple]] = {}
+        self.next: dict[int, tuple[Any, tuple]] = {}
+        self.recorded = 0
+        self.failed: str | None = None
+
+    def run(self, slot: tuple, times: int) -> tuple:
+        self.slots.setdefault(_key(slot), []).append(slot)
+        for _ in range(times):
+            if self.failed is not None:
+                slot = self.step(slot)
+                continue
+            follow = self.next.get(id(slot))
+            if follow is None:
+                follow = self._record(slot)
+                if follow is None:
+                    slot = self.step(slot)
+                    continue
+            self.recording.launch(follow[0])
+            slot = follow[1]
+        return slot
+
+    def _record(self, slot: tuple) -> tuple[Any, tuple] | None:
+        """Record the body from `slot`: ``(graph, next slot)``; None (and the reason in
+        `failed`) where it cannot be recorded."""
+        if self.recorded == MAX_RECORDINGS:
+            self._fail(f"the state's layouts changed {MAX_RECORDINGS} times")
+            return None
+        self.recorded += 1
+        target: list[tuple | None] = [None]
+
+        def recorded() -> tuple:
+            out = tuple(x if self._made_here(x) else _fresh_copy(x) for x in self.step(slot))
+            key = _key(out)
+            others = [s for s in self.slots.get(key, ()) if s is not slot]
+            if others:
+                target[0] = others[0]
+                for dst, src in zip(others[0], out):
+                    _copy_into(dst, src)
+            return out
+
+        _Recording.epoch += 1
+        _Recording.active = True
+        try:
+            with _debug.observed_by((*_debug.counting(), _RefuseHost())):
+                graph, out = self.recording.record(recorded)
+        except Exception as error:  # any failure: the loop runs as written
+            _plan_cache.clear()
+            self._fail(f"{type(error).__name__}: {error}")
+            return None
+        finally:
+            _Recording.active = False
+        slot_next = target[0]
+        if slot_next is None:
+            slot_next = out
+            self.slots.setdefault(_key(out), []).append(out)
+        follow = (graph, slot_next)
+        self.next[id(slot)] = follow
+        return follow
+
+    def _made_here(self, x: DistArray) -> bool:
+        made_here = self.recording.made_here
+        return all(made_here(b) for b in _local_buffers(x))
+
+    def _fail(self, reason: str) -> None:
+        self.failed = reason
+        warnings.warn(
+            f"mdarray.iterate: the loop body could not be recorded ({reason}); the loop "
+            "runs as written",
+            PerformanceWarning,
+            stacklevel=4,
+        )
+
+
+class _RefuseHost:
+    """A transfer observer that stops copies to and from the host while recording: a
+    recorded copy would read the host buffer again at each launch, freed or not."""
+
+    def moved(self, src: Any, dst: Any, nbytes: int) -> None:
+        if HOST in (src, dst):
+            raise RuntimeError("the loop body copies between the host and a device")
+
+
+def _leaves(state: Any, what: str) -> tuple:
+    items = (state,) if isinstance(state, DistArray) else state
+    if not isinstance(items, (tuple, list)) or not items:
+        raise TypeError(
+            f"mdarray.iterate: {what} must be a DistArray or a tuple of DistArrays, "
+            f"not {_describe(state)}"
+        )
+    for k, item in enumerate(items):
+        if not isinstance(item, DistArray):
+            raise TypeError(
+                f"mdarray.iterate: item {k} of {what} is {_describe(item)}, not a DistArray "
+                "(make scalars 0-d arrays: mdarray.asarray(v, device=x.device))"
+            )
+    return tuple(items)
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, (tuple, list)):
+        return f"a {type(value).__name__} of {len(value)}"
+    if isinstance(value, DistArray):
+        return "a DistArray"
+    return f"an object of type {type(value).__name__}"
+
+
+def _packed(leaves: tuple, single: bool) -> Any:
+    return leaves[0] if single else leaves
+
+
+def _key(leaves: tuple) -> tuple:
+    """What a recording from these arrays depends on: per array, all that a plan may
+    (`signature`: layout, mode, dtype, backend) and its device group."""
+    return tuple((x.signature(), x.device) for x in leaves)
+
+
+def _local_buffers(x: DistArray) -> list:
+    storage = x.storage
+    slabs = storage.slabs
+    return [b for b in (storage.buffers if slabs is None else slabs) if hasattr(b, "data")]
+
+
+def _own_copy(leaves: tuple) -> tuple:
+    """Copies of `leaves` in new memory, all their own (a slot)."""
+    return tuple(_fresh_copy(x) for x in leaves)
+
+
+def _fresh_copy(x: DistArray) -> DistArray:
+    """A copy of `x` in new packed memory (of its layout, mode and group), made by
+    copies on its devices' streams."""
+    storage = x.storage
+    out = in_group(wrap(Chunks.empty(storage.layout, storage.dtype, storage.backend), x.mode), (x,))
+    _copy_into(out, x)
+    return out
+
+
+def _copy_into(dst: DistArray, src: DistArray) -> None:
+    """Copy `src`'s chunks into `dst`'s memory (one layout), on the devices' streams."""
+    backend = dst.storage.backend
+    pairs = zip(dst.storage.buffers, src.storage.buffers, dst.layout.chunk_devices)
+    for out, value, device in pairs:
+        if hasattr(out, "data") and out.size:
+            with backend.on(device):
+                backend.assign(out, (), value)
