@@ -10,7 +10,7 @@ runs on: what differs is a method here.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from functools import cache
 from types import ModuleType
@@ -55,6 +55,11 @@ class Backend(Protocol):
     read_only_arrays: bool
     #: Whether work can be recorded once and launched again (`recording`: CUDA graphs).
     records: bool
+
+    @property
+    def matmul(self) -> Callable[..., Any]:
+        """The chunks' matrix product, ``matmul(a, b, **options)`` as NumPy's (on CUDA
+        one that a recording can hold, too)."""
 
     # Devices and ordering
     def join(self, device_ids: tuple, local: tuple) -> None: ...

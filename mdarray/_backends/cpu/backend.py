@@ -76,6 +76,7 @@ class CpuBackend:
     shared_memory = True  # virtual devices: one host memory
     read_only_arrays = True  # NumPy's flags.writeable
     records = False  # NumPy runs each call as it comes: `mdarray.iterate` runs its loop
+    matmul = staticmethod(np.matmul)  # the chunks' matrix product (the cuda backend's: a method)
 
     def __init__(self, n_devices: int) -> None:
         if n_devices < 1:

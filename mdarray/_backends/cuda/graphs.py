@@ -47,6 +47,7 @@ class Recording:
         backend, cupy, devices = self._backend, self._cupy, self.devices
         origin = backend.stream(devices[0])
         self._made = set()
+        backend.recording_now = True
         with cupy.cuda.using_allocator(self._malloc):
             with backend.on(devices[0]):
                 origin.begin_capture()
@@ -57,12 +58,14 @@ class Recording:
                     with backend.on(device):
                         backend.stream(device).wait_event(fork)
                 result = fn()
+                backend.recording_now = False
                 for device in devices[1:]:
                     with backend.on(device):
                         joined = backend.stream(device).record()
                     with backend.on(devices[0]):
                         origin.wait_event(joined)
             except BaseException:
+                backend.recording_now = False
                 # An invalidated capture ends with an error: the body's is the one to see.
                 with backend.on(devices[0]), contextlib.suppress(Exception):
                     origin.end_capture()
@@ -108,9 +111,12 @@ def _release_free() -> None:
 
 
 class CudaGraphs:
-    """`Recording`s for `mdarray.iterate`."""
+    """`Recording`s for `mdarray.iterate`, and the matrix product that a recording can
+    hold (`matmul`)."""
 
     _cupy: Any
+    #: Whether a `Recording` is recording now (`matmul` then keeps off cuBLAS).
+    recording_now = False
 
     def stream(self, device: int) -> Any: ...
     def on(self, device: int) -> Any: ...
@@ -122,3 +128,52 @@ class CudaGraphs:
         """A new recording of work on `devices` (local devices of this process)."""
         _release_free()
         return Recording(self, tuple(devices))
+
+    def matmul(self, a, b, **options):
+        """``cupy.matmul(a, b, **options)``; while recording, for floating-point
+        operands, `recorded_matmul` (CuPy refuses to call cuBLAS in a capture)."""
+        if self.recording_now and a.dtype.kind in "fc" and b.dtype.kind in "fc":
+            return recorded_matmul(self._cupy, a, b, **options)
+        return self._cupy.matmul(a, b, **options)
+
+
+#: The most multiply-adds (m * n * k per matrix) `recorded_matmul` takes: above it a
+#: product is no longer bound by memory, and only cuBLAS reaches the device's speed.
+RECORDED_MATMUL_LIMIT = 1 << 28
+
+_DOT: dict = {}  # the fused sum of products, by CuPy module
+
+
+def recorded_matmul(cupy, a, b, out=None, dtype=None, **options):
+    """``matmul(a, b)`` by a fused CuPy reduction (a sum of products over the shared axis,
+    never materialized): a kernel a CUDA graph can hold, for the thin products of
+    iterative algorithms (matrix-vector, k-means' distances and means), whose speed is
+    the memory's either way. Its sums run in another order than cuBLAS's (the last bits
+    may differ). A larger product raises (the recording fails and the loop runs as
+    written, with cuBLAS)."""
+    if options:
+        raise NotImplementedError(f"matmul with {sorted(options)} inside a recording")
+    x = a[None, :] if a.ndim == 1 else a
+    y = b[:, None] if b.ndim == 1 else b
+    kind = cupy.result_type(x, y) if dtype is None else cupy.dtype(dtype)
+    m, k = x.shape[-2:]
+    n = y.shape[-1]
+    if m * n * k > RECORDED_MATMUL_LIMIT:
+        raise NotImplementedError(
+            f"a product of {m}x{k} by {k}x{n} inside a recording (CuPy calls cuBLAS only "
+            "outside recordings)"
+        )
+    dot = _DOT.get(cupy)
+    if dot is None:
+        dot = _DOT[cupy] = cupy.fuse(lambda u, v: cupy.sum(u * v, axis=-2))
+    got = dot(
+        x.astype(kind, copy=False)[..., :, :, None], y.astype(kind, copy=False)[..., None, :, :]
+    )
+    if a.ndim == 1:
+        got = got[..., 0, :]
+    if b.ndim == 1:
+        got = got[..., 0]
+    if out is None:
+        return got
+    out[...] = got
+    return out

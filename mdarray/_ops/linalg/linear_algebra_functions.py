@@ -261,7 +261,7 @@ def _matmul(a, b, dtype, casting, decided: list | None = None):
             # one matrix (`as_blocks`), and the result has a chunk per block.
             a, b = _as_blocks(a), _as_blocks(b)
         plan = _plan(a.layout, a.mode is SUM, a.itemsize, b.layout, b.mode is SUM, b.itemsize)
-        kernel = product_kernel(backend.xp, vector_a, vector_b)
+        kernel = product_kernel(backend.matmul, vector_a, vector_b)
         chunks = execute(plan, a.storage, a.mode, b.storage, b.mode, out_dtype, kernel_kwargs,
                          kernel)  # fmt: skip
         result = wrap(chunks, plan.mode)
@@ -315,7 +315,7 @@ def _plain_product(a: DistArray, b: DistArray, dtype):
         or _blocks(shaped_b.layout, False) is None
     ):
         return None
-    kernel = product_kernel(a.storage.backend.xp, vector_a, vector_b)
+    kernel = product_kernel(a.storage.backend.matmul, vector_a, vector_b)
     last = 1 if vector_b else 2
 
     def runner(inputs, out):

@@ -80,7 +80,7 @@ def band_runner(a: Any, b: Any, dtype) -> Callable | None:
 def _rows_runner(
     pairs: tuple, layout: Layout, tiles: tuple | None, backend: Backend, dtype
 ) -> Callable:
-    matmul, on, join = backend.xp.matmul, backend.on, backend.xp.concatenate
+    matmul, on, join = backend.matmul, backend.on, backend.xp.concatenate
 
     def runner(inputs, out):
         x, y = inputs
@@ -112,7 +112,7 @@ def _rows_runner(
 def _crossed_runner(
     pairs: tuple, layout: Layout, vector: bool, backend: Backend, dtype
 ) -> Callable:
-    matmul, on = backend.xp.matmul, backend.on
+    matmul, on = backend.matmul, backend.on
     mode = SUM if len(pairs) > 1 else REPLICA
 
     def runner(inputs, out):

@@ -38,11 +38,10 @@ ONE_KERNEL_WORK = 1 << 25
 
 
 @functools.cache
-def product_kernel(xp, vector_a: bool, vector_b: bool):
+def product_kernel(matmul, vector_a: bool, vector_b: bool):
     """The per-task kernel of a product whose operand a (`vector_a`) or b (`vector_b`)
-    is a vector planned as a matrix: ``xp.matmul`` on the vector itself, the result given
-    the planned axis back (a view)."""
-    matmul = xp.matmul
+    is a vector planned as a matrix: `matmul` (the backend's) on the vector itself, the
+    result given the planned axis back (a view)."""
     if vector_a == vector_b:
         return matmul  # matrices, or two vectors: a (1, 1) product either way
     if vector_b:
@@ -70,7 +69,7 @@ def execute(plan, a: Chunks, mode_a, b: Chunks, mode_b, dtype, options: dict, ke
         and mode_a is REPLICA
         and mode_b is REPLICA
         and layout is None
-        and kernel in (backend.xp.matmul, product_kernel(backend.xp, False, True))
+        and kernel in (backend.matmul, product_kernel(backend.matmul, False, True))
         and len(plan.tasks) == len(plan.layout.devices)
         and not several()
         and not _debug.counting()
@@ -80,7 +79,7 @@ def execute(plan, a: Chunks, mode_a, b: Chunks, mode_b, dtype, options: dict, ke
         if whole is not None:
             task = plan.tasks[0]
             fetch_b = functools.partial(_piece, b, mode_b, task.b_source, task.device, fetched, 1)
-            got = _one_product(whole, a, b, fetch_b, plan.layout, dtype, backend.xp.matmul)
+            got = _one_product(whole, a, b, fetch_b, plan.layout, dtype, backend.matmul)
             if got is not None:
                 return got
     results: list = [None] * len(plan.tasks)  # another process's task: its process runs it
@@ -153,7 +152,7 @@ def runner(
     (`matrices`: a vector's as a matrix), the result in its final `layout`. Where each
     task finds its pieces (`_recipe`) is decided here, once: a piece fetched for one
     device serves the others where the backend's devices share memory."""
-    kernel = product_kernel(backend.xp, *vectors)
+    kernel = product_kernel(backend.matmul, *vectors)
     slots: dict = {}
     steps = tuple(
         (
@@ -178,7 +177,7 @@ def runner(
         if whole is not None and not _debug.counting():
             device, _, recipe_b = steps[0]
             fetch_b = functools.partial(_take, sb, b.mode, recipe_b, device, fetched)
-            got = _one_product(whole, sa, sb, fetch_b, layout, dtype, backend.xp.matmul)
+            got = _one_product(whole, sa, sb, fetch_b, layout, dtype, backend.matmul)
             if got is not None:
                 return wrap(got, mode)
         on = backend.on
