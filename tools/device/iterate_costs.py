@@ -34,26 +34,29 @@ def timed(env, fn, repeat: int = 5) -> float:
     return statistics.median(spent)
 
 
+def measure(env, name: str) -> str:
+    algorithm, _ = workloads.ALGORITHMS[name]
+    host = workloads.host_data(name, "moderate")
+    ref, ours = workloads.on_reference(env, host), workloads.on_mdarray(host)
+    with mdarray.options(fallback="raise"):
+        loops = [
+            timed(env, lambda n=n: algorithm(mdarray, ours, n, mdarray.iterate)) for n in LENGTHS
+        ]
+        written = timed(env, lambda: algorithm(mdarray, ours, 24)) / 24
+    reference = timed(env, lambda: algorithm(env.xp, ref, 24)) / 24
+    slope = (loops[-1] - loops[1]) / (LENGTHS[-1] - LENGTHS[1])
+    fixed = loops[1] - slope * LENGTHS[1]
+    return (
+        f"{name}: reference {reference * 1e3:.3f} ms/it, as written {written * 1e3:.3f}, "
+        f"iterate launched {slope * 1e3:.3f} ms/it + {fixed * 1e3:.2f} ms a call; "
+        + ", ".join(f"{n} its {t * 1e3 / n:.3f} ms/it" for n, t in zip(LENGTHS, loops))
+    )
+
+
 def main(names: list[str]) -> None:
     env = harness.Env()
     for name in names or list(workloads.ALGORITHMS):
-        algorithm, _ = workloads.ALGORITHMS[name]
-        host = workloads.host_data(name, "moderate")
-        ref, ours = workloads.on_reference(env, host), workloads.on_mdarray(host)
-        with mdarray.options(fallback="raise"):
-            loops = [
-                timed(env, lambda n=n: algorithm(mdarray, ours, n, mdarray.iterate))
-                for n in LENGTHS
-            ]
-            written = timed(env, lambda: algorithm(mdarray, ours, 24)) / 24
-        reference = timed(env, lambda: algorithm(env.xp, ref, 24)) / 24
-        slope = (loops[-1] - loops[1]) / (LENGTHS[-1] - LENGTHS[1])
-        fixed = loops[1] - slope * LENGTHS[1]
-        print(
-            f"{name}: reference {reference * 1e3:.3f} ms/it, as written {written * 1e3:.3f}, "
-            f"iterate launched {slope * 1e3:.3f} ms/it + {fixed * 1e3:.2f} ms a call; "
-            + ", ".join(f"{n} its {t * 1e3 / n:.3f} ms/it" for n, t in zip(LENGTHS, loops))
-        )
+        print(measure(env, name), flush=True)
 
 
 if __name__ == "__main__":
