@@ -165,7 +165,11 @@ def recorded_matmul(cupy, a, b, out=None, dtype=None, **options):
         )
     dot = _DOT.get(cupy)
     if dot is None:
-        dot = _DOT[cupy] = cupy.fuse(lambda u, v: cupy.sum(u * v, axis=-2))
+
+        def mdarray_dot(u, v):
+            return cupy.sum(u * v, axis=-2)
+
+        dot = _DOT[cupy] = cupy.fuse(mdarray_dot, kernel_name="mdarray_dot")
     got = dot(
         x.astype(kind, copy=False)[..., :, :, None], y.astype(kind, copy=False)[..., None, :, :]
     )
