@@ -47,7 +47,7 @@ for step in "$@"; do
       done
       tail -25 $OUT/b22_${m}_after_1.log ;;
     counts) python3 tools/device/counts.py ;;
-    itc|itc:*) p=${step#itc}; p=${p#:}; python3 tools/device/iterate_costs.py ${p//,/ } ;;
+    itc|itc:*) p=${step#itc}; p=${p#:}; python3 tools/device/iterate_costs.py ${p//,/ } 2>&1 | grep -v "^ \+leaves\|PerformanceWarning" | tee $OUT/itc.log ;;
     hostprof:*) p=${step#hostprof:}; python3 tools/device/hostprof.py ${p//,/ } > $OUT/hostprof.log 2>&1; grep "^== " $OUT/hostprof.log ;;
     b25h200) if grep -q H200 $OUT/gpu.txt; then bash tools/device/run.sh b25 | tail -45; else echo "not an H200: b25 skipped"; fi ;;
     *) echo "unknown step $step" ;;

@@ -141,21 +141,24 @@ class CudaGraphs:
 #: product is no longer bound by memory, and only cuBLAS reaches the device's speed.
 RECORDED_MATMUL_LIMIT = 1 << 28
 
-_DOT: dict = {}  # the fused sum of products, by CuPy module
+_DOT: dict = {}  # the reduction kernel of a sum of products, by CuPy module
 
 
 def recorded_matmul(cupy, a, b, out=None, dtype=None, **options):
-    """``matmul(a, b)`` by a fused CuPy reduction (a sum of products over the shared axis,
-    never materialized): a kernel a CUDA graph can hold, for the thin products of
-    iterative algorithms (matrix-vector, k-means' distances and means), whose speed is
-    the memory's either way. Its sums run in another order than cuBLAS's (the last bits
-    may differ). A larger product raises (the recording fails and the loop runs as
-    written, with cuBLAS)."""
+    """``matmul(a, b)`` by a CuPy reduction kernel (a sum of products over the shared
+    axis of the operands broadcast against each other, never materialized): a kernel
+    a CUDA graph can hold, for the thin products of iterative algorithms (matrix-vector,
+    k-means' distances and means), whose speed is the memory's either way. Its sums run
+    in another order than cuBLAS's (the last bits may differ). A larger product, or one
+    of half floats (cuBLAS sums those in single precision), raises: the recording fails
+    and the loop runs as written, with cuBLAS."""
     if options:
         raise NotImplementedError(f"matmul with {sorted(options)} inside a recording")
     x = a[None, :] if a.ndim == 1 else a
     y = b[:, None] if b.ndim == 1 else b
     kind = cupy.result_type(x, y) if dtype is None else cupy.dtype(dtype)
+    if kind.char not in "fdFD":
+        raise NotImplementedError(f"a {kind} matrix product inside a recording")
     m, k = x.shape[-2:]
     n = y.shape[-1]
     if m * n * k > RECORDED_MATMUL_LIMIT:
@@ -165,13 +168,13 @@ def recorded_matmul(cupy, a, b, out=None, dtype=None, **options):
         )
     dot = _DOT.get(cupy)
     if dot is None:
-
-        def mdarray_dot(u, v):
-            return cupy.sum(u * v, axis=-2)
-
-        dot = _DOT[cupy] = cupy.fuse(mdarray_dot, kernel_name="mdarray_dot")
+        dot = _DOT[cupy] = cupy.ReductionKernel(
+            "T u, T v", "T w", "u * v", "a + b", "w = a", "0", "mdarray_dot"
+        )
     got = dot(
-        x.astype(kind, copy=False)[..., :, :, None], y.astype(kind, copy=False)[..., None, :, :]
+        x.astype(kind, copy=False)[..., :, :, None],
+        y.astype(kind, copy=False)[..., None, :, :],
+        axis=-2,
     )
     if a.ndim == 1:
         got = got[..., 0, :]

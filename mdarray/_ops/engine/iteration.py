@@ -7,21 +7,23 @@ the device; recorded once as a CUDA graph, an iteration is one launch.
 
 Where the backend records (`Backend.records`) and one process runs the program:
 
-1. The first iteration runs as written: kernels compile, plans are decided and cached.
-2. Its result is copied into memory of the loop's own, a *slot*: the state as the loop
+1. The state is copied into memory of the loop's own, a *slot*: the state as the loop
    holds it, apart from every array the caller can see.
-3. From a slot, the body is recorded (`Recording.record`: nothing runs) on the slot's
+2. From a slot, the body is recorded (`Recording.record`: nothing runs) on the slot's
    arrays, then launched. Each result the recording made in its own memory stays there;
    any other (an argument returned as it came, an array from outside) is copied into new
    memory inside the recording. The results are the next slot, unless a slot of their
    layouts exists already (other than the one read): then the recording ends by copying
    them into it. So two slots take turns, and from then on each iteration is one launch
    of one of two recordings, with no Python per operation.
-4. A recording that fails leaves the state as it was (nothing ran) and the loop goes on
-   as written, with a PerformanceWarning saying why: the body waits for a value on the
-   host (``float(x)``, a boolean mask's size), copies from the host, or moves memory of
-   an array made before it ran (`_memory.Recording`). The plans decided while recording
-   are dropped then (they may hold memory that no kernel filled).
+3. A recording that fails leaves the state as it was (nothing ran). The first failure
+   may come of first calls (a plan that copies a constant from the host once, then
+   keeps it): that iteration runs as written, its result becomes a slot, and the
+   recording is tried again. A second failure ends the recording: the loop goes on as
+   written, with a PerformanceWarning saying why: the body waits for a value on the host
+   (``float(x)``, a boolean mask's size), copies from the host, or moves memory of an
+   array made before it ran (`_memory.Recording`). The plans decided while recording
+   are dropped at each failure (they may hold memory that no kernel filled).
 
 The body must be a function of its state: Python side effects (appending to a list,
 printing) happen in the iterations that run or record it only; arrays it reads from
@@ -46,7 +48,8 @@ from mdarray._storage.memory import Recording as _Recording
 
 #: Recordings one loop makes at most (a state whose layouts keep changing runs as written).
 MAX_RECORDINGS = 4
-#: Fewer iterations than this run as written: recording costs about two iterations.
+#: Fewer iterations than this run as written: each of the two recordings costs about
+#: an iteration as written.
 MIN_TIMES = 4
 
 
@@ -90,11 +93,10 @@ def iterate(body: Callable[..., Any], state: Any, times: int) -> Any:
         for _ in range(times):
             leaves = step(leaves)
         return _packed(leaves, single)
-    leaves = step(leaves)  # as written: compiles, decides and caches plans
     devices = tuple(sorted({d for x in leaves for d in x.layout.devices}))
     loop = _Loop(step, backend.recording(devices))
     try:
-        leaves = loop.run(_own_copy(leaves), times - 1)
+        leaves = loop.run(leaves, times)
     finally:
         loop.recording.close()
     return _packed(leaves, single)
@@ -127,22 +129,28 @@ class _Loop:
         self.slots: dict[tuple, list[tuple]] = {}
         self.next: dict[int, tuple[Any, tuple]] = {}
         self.recorded = 0
+        self.retried = False
         self.failed: str | None = None
 
-    def run(self, slot: tuple, times: int) -> tuple:
-        self.slots.setdefault(_key(slot), []).append(slot)
+    def run(self, state: tuple, times: int) -> tuple:
+        slot = self._adopt(state)
         for _ in range(times):
-            if self.failed is not None:
-                slot = self.step(slot)
-                continue
-            follow = self.next.get(id(slot))
-            if follow is None:
-                follow = self._record(slot)
-                if follow is None:
-                    slot = self.step(slot)
+            if self.failed is None:
+                follow = self.next.get(id(slot)) or self._record(slot)
+                if follow is not None:
+                    self.recording.launch(follow[0])
+                    slot = follow[1]
                     continue
-            self.recording.launch(follow[0])
-            slot = follow[1]
+                if self.failed is None:  # a first failure: once as written, then again
+                    slot = self._adopt(self.step(slot))
+                    continue
+            slot = self.step(slot)
+        return slot
+
+    def _adopt(self, state: tuple) -> tuple:
+        """A new slot holding copies of `state`."""
+        slot = tuple(_fresh_copy(x) for x in state)
+        self.slots.setdefault(_key(slot), []).append(slot)
         return slot
 
     def _record(self, slot: tuple) -> tuple[Any, tuple] | None:
@@ -171,6 +179,9 @@ class _Loop:
                 graph, out = self.recording.record(recorded)
         except Exception as error:  # any failure: the loop runs as written
             _plan_cache.clear()
+            if not self.retried:  # first calls may compile or cache what a recording cannot
+                self.retried = True
+                return None
             self._fail(f"{type(error).__name__}: {error}")
             return None
         finally:
@@ -244,11 +255,6 @@ def _local_buffers(x: DistArray) -> list:
     storage = x.storage
     slabs = storage.slabs
     return [b for b in (storage.buffers if slabs is None else slabs) if hasattr(b, "data")]
-
-
-def _own_copy(leaves: tuple) -> tuple:
-    """Copies of `leaves` in new memory, all their own (a slot)."""
-    return tuple(_fresh_copy(x) for x in leaves)
 
 
 def _fresh_copy(x: DistArray) -> DistArray:
