@@ -14,6 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT)]
 
 import mdarray  # noqa: E402
+from mdarray._ops.engine import iteration  # noqa: E402
 
 workloads = importlib.import_module("benchmarks.workloads")
 harness = importlib.import_module("benchmarks._harness")
@@ -43,6 +44,9 @@ def measure(env, name: str) -> str:
             timed(env, lambda n=n: algorithm(mdarray, ours, n, mdarray.iterate)) for n in LENGTHS
         ]
         written = timed(env, lambda: algorithm(mdarray, ours, 24)) / 24
+        iteration.RECENT.clear()
+        algorithm(mdarray, ours, 24, mdarray.iterate)
+        recent = list(iteration.RECENT)
     reference = timed(env, lambda: algorithm(env.xp, ref, 24)) / 24
     slope = (loops[-1] - loops[1]) / (LENGTHS[-1] - LENGTHS[1])
     fixed = loops[1] - slope * LENGTHS[1]
@@ -50,6 +54,10 @@ def measure(env, name: str) -> str:
         f"{name}: reference {reference * 1e3:.3f} ms/it, as written {written * 1e3:.3f}, "
         f"iterate launched {slope * 1e3:.3f} ms/it + {fixed * 1e3:.2f} ms a call; "
         + ", ".join(f"{n} its {t * 1e3 / n:.3f} ms/it" for n, t in zip(LENGTHS, loops))
+        + "; recordings of one call: "
+        + ", ".join(
+            f"{t * 1e3:.2f} ms" + (f" failed ({why[:160]})" if why else "") for t, why in recent
+        )
     )
 
 

@@ -31,6 +31,15 @@ class CudaHostCopies:
 
     def on(self, device: int) -> Any: ...
 
+    recording_now: bool
+
+    def _not_recording(self) -> None:
+        """Refuse a copy between the host and a device while recording (`graphs`): the
+        recording would repeat it at each launch, from or into host memory that may be
+        gone by then (the recording fails; the loop runs as written)."""
+        if self.recording_now:
+            raise RuntimeError("the loop body copies between the host and a device")
+
     def from_host(self, host_array: np.ndarray, device: int, out=None):
         """A chunk on `device` holding a copy of `host_array` (written into `out`, a
         contiguous array of its shape on `device`, when given).
@@ -38,6 +47,7 @@ class CudaHostCopies:
         A large pageable array goes through the ring of pinned staging buffers: worker
         threads fill the buffers while earlier ones cross the link.
         """
+        self._not_recording()
         _debug.record_transfer(HOST, device, host_array.nbytes)
         host = np.asarray(host_array, order="C")  # ascontiguousarray would make 0-d 1-d
         if not host.dtype.isnative:  # CuPy's arrays hold the machine's byte order
@@ -81,6 +91,7 @@ class CudaHostCopies:
         crosses the link.
         """
         cupy = self._cupy
+        self._not_recording()
         _debug.record_transfer(device, HOST, array.nbytes)
         if not array.size:
             return
@@ -116,6 +127,7 @@ class CudaHostCopies:
     def to_host(self, array, device: int) -> np.ndarray:
         """A host copy of `array` (on `device`), complete on return: CuPy's copy on the
         device's stream, waited for (for small arrays; large ones go by `to_host_into`)."""
+        self._not_recording()
         _debug.record_transfer(device, HOST, array.nbytes)
         with self.on(device):
             return array.get(stream=self.stream(device))

@@ -33,14 +33,15 @@ hands outside (to a global) sees later iterations' values.
 
 from __future__ import annotations
 
+import collections
 import operator
+import time
 import warnings
 from collections.abc import Callable
 from typing import Any
 
 from mdarray._array.array import DistArray, in_group, wrap
-from mdarray._core import debug as _debug, plan_cache as _plan_cache
-from mdarray._core.debug import HOST
+from mdarray._core import plan_cache as _plan_cache
 from mdarray._runtime.config import PerformanceWarning
 from mdarray._storage.chunks import Chunks
 from mdarray._storage.local import all_here
@@ -48,6 +49,9 @@ from mdarray._storage.memory import Recording as _Recording
 
 #: Recordings one loop makes at most (a state whose layouts keep changing runs as written).
 MAX_RECORDINGS = 4
+#: The latest recordings, newest last: ``(seconds, None)`` for one made, ``(seconds,
+#: reason)`` for one that failed (`tools/device/iterate_costs.py` reads them).
+RECENT: collections.deque = collections.deque(maxlen=32)
 #: Fewer iterations than this run as written: each of the two recordings costs about
 #: an iteration as written.
 MIN_TIMES = 4
@@ -174,10 +178,11 @@ class _Loop:
 
         _Recording.epoch += 1
         _Recording.active = True
+        start = time.perf_counter()
         try:
-            with _debug.observed_by((*_debug.counting(), _RefuseHost())):
-                graph, out = self.recording.record(recorded)
+            graph, out = self.recording.record(recorded)
         except Exception as error:  # any failure: the loop runs as written
+            RECENT.append((time.perf_counter() - start, f"{type(error).__name__}: {error}"))
             _plan_cache.clear()
             if not self.retried:  # first calls may compile or cache what a recording cannot
                 self.retried = True
@@ -186,6 +191,7 @@ class _Loop:
             return None
         finally:
             _Recording.active = False
+        RECENT.append((time.perf_counter() - start, None))
         slot_next = target[0]
         if slot_next is None:
             slot_next = out
@@ -206,15 +212,6 @@ class _Loop:
             PerformanceWarning,
             stacklevel=4,
         )
-
-
-class _RefuseHost:
-    """A transfer observer that stops copies to and from the host while recording: a
-    recorded copy would read the host buffer again at each launch, freed or not."""
-
-    def moved(self, src: Any, dst: Any, nbytes: int) -> None:
-        if HOST in (src, dst):
-            raise RuntimeError("the loop body copies between the host and a device")
 
 
 def _leaves(state: Any, what: str) -> tuple:
