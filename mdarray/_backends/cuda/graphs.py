@@ -74,6 +74,22 @@ class Recording:
                 graph = origin.end_capture()
         return graph, result
 
+    def barrier(self) -> None:
+        """While recording: order the work recorded next on each device after all the
+        work recorded so far on every device (nothing to do for one device: its stream
+        orders it)."""
+        backend, devices = self._backend, self.devices
+        if len(devices) == 1:
+            return
+        marks = []
+        for device in devices:
+            with backend.on(device):
+                marks.append(backend.stream(device).record())
+        for device in devices:
+            with backend.on(device):
+                for mark in marks:
+                    backend.stream(device).wait_event(mark)
+
     def made_here(self, buffer) -> bool:
         """Whether `buffer` (a chunk) lies in memory the last `record` allocated."""
         return buffer.size == 0 or buffer.data.mem.ptr in self._made

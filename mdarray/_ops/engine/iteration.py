@@ -12,10 +12,12 @@ Where the backend records (`Backend.records`) and one process runs the program:
 2. From a slot, the body is recorded (`Recording.record`: nothing runs) on the slot's
    arrays, then launched. Each result the recording made in its own memory stays there;
    any other (an argument returned as it came, an array from outside) is copied into new
-   memory inside the recording. The results are the next slot, unless a slot of their
-   layouts exists already (other than the one read): then the recording ends by copying
-   them into it. So two slots take turns, and from then on each iteration is one launch
-   of one of two recordings, with no Python per operation.
+   memory inside the recording. The recording ends by copying its results into the slot
+   it read (after every read of it), so from then on each iteration is one launch with
+   no Python per operation. Loops of `TURNS_MIN` iterations or more save those copies:
+   the results of the first recording are a second slot, and the recording from there
+   ends by copying into the first, so the two take turns. Where the state's layouts
+   change, each new layout gets its slot the same way.
 3. A recording that fails leaves the state as it was (nothing ran). The first failure
    may come of first calls (a plan that copies a constant from the host once, then
    keeps it): that iteration runs as written, its result becomes a slot, and the
@@ -52,6 +54,9 @@ MAX_RECORDINGS = 4
 #: The latest recordings, newest last: ``(seconds, None)`` for one made, ``(seconds,
 #: reason)`` for one that failed (`tools/device/iterate_costs.py` reads them).
 RECENT: collections.deque = collections.deque(maxlen=32)
+#: Loops of this many iterations or more take turns between two slots (a second
+#: recording, about an iteration as written, against a copy of the state per launch).
+TURNS_MIN = 48
 #: Fewer iterations than this run as written: each of the two recordings costs about
 #: an iteration as written.
 MIN_TIMES = 4
@@ -98,7 +103,7 @@ def iterate(body: Callable[..., Any], state: Any, times: int) -> Any:
             leaves = step(leaves)
         return _packed(leaves, single)
     devices = tuple(sorted({d for x in leaves for d in x.layout.devices}))
-    loop = _Loop(step, backend.recording(devices))
+    loop = _Loop(step, backend.recording(devices), times)
     try:
         leaves = loop.run(leaves, times)
     finally:
@@ -126,9 +131,12 @@ class _Step:
 class _Loop:
     """The slots and recordings of one `iterate` call (see the module docstring)."""
 
-    def __init__(self, step: _Step, recording: Any) -> None:
+    def __init__(self, step: _Step, recording: Any, times: int) -> None:
         self.step = step
         self.recording = recording
+        # Two slots taking turns (no copy per launch, a second recording) for long loops;
+        # else one, each launch ending by copying the results into the slot it read.
+        self.turns = times >= TURNS_MIN
         # Slots by their key; per slot (by id), its recording and the slot it leads to.
         self.slots: dict[tuple, list[tuple]] = {}
         self.next: dict[int, tuple[Any, tuple]] = {}
@@ -169,9 +177,11 @@ class _Loop:
         def recorded() -> tuple:
             out = tuple(x if self._made_here(x) else _fresh_copy(x) for x in self.step(slot))
             key = _key(out)
-            others = [s for s in self.slots.get(key, ()) if s is not slot]
+            others = [s for s in self.slots.get(key, ()) if s is not slot or not self.turns]
             if others:
                 target[0] = others[0]
+                if others[0] is slot:  # written where it was read: after every read of it
+                    self.recording.barrier()
                 for dst, src in zip(others[0], out):
                     _copy_into(dst, src)
             return out

@@ -33,16 +33,17 @@ def counted(body):
     return counting, seen
 
 
+@pytest.mark.parametrize("times", [12, iteration.TURNS_MIN])
 @pytest.mark.parametrize("name", ["cg", "kmeans", "jacobi", "power", "logreg", "standardize"])
-def test_the_workloads_give_numpys_values(name):
+def test_the_workloads_give_numpys_values(name, times):
     """Each algorithm of benchmarks/workloads.py, its loop run by `iterate`, against NumPy
-    on the same data, in 4 row chunks (12 iterations: recorded on CUDA)."""
+    on the same data, in 4 row chunks (recorded on CUDA: one slot, or two by turns)."""
     host = workloads.host_data(name, "moderate")
     host = tuple(h[:256].copy() for h in host) if isinstance(host, tuple) else host[:64, :64].copy()
     algorithm, rtol = workloads.ALGORITHMS[name]
-    expected = algorithm(np, host, 12)
+    expected = algorithm(np, host, times)
     with mdarray.options(fallback="raise"):
-        got = algorithm(mdarray, workloads.on_mdarray(host), 12, mdarray.iterate)
+        got = algorithm(mdarray, workloads.on_mdarray(host), times, mdarray.iterate)
     scale = float(np.max(np.abs(expected))) or 1.0
     np.testing.assert_allclose(got.get(), expected, rtol=0, atol=rtol * scale)
 
@@ -181,15 +182,18 @@ def test_bad_input_is_named():
         mdarray.iterate(lambda v: v, x, 2.5)
 
 
-def test_the_body_runs_once_per_recording():
-    """On CUDA a stable loop of 10 runs the body's Python twice: one recording from each
-    of the two slots that take turns. Elsewhere 10 times."""
+@pytest.mark.parametrize("times", [10, iteration.TURNS_MIN])
+def test_the_body_runs_once_per_recording(times):
+    """On CUDA a stable loop runs the body's Python once (its recording copies the
+    results into the slot it read), or twice in a long loop (two slots take turns, a
+    recording from each). Elsewhere once per iteration."""
     body, seen = counted(lambda v, s: (v * 0.5 + 1.0, s + mdarray.sum(v)))
     x = mdarray.distributed_array(GRID, ROWS)
-    got, s = mdarray.iterate(body, (x, mdarray.sum(x)), 10)
-    assert len(seen) == (2 if ON_CUDA else 10)
+    got, s = mdarray.iterate(body, (x, mdarray.sum(x)), times)
+    recordings = 1 if times < iteration.TURNS_MIN else 2
+    assert len(seen) == (recordings if ON_CUDA else times)
     want, want_s = GRID, GRID.sum()
-    for _ in range(10):
+    for _ in range(times):
         want, want_s = want * 0.5 + 1.0, want_s + want.sum()
     np.testing.assert_allclose(got.get(), want)
     np.testing.assert_allclose(float(s), want_s)
