@@ -153,47 +153,71 @@ class CudaGraphs:
         return self._cupy.matmul(a, b, **options)
 
 
-#: The most multiply-adds (m * n * k per matrix) `recorded_matmul` takes: above it a
-#: product is no longer bound by memory, and only cuBLAS reaches the device's speed.
+#: The most multiply-adds (m * n * k) `recorded_matmul` takes: above it a product is no
+#: longer bound by memory, and only cuBLAS reaches the device's speed.
 RECORDED_MATMUL_LIMIT = 1 << 28
+#: Threads `recorded_matmul` aims at: a product with fewer outputs splits its sums.
+_THREADS = 1 << 16
+#: The fewest terms of a split sum.
+_SPLIT_MIN = 32
 
-_DOT: dict = {}  # the reduction kernel of a sum of products, by CuPy module
+# Each thread sums the products of one output's row and column over its share of the
+# shared axis (outputs of all shares, then the shares summed in order: deterministic).
+_PRODUCT_SOURCE = """
+ptrdiff_t t = i;
+const ptrdiff_t column = t % n;
+t /= n;
+const ptrdiff_t row = t % m;
+const ptrdiff_t first = (t / m) * share;
+const ptrdiff_t last = first + share < k ? first + share : k;
+T sum = T(0);
+for (ptrdiff_t j = first; j < last; ++j) {
+    const ptrdiff_t at_a[] = {row, j};
+    const ptrdiff_t at_b[] = {j, column};
+    sum += a[at_a] * b[at_b];
+}
+out = sum;
+"""
+
+_PRODUCTS: dict = {}  # the kernel of `recorded_matmul`, by CuPy module
 
 
 def recorded_matmul(cupy, a, b, out=None, dtype=None, **options):
-    """``matmul(a, b)`` by a CuPy reduction kernel (a sum of products over the shared
-    axis of the operands broadcast against each other, never materialized): a kernel
-    a CUDA graph can hold, for the thin products of iterative algorithms (matrix-vector,
-    k-means' distances and means), whose speed is the memory's either way. Its sums run
-    in another order than cuBLAS's (the last bits may differ). A larger product, or one
-    of half floats (cuBLAS sums those in single precision), raises: the recording fails
-    and the loop runs as written, with cuBLAS."""
-    if options:
-        raise NotImplementedError(f"matmul with {sorted(options)} inside a recording")
+    """``matmul(a, b)`` of matrices and vectors by a kernel of mdarray's own, which a CUDA
+    graph can hold (CuPy calls cuBLAS only outside recordings), for the thin products of
+    iterative algorithms (matrix-vector, k-means' distances and means), whose speed is
+    the memory's either way: a thread per output, sums with few outputs split over
+    threads and their parts summed after. Its sums run in another order than cuBLAS's
+    (the last bits may differ). A larger product, a stack of them or one of half floats
+    (cuBLAS sums those in single precision) raises: the recording fails and the loop
+    runs as written, with cuBLAS."""
+    if options or a.ndim > 2 or b.ndim > 2:
+        raise NotImplementedError("this matrix product inside a recording (cuBLAS only)")
     x = a[None, :] if a.ndim == 1 else a
     y = b[:, None] if b.ndim == 1 else b
     kind = cupy.result_type(x, y) if dtype is None else cupy.dtype(dtype)
     if kind.char not in "fdFD":
         raise NotImplementedError(f"a {kind} matrix product inside a recording")
-    m, k = x.shape[-2:]
-    n = y.shape[-1]
+    (m, k), n = x.shape, y.shape[1]
     if m * n * k > RECORDED_MATMUL_LIMIT:
         raise NotImplementedError(
-            f"a product of {m}x{k} by {k}x{n} inside a recording (CuPy calls cuBLAS only "
-            "outside recordings)"
+            f"a product of {m}x{k} by {k}x{n} inside a recording (cuBLAS only outside)"
         )
-    dot = _DOT.get(cupy)
-    if dot is None:
-        dot = _DOT[cupy] = cupy.ReductionKernel(
-            "T u, T v", "T w", "u * v", "a + b", "w = a", "0", "mdarray_dot"
+    kernel = _PRODUCTS.get(cupy)
+    if kernel is None:
+        kernel = _PRODUCTS[cupy] = cupy.ElementwiseKernel(
+            "raw T a, raw T b, int64 m, int64 n, int64 k, int64 share",
+            "T out",
+            _PRODUCT_SOURCE,
+            "mdarray_recorded_product",
         )
-    got = dot(
-        x.astype(kind, copy=False)[..., :, :, None],
-        y.astype(kind, copy=False)[..., None, :, :],
-        axis=-2,
-    )
+    shares = max(1, min(-(-_THREADS // max(m * n, 1)), k // _SPLIT_MIN))
+    share = -(-k // shares) if k else 0
+    parts = cupy.empty((shares, m, n), kind)
+    kernel(x.astype(kind, copy=False), y.astype(kind, copy=False), m, n, k, share, parts)
+    got = parts[0] if shares == 1 else parts.sum(axis=0)
     if a.ndim == 1:
-        got = got[..., 0, :]
+        got = got[0]
     if b.ndim == 1:
         got = got[..., 0]
     if out is None:
