@@ -38,13 +38,13 @@ import numpy as np
 from mdarray._backends.backend import Backend
 from mdarray._core import regions as _regions
 from mdarray._core.limits import MAX_INDEX, allocatable, native
+from mdarray._core.recording import Recording
 from mdarray._layouts.layout import Layout, check_devices
 from mdarray._spmd.processes import Remote, current, is_local
 
 from .memory import (
     Allocation,
     Family,
-    Recording,
     check_buffers,
     check_slabs,
     copied_memories,

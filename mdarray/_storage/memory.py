@@ -357,29 +357,3 @@ def zero_d(value) -> Any:
     """A kernel's result on 0-d operands (a NumPy scalar, or an object array's Python
     object) as a chunk: a writable 0-d array."""
     return np.array(value) if isinstance(value, np.generic) else np.array(value, dtype=object)
-
-
-class RecordingRefused(RuntimeError):
-    """A write moved an array made before a recording began to new memory (`Recording`)."""
-
-
-class Recording:
-    """Whether work is being recorded to be launched again (`mdarray.iterate` on CUDA
-    graphs), and since when: `epoch` counts recordings, and each Chunks notes the epoch
-    it was made in. While one records, memory of an array made before it began must not
-    change (a copy on write's move, a write committed into new memory): the recording
-    would keep reading and writing the old memory at each launch while the array held
-    the new. `check` refuses such a move before it happens (the recording then fails
-    and the loop runs as written); arrays made inside the recording move freely."""
-
-    active = False
-    epoch = 0
-
-    @classmethod
-    def check(cls, members: list) -> None:
-        """Refuse a move of memory that `members` (Chunks) use, if one was made before."""
-        if any(m._born < cls.epoch for m in members):
-            raise RecordingRefused(
-                "the loop body writes into an array made before it ran, in a way that "
-                "moves the array to new memory (a copy on write): it cannot be recorded"
-            )

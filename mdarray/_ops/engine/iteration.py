@@ -14,7 +14,7 @@ Where the backend records (`Backend.records`) and one process runs the program:
    any other (an argument returned as it came, an array from outside) is copied into new
    memory inside the recording. The recording ends by copying its results into the slot
    it read (after every read of it), so from then on each iteration is one launch with
-   no Python per operation. Loops of `TURNS_MIN` iterations or more save those copies:
+   no Python per operation. Loops whose copies would add up to `TURNS_BYTES` save them:
    the results of the first recording are a second slot, and the recording from there
    ends by copying into the first, so the two take turns. Where the state's layouts
    change, each new layout gets its slot the same way.
@@ -24,7 +24,7 @@ Where the backend records (`Backend.records`) and one process runs the program:
    recording is tried again. A second failure ends the recording: the loop goes on as
    written, with a PerformanceWarning saying why: the body waits for a value on the host
    (``float(x)``, a boolean mask's size), copies from the host, or moves memory of an
-   array made before it ran (`_memory.Recording`). The plans decided while recording
+   array made before it ran (`_core.recording`). The plans decided while recording
    are dropped at each failure (they may hold memory that no kernel filled).
 
 The body must be a function of its state: Python side effects (appending to a list,
@@ -44,19 +44,20 @@ from typing import Any
 
 from mdarray._array.array import DistArray, in_group, wrap
 from mdarray._core import plan_cache as _plan_cache
+from mdarray._core.recording import Recording as _Recording, RecordingRefused
 from mdarray._runtime.config import PerformanceWarning
 from mdarray._storage.chunks import Chunks
 from mdarray._storage.local import all_here
-from mdarray._storage.memory import Recording as _Recording
 
 #: Recordings one loop makes at most (a state whose layouts keep changing runs as written).
 MAX_RECORDINGS = 4
 #: The latest recordings, newest last: ``(seconds, None)`` for one made, ``(seconds,
 #: reason)`` for one that failed (`tools/device/iterate_costs.py` reads them).
 RECENT: collections.deque = collections.deque(maxlen=32)
-#: Loops of this many iterations or more take turns between two slots (a second
-#: recording, about an iteration as written, against a copy of the state per launch).
-TURNS_MIN = 48
+#: Loops whose copies of the state per launch would move this many bytes or more take
+#: turns between two slots instead: a second recording costs about an iteration as
+#: written (1-2 ms for CG on 2048x2048 on an H100), where 2 GiB of copies take ~1.3 ms.
+TURNS_BYTES = 2 << 30
 #: Fewer iterations than this run as written: each of the two recordings costs about
 #: an iteration as written.
 MIN_TIMES = 4
@@ -103,7 +104,8 @@ def iterate(body: Callable[..., Any], state: Any, times: int) -> Any:
             leaves = step(leaves)
         return _packed(leaves, single)
     devices = tuple(sorted({d for x in leaves for d in x.layout.devices}))
-    loop = _Loop(step, backend.recording(devices), times)
+    turns = times * sum(x.nbytes for x in leaves) >= TURNS_BYTES
+    loop = _Loop(step, backend.recording(devices), turns)
     try:
         leaves = loop.run(leaves, times)
     finally:
@@ -131,12 +133,12 @@ class _Step:
 class _Loop:
     """The slots and recordings of one `iterate` call (see the module docstring)."""
 
-    def __init__(self, step: _Step, recording: Any, times: int) -> None:
+    def __init__(self, step: _Step, recording: Any, turns: bool) -> None:
         self.step = step
         self.recording = recording
-        # Two slots taking turns (no copy per launch, a second recording) for long loops;
-        # else one, each launch ending by copying the results into the slot it read.
-        self.turns = times >= TURNS_MIN
+        # Two slots taking turns (no copy per launch, a second recording), or one, each
+        # launch ending by copying the results into the slot it read.
+        self.turns = turns
         # Slots by their key; per slot (by id), its recording and the slot it leads to.
         self.slots: dict[tuple, list[tuple]] = {}
         self.next: dict[int, tuple[Any, tuple]] = {}
@@ -194,8 +196,8 @@ class _Loop:
         except Exception as error:  # any failure: the loop runs as written
             RECENT.append((time.perf_counter() - start, f"{type(error).__name__}: {error}"))
             _plan_cache.clear()
-            if not self.retried:  # first calls may compile or cache what a recording cannot
-                self.retried = True
+            if not self.retried and not isinstance(error, RecordingRefused):
+                self.retried = True  # first calls may cache what a recording cannot hold
                 return None
             self._fail(f"{type(error).__name__}: {error}")
             return None

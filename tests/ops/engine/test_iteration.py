@@ -33,11 +33,14 @@ def counted(body):
     return counting, seen
 
 
-@pytest.mark.parametrize("times", [12, iteration.TURNS_MIN])
+@pytest.mark.parametrize("turns", [False, True])
 @pytest.mark.parametrize("name", ["cg", "kmeans", "jacobi", "power", "logreg", "standardize"])
-def test_the_workloads_give_numpys_values(name, times):
+def test_the_workloads_give_numpys_values(name, turns, monkeypatch):
     """Each algorithm of benchmarks/workloads.py, its loop run by `iterate`, against NumPy
     on the same data, in 4 row chunks (recorded on CUDA: one slot, or two by turns)."""
+    if turns:
+        monkeypatch.setattr(iteration, "TURNS_BYTES", 0)
+    times = 12
     host = workloads.host_data(name, "moderate")
     host = tuple(h[:256].copy() for h in host) if isinstance(host, tuple) else host[:64, :64].copy()
     algorithm, rtol = workloads.ALGORITHMS[name]
@@ -182,15 +185,18 @@ def test_bad_input_is_named():
         mdarray.iterate(lambda v: v, x, 2.5)
 
 
-@pytest.mark.parametrize("times", [10, iteration.TURNS_MIN])
-def test_the_body_runs_once_per_recording(times):
+@pytest.mark.parametrize("turns", [False, True])
+def test_the_body_runs_once_per_recording(turns, monkeypatch):
     """On CUDA a stable loop runs the body's Python once (its recording copies the
-    results into the slot it read), or twice in a long loop (two slots take turns, a
-    recording from each). Elsewhere once per iteration."""
+    results into the slot it read), or twice where the copies would be many (two slots
+    take turns, a recording from each). Elsewhere once per iteration."""
+    if turns:
+        monkeypatch.setattr(iteration, "TURNS_BYTES", 0)
+    times = 10
     body, seen = counted(lambda v, s: (v * 0.5 + 1.0, s + mdarray.sum(v)))
     x = mdarray.distributed_array(GRID, ROWS)
     got, s = mdarray.iterate(body, (x, mdarray.sum(x)), times)
-    recordings = 1 if times < iteration.TURNS_MIN else 2
+    recordings = 2 if turns else 1
     assert len(seen) == (recordings if ON_CUDA else times)
     want, want_s = GRID, GRID.sum()
     for _ in range(times):
