@@ -33,6 +33,8 @@ class _Cache:
         # Per key ``[value, bytes, used since it last came up]``.
         self.entries: OrderedDict[tuple, list] = OrderedDict()
         self.bytes = 0
+        # The keys put since `track_new`, while it tracks (else None).
+        self.added: list | None = None
 
     def get(self, key: tuple) -> list | None:
         hit = self.entries.get(key)
@@ -47,6 +49,8 @@ class _Cache:
                 return
             entries[key] = [value, size, False]
             self.bytes += size
+            if self.added is not None:
+                self.added.append(key)
             while len(entries) > 1 and (self.bytes > MAX_BYTES or len(entries) > MAX_ENTRIES):
                 oldest, entry = entries.popitem(last=False)
                 if entry[2] and oldest is not key:  # used since it came up: a second chance
@@ -93,6 +97,22 @@ def lookup(key: tuple) -> Any:
 def remember(key: tuple, value: Any) -> None:
     """Keep `value` (not None) as the plan for `key`, a hashable, immutable tuple."""
     _cache.put(key, value, nbytes((key, value)))
+
+
+def track_new() -> None:
+    """Note the plans remembered from now on (a recording's: `forget_new` drops them)."""
+    _cache.added = []
+
+
+def forget_new(drop: bool) -> None:
+    """Stop noting new plans; with `drop`, forget those noted (a failed recording's: they
+    may hold memory no kernel filled)."""
+    with _cache.lock:
+        added, _cache.added = _cache.added or [], None
+        for key in added if drop else ():
+            entry = _cache.entries.pop(key, None)
+            if entry is not None:
+                _cache.bytes -= entry[1]
 
 
 def usage() -> tuple[int, int]:

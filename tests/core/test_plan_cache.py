@@ -130,3 +130,22 @@ def test_threads_planning_at_once_agree():
     for plans in got:
         assert repr(plans) == repr(want)
     assert _regions.cover((range(3),), ((range(3),),)).uncovered() is None
+
+
+def test_a_failed_recording_forgets_only_the_plans_it_made():
+    """`forget_new(drop=True)` removes the plans remembered since `track_new` and keeps
+    the older ones; `drop=False` keeps them all and stops noting."""
+    _plan_cache.remember(("old plan",), 1)
+    _plan_cache.track_new()
+    _plan_cache.remember(("new plan",), 2)
+    _plan_cache.remember(("old plan",), 3)  # known already: not new, kept as it was
+    _plan_cache.forget_new(drop=True)
+    assert _plan_cache.lookup(("new plan",)) is None
+    assert _plan_cache.lookup(("old plan",)) == 1
+    _plan_cache.track_new()
+    _plan_cache.remember(("kept plan",), 4)
+    _plan_cache.forget_new(drop=False)
+    _plan_cache.remember(("later plan",), 5)
+    _plan_cache.forget_new(drop=True)  # tracking nothing: drops nothing
+    assert _plan_cache.lookup(("kept plan",)) == 4
+    assert _plan_cache.lookup(("later plan",)) == 5

@@ -24,8 +24,8 @@ Where the backend records (`Backend.records`) and one process runs the program:
    recording is tried again. A second failure ends the recording: the loop goes on as
    written, with a PerformanceWarning saying why: the body waits for a value on the host
    (``float(x)``, a boolean mask's size), copies from the host, or moves memory of an
-   array made before it ran (`_core.recording`). The plans decided while recording
-   are dropped at each failure (they may hold memory that no kernel filled).
+   array made before it ran (`_core.recording`). The plans first decided while
+   recording are dropped at each failure (they may hold memory that no kernel filled).
 
 The body must be a function of its state: Python side effects (appending to a list,
 printing) happen in the iterations that run or record it only; arrays it reads from
@@ -190,12 +190,13 @@ class _Loop:
 
         _Recording.epoch += 1
         _Recording.active = True
+        _plan_cache.track_new()
         start = time.perf_counter()
         try:
             graph, out = self.recording.record(recorded)
         except Exception as error:  # any failure: the loop runs as written
             RECENT.append((time.perf_counter() - start, f"{type(error).__name__}: {error}"))
-            _plan_cache.clear()
+            _plan_cache.forget_new(drop=True)
             if not self.retried and not isinstance(error, RecordingRefused):
                 self.retried = True  # first calls may cache what a recording cannot hold
                 return None
@@ -203,6 +204,7 @@ class _Loop:
             return None
         finally:
             _Recording.active = False
+            _plan_cache.forget_new(drop=False)
         RECENT.append((time.perf_counter() - start, None))
         slot_next = target[0]
         if slot_next is None:
