@@ -261,3 +261,20 @@ def test_in_place_writes_and_copies_across_processes(layout):
     check_value(deep, a, exact=True)
     check_value(shallow, a, exact=True)
     raises_everywhere(TypeError, pickle.dumps, x)
+
+
+def test_iterate_runs_its_loop_on_every_process():
+    """`mdarray.iterate` in an SPMD run: the loop as written on every process (a
+    reduction that combines across processes in each iteration), NumPy's values."""
+    a = value(0)
+    x = mdarray.distributed_array(a, layouts()["rows"])
+
+    def body(v, s):
+        return v * 0.5 + 1.0, s + mdarray.sum(v)
+
+    got, total = mdarray.iterate(body, (x, mdarray.sum(x)), 6)
+    want, want_total = a, a.sum()
+    for _ in range(6):
+        want, want_total = want * 0.5 + 1.0, want_total + want.sum()
+    check_value(got, want)
+    check_value(total, want_total)
