@@ -49,10 +49,10 @@ class Recording:
         backend, cupy, devices = self._backend, self._cupy, self.devices
         origin = backend.stream(devices[0])
         self._made = set()
-        backend.recording_now = True
         with cupy.cuda.using_allocator(self._malloc):
             with backend.on(devices[0]):
                 origin.begin_capture()
+            backend.recording_now = True
             try:
                 with backend.on(devices[0]):
                     fork = origin.record()
@@ -60,18 +60,18 @@ class Recording:
                     with backend.on(device):
                         backend.stream(device).wait_event(fork)
                 result = fn()
-                backend.recording_now = False
                 for device in devices[1:]:
                     with backend.on(device):
                         joined = backend.stream(device).record()
                     with backend.on(devices[0]):
                         origin.wait_event(joined)
             except BaseException:
-                backend.recording_now = False
                 # An invalidated capture ends with an error: the body's is the one to see.
                 with backend.on(devices[0]), contextlib.suppress(Exception):
                     origin.end_capture()
                 raise
+            finally:
+                backend.recording_now = False
             with backend.on(devices[0]):
                 graph = origin.end_capture()
         return graph, result

@@ -58,8 +58,8 @@ RECENT: collections.deque = collections.deque(maxlen=32)
 #: turns between two slots instead: a second recording costs about an iteration as
 #: written (1-2 ms for CG on 2048x2048 on an H100), where 2 GiB of copies take ~1.3 ms.
 TURNS_BYTES = 2 << 30
-#: Fewer iterations than this run as written: each of the two recordings costs about
-#: an iteration as written.
+#: Fewer iterations than this run as written: a recording costs about an iteration as
+#: written.
 MIN_TIMES = 4
 
 
@@ -68,13 +68,13 @@ def iterate(body: Callable[..., Any], state: Any, times: int) -> Any:
     body(*state)`` (``body(state)`` where `state` is one DistArray).
 
     `state` is a DistArray or a tuple of DistArrays (0-d arrays for scalars), and `body`
-    returns the same: as many arrays, each of the layout, mode and dtype of the one it
-    replaces after the first iterations (a change makes one more recording). On CUDA, in
-    one process, the iterations after the first are recorded once as CUDA graphs and
-    launched with no Python per operation (see the module docstring: the body must be a
-    function of its state, and waits for no value on the host); on the cpu backend, in
-    SPMD runs or for fewer than four iterations, the loop runs as written. The arrays
-    given are never written (unless `body` writes them).
+    returns the same: as many arrays, best each of the layout, mode and dtype of the one
+    it replaces (a change costs one more recording). On CUDA, in one process, the body
+    is recorded once (twice for loops of a large state: see `TURNS_BYTES`) as CUDA
+    graphs, launched after that with no Python per operation (see the module docstring:
+    the body must be a function of its state, and waits for no value on the host); on
+    the cpu backend, in SPMD runs or for fewer than four iterations, the loop runs as
+    written. The arrays given are never written (unless `body` writes them).
 
     >>> import mdarray, numpy as np
     >>> x = mdarray.asarray(np.ones(4))
@@ -103,7 +103,9 @@ def iterate(body: Callable[..., Any], state: Any, times: int) -> Any:
         for _ in range(times):
             leaves = step(leaves)
         return _packed(leaves, single)
-    devices = tuple(sorted({d for x in leaves for d in x.layout.devices}))
+    # Every device: the body may reach any, and work on a device left out of the
+    # recording would run once, now, instead of at each launch.
+    devices = tuple(backend.device_ids)
     turns = times * sum(x.nbytes for x in leaves) >= TURNS_BYTES
     loop = _Loop(step, backend.recording(devices), turns)
     try:
