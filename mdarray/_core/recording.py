@@ -11,6 +11,7 @@ loop then runs as written, without trying to record again.
 
 from __future__ import annotations
 
+from threading import get_ident
 from typing import Any
 
 
@@ -19,10 +20,17 @@ class RecordingRefused(RuntimeError):
 
 
 class Recording:
-    """Whether work is being recorded (`active`), and `epoch`, the count of recordings."""
+    """Which thread is recording work now (`thread`, None: none), and `epoch`, the count
+    of recordings. Other threads go on as they would (their moves and copies are not the
+    recording's); see `here`."""
 
-    active = False
+    thread: int | None = None
     epoch = 0
+
+    @classmethod
+    def here(cls) -> bool:
+        """Whether this thread is recording."""
+        return cls.thread == get_ident()
 
     @classmethod
     def check(cls, members: list[Any]) -> None:

@@ -549,7 +549,7 @@ class Chunks:
         """Make `slabs` (new arrays, one per device as this layout packs it) the memory of
         these packed chunks: the commit of a write computed into new memory (the family's
         views follow; another array that shared the old memory keeps it)."""
-        if Recording.active:
+        if Recording.thread is not None and Recording.here():
             Recording.check([self] if self._family is None else self._family.members.living())
         with _LOCK:
             if self._family is None:
@@ -573,7 +573,7 @@ class Chunks:
         mdarray (`export`) stays, `array` copied into it."""
         family = self._family
         assert family is not None
-        if Recording.active:
+        if Recording.thread is not None and Recording.here():
             Recording.check(family.members.living())
         if family.exported and array is not None:
             with self.backend.on(allocation.device):

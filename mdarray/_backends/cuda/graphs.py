@@ -14,6 +14,7 @@ array that still uses it (a closed recording whose memory is still held waits in
 from __future__ import annotations
 
 import contextlib
+from threading import get_ident
 from typing import Any
 
 from mdarray._core.recording import RecordingRefused
@@ -52,7 +53,7 @@ class Recording:
         with cupy.cuda.using_allocator(self._malloc):
             with backend.on(devices[0]):
                 origin.begin_capture()
-            backend.recording_now = True
+            backend.recording_thread = get_ident()
             try:
                 with backend.on(devices[0]):
                     fork = origin.record()
@@ -71,7 +72,7 @@ class Recording:
                     origin.end_capture()
                 raise
             finally:
-                backend.recording_now = False
+                backend.recording_thread = None
             with backend.on(devices[0]):
                 graph = origin.end_capture()
         return graph, result
@@ -133,8 +134,9 @@ class CudaGraphs:
     hold (`matmul`)."""
 
     _cupy: Any
-    #: Whether a `Recording` is recording now (`matmul` then keeps off cuBLAS).
-    recording_now = False
+    #: The thread a `Recording` is recording in now, or None (`matmul` then keeps off
+    #: cuBLAS in that thread, and the host copies refuse).
+    recording_thread: int | None = None
 
     def stream(self, device: int) -> Any: ...
     def on(self, device: int) -> Any: ...
@@ -150,7 +152,7 @@ class CudaGraphs:
     def matmul(self, a, b, **options):
         """``cupy.matmul(a, b, **options)``; while recording, for floating-point
         operands, `recorded_matmul` (CuPy refuses to call cuBLAS in a capture)."""
-        if self.recording_now and a.dtype.kind in "fc" and b.dtype.kind in "fc":
+        if self.recording_thread == get_ident() and a.dtype.kind in "fc" and b.dtype.kind in "fc":
             return recorded_matmul(self._cupy, a, b, **options)
         return self._cupy.matmul(a, b, **options)
 

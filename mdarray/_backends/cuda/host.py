@@ -6,6 +6,7 @@ results, a ring of pinned staging buffers (`_staging.StagingRing`) for large pag
 
 from __future__ import annotations
 
+from threading import get_ident
 from typing import Any
 
 import numpy as np
@@ -31,13 +32,13 @@ class CudaHostCopies:
 
     def on(self, device: int) -> Any: ...
 
-    recording_now: bool
+    recording_thread: int | None
 
     def _not_recording(self) -> None:
         """Refuse a copy between the host and a device while recording (`graphs`): the
         recording would repeat it at each launch, from or into host memory that may be
         gone by then (the recording fails; the loop runs as written)."""
-        if self.recording_now:
+        if self.recording_thread == get_ident():
             raise RuntimeError("the loop body copies between the host and a device")
 
     def from_host(self, host_array: np.ndarray, device: int, out=None):

@@ -30,13 +30,16 @@ Where the backend records (`Backend.records`) and one process runs the program:
 The body must be a function of its state: Python side effects (appending to a list,
 printing) happen in the iterations that run or record it only; arrays it reads from
 outside are read at each iteration as they are then; an array of the state that it
-hands outside (to a global) sees later iterations' values.
+hands outside (to a global) sees later iterations' values. While a body is recorded,
+another thread must leave the devices' streams alone (its work there would be recorded
+too); its host copies and moves are not refused as the recording thread's are.
 """
 
 from __future__ import annotations
 
 import collections
 import operator
+import threading
 import time
 import warnings
 from collections.abc import Callable
@@ -97,7 +100,7 @@ def iterate(body: Callable[..., Any], state: Any, times: int) -> Any:
         times < MIN_TIMES
         or not backend.records
         or not all_here()
-        or _Recording.active
+        or _Recording.thread is not None
         or any(x.storage.backend is not backend for x in leaves)
     ):
         for _ in range(times):
@@ -191,7 +194,7 @@ class _Loop:
             return out
 
         _Recording.epoch += 1
-        _Recording.active = True
+        _Recording.thread = threading.get_ident()
         _plan_cache.track_new()
         start = time.perf_counter()
         try:
@@ -205,7 +208,7 @@ class _Loop:
             self._fail(f"{type(error).__name__}: {error}")
             return None
         finally:
-            _Recording.active = False
+            _Recording.thread = None
             _plan_cache.forget_new(drop=False)
         RECENT.append((time.perf_counter() - start, None))
         slot_next = target[0]
