@@ -283,9 +283,14 @@ def _fresh_copy(x: DistArray) -> DistArray:
 
 
 def _copy_into(dst: DistArray, src: DistArray) -> None:
-    """Copy `src`'s chunks into `dst`'s memory (one layout), on the devices' streams."""
-    backend = dst.storage.backend
-    pairs = zip(dst.storage.buffers, src.storage.buffers, dst.layout.chunk_devices)
+    """Copy `src`'s chunks into `dst`'s memory (one layout), on the devices' streams: a
+    copy per device where both are packed, else per chunk."""
+    target, source = dst.storage, src.storage
+    backend = target.backend
+    if target.slabs is not None and source.slabs is not None:
+        pairs = zip(target.slabs, source.slabs, target.layout.devices)
+    else:
+        pairs = zip(target.buffers, source.buffers, target.layout.chunk_devices)
     for out, value, device in pairs:
         if hasattr(out, "data") and out.size:
             with backend.on(device):
