@@ -197,11 +197,12 @@ class _Loop:
         _Recording.thread = threading.get_ident()
         _plan_cache.track_new()
         start = time.perf_counter()
+        made = False
         try:
             graph, out = self.recording.record(recorded)
+            made = True
         except Exception as error:  # any failure: the loop runs as written
             RECENT.append((time.perf_counter() - start, f"{type(error).__name__}: {error}"))
-            _plan_cache.forget_new(drop=True)
             if not self.retried and not isinstance(error, RecordingRefused):
                 self.retried = True  # first calls may cache what a recording cannot hold
                 return None
@@ -209,7 +210,7 @@ class _Loop:
             return None
         finally:
             _Recording.thread = None
-            _plan_cache.forget_new(drop=False)
+            _plan_cache.forget_new(drop=not made)  # (an interrupt's too)
         RECENT.append((time.perf_counter() - start, None))
         slot_next = target[0]
         if slot_next is None:
