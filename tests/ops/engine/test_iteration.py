@@ -3,7 +3,9 @@ alone, bodies that write, read from outside or change layouts, and on CUDA how o
 body's Python runs (once as written, once per recording)."""
 
 import importlib
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,7 +17,10 @@ from mdarray import Layout
 from mdarray._ops.engine import iteration
 from mdarray.testing import assert_dist_allclose
 
+# The benchmarks package beside tests/ (CI runs the tests from another directory).
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 workloads = importlib.import_module("benchmarks.workloads")
+sys.path.pop(0)
 
 RNG = np.random.default_rng(7)
 GRID = RNG.standard_normal((32, 32))
