@@ -21,11 +21,15 @@ Where the backend records (`Backend.records`) and one process runs the program:
 3. A recording that fails leaves the state as it was (nothing ran). The first failure
    may come of first calls (a plan that copies a constant from the host once, then
    keeps it): that iteration runs as written, its result becomes a slot, and the
-   recording is tried again. A second failure ends the recording: the loop goes on as
-   written, with a PerformanceWarning saying why: the body waits for a value on the host
-   (``float(x)``, a boolean mask's size), copies from the host, or moves memory of an
-   array made before it ran (`_core.recording`). The plans first decided while
-   recording are dropped at each failure (they may hold memory that no kernel filled).
+   recording is tried again. A second failure, or a refusal no retry can mend
+   (`RecordingRefused`: a copy-on-write move of an array made before the body ran, a
+   matrix product for cuBLAS), ends the recording: the loop goes on as written, with a
+   PerformanceWarning saying why (or a host wait, ``float(x)``, a boolean mask's size;
+   a copy from the host). The plans first decided while recording are dropped at each
+   failure (they may hold memory that no kernel filled).
+4. The result is the last slot's arrays, in the loop's memory (its pool lives on while
+   they do). Matrix products inside a recording are the backend's own kernel
+   (`recorded_matmul`), whose sums may differ from cuBLAS's in the last bits.
 
 The body must be a function of its state: Python side effects (appending to a list,
 printing) happen in the iterations that run or record it only; arrays it reads from
