@@ -117,6 +117,28 @@ def remember(key: tuple | None, runner: Callable[..., Any], layouts: tuple) -> N
         if len(RUNNERS) >= MAX_ENTRIES:
             RUNNERS.clear()
         RUNNERS[key] = (runner, layouts)
+        if _added is not None:
+            _added.append(key)
+
+
+# The keys left since `track_new`, while it tracks (else None).
+_added: list | None = None
+
+
+def track_new() -> None:
+    """Note the runners left from now on (a recording's: `forget_new` drops them)."""
+    global _added  # noqa: PLW0603 (one tracker, as `plan_cache`'s)
+    _added = []
+
+
+def forget_new(drop: bool) -> None:
+    """Stop noting new runners; with `drop`, forget those noted (a failed recording's,
+    as its plans: `plan_cache.forget_new`)."""
+    global _added
+    with _LOCK:
+        added, _added = _added or [], None
+        for key in added if drop else ():
+            RUNNERS.pop(key, None)
 
 
 def clear() -> None:

@@ -186,3 +186,24 @@ def test_the_namespace_elementwise_functions_take_runners_first(data):
         z = mdarray.add(x, y)
     assert [call.name for call in profile.calls] == ["add"]
     check(z, hx + hy)
+
+
+def test_a_failed_recording_forgets_only_the_runners_it_left():
+    """`forget_new(drop=True)` removes the runners left since `track_new` and keeps the
+    older ones; `drop=False` keeps them and stops noting."""
+    from mdarray._core import decided
+
+    def runner(args, kwargs):
+        return None
+
+    decided.remember(("old key",), runner, ())
+    decided.track_new()
+    decided.remember(("new key",), runner, ())
+    decided.forget_new(drop=True)
+    assert ("new key",) not in decided.RUNNERS
+    assert ("old key",) in decided.RUNNERS
+    decided.track_new()
+    decided.remember(("kept key",), runner, ())
+    decided.forget_new(drop=False)
+    decided.forget_new(drop=True)  # tracking nothing: drops nothing
+    assert ("kept key",) in decided.RUNNERS

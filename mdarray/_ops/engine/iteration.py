@@ -25,8 +25,8 @@ Where the backend records (`Backend.records`) and one process runs the program:
    (`RecordingRefused`: a copy-on-write move of an array made before the body ran, a
    matrix product for cuBLAS), ends the recording: the loop goes on as written, with a
    PerformanceWarning saying why (or a host wait, ``float(x)``, a boolean mask's size;
-   a copy from the host). The plans first decided while recording are dropped at each
-   failure (they may hold memory that no kernel filled).
+   a copy from the host). The plans and decided runners first made while recording are
+   dropped at each failure (they may hold memory that no kernel filled).
 4. The result is the last slot's arrays, in the loop's memory (its pool lives on while
    they do). Matrix products inside a recording are the backend's own kernel
    (`recorded_matmul`), whose sums may differ from cuBLAS's in the last bits.
@@ -50,7 +50,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mdarray._array.array import DistArray, in_group, wrap
-from mdarray._core import plan_cache as _plan_cache
+from mdarray._core import decided as _decided, plan_cache as _plan_cache
 from mdarray._core.recording import Recording as _Recording, RecordingRefused
 from mdarray._runtime.config import PerformanceWarning
 from mdarray._storage.chunks import Chunks
@@ -200,6 +200,7 @@ class _Loop:
         _Recording.epoch += 1
         _Recording.thread = threading.get_ident()
         _plan_cache.track_new()
+        _decided.track_new()
         start = time.perf_counter()
         made = False
         try:
@@ -215,6 +216,7 @@ class _Loop:
         finally:
             _Recording.thread = None
             _plan_cache.forget_new(drop=not made)  # (an interrupt's too)
+            _decided.forget_new(drop=not made)
         RECENT.append((time.perf_counter() - start, None))
         slot_next = target[0]
         if slot_next is None:
