@@ -191,7 +191,7 @@ def test_the_namespace_elementwise_functions_take_runners_first(data):
 def test_a_failed_recording_forgets_only_the_runners_it_left():
     """`forget_new(drop=True)` removes the runners left since `track_new` and keeps the
     older ones; `drop=False` keeps them and stops noting."""
-    from mdarray._core import decided
+    decided = _decided
 
     def runner(args, kwargs):
         return None
