@@ -14,6 +14,7 @@ from _layouts import row_blocks, spread
 
 import mdarray
 from mdarray import Layout
+from mdarray._core.recording import Recording, RecordingRefused
 from mdarray._ops.engine import iteration
 from mdarray.testing import assert_dist_allclose
 
@@ -200,7 +201,8 @@ def test_the_body_runs_once_per_recording(turns, monkeypatch):
     times = 10
     body, seen = counted(lambda v, s: (v * 0.5 + 1.0, s + mdarray.sum(v)))
     x = mdarray.distributed_array(GRID, ROWS)
-    got, s = mdarray.iterate(body, (x, mdarray.sum(x)), times)
+    # s + sum(v) is REPLICA: so is the first s, or its change of mode is one more slot.
+    got, s = mdarray.iterate(body, (x, mdarray.sum(x).change_mode(mdarray.REPLICA)), times)
     recordings = 2 if turns else 1
     assert len(seen) == (recordings if ON_CUDA else times)
     want, want_s = GRID, GRID.sum()
@@ -251,3 +253,107 @@ def test_recordings_are_bounded():
     )
     np.testing.assert_allclose(got.get(), GRID + 10)
     assert got.layout == layouts[10 % 6]
+
+
+class _StandInRecording:
+    """A recording on the cpu backend for the loop's logic: `record` runs the function
+    once with its copies left out (a recording runs nothing) and gives a "graph" that
+    runs it again at each launch, copying its results into the arrays the recording
+    returned (as a CUDA graph writes the addresses it recorded). Nothing counts as made
+    by a recording, so every result is copied in the recording."""
+
+    def __init__(self):
+        self.recorded = 0
+
+    def record(self, fn):
+        self.recorded += 1
+        copy_into = iteration._copy_into
+        iteration._copy_into = lambda dst, src: None  # recorded, not run: no copy lands
+        try:
+            outs = fn()
+        finally:
+            iteration._copy_into = copy_into
+
+        def graph():
+            for out, new in zip(outs, fn()):
+                copy_into(out, new)
+
+        return graph, outs
+
+    def launch(self, graph):
+        graph()
+
+    def made_here(self, buffer):
+        return False
+
+    def barrier(self):
+        pass
+
+    def close(self):
+        pass
+
+
+@pytest.mark.parametrize("turns", [False, True])
+def test_the_loop_logic_with_a_stand_in_recording(turns, monkeypatch):
+    """The slots, their turns and the launches, on any backend: a stand-in recording on
+    CPU gives NumPy's values and records once (one slot) or twice (two taking turns), also
+    where the body returns an argument as it came."""
+    if ON_CUDA:
+        pytest.skip("the cuda backend records for real (the tests above)")
+    backend = mdarray.asarray(np.ones(1)).storage.backend
+    made: list = []
+
+    def recording(devices):
+        made.append(_StandInRecording())
+        return made[-1]
+
+    monkeypatch.setattr(backend, "records", True, raising=False)
+    monkeypatch.setattr(backend, "recording", recording, raising=False)
+    if turns:
+        monkeypatch.setattr(iteration, "TURNS_BYTES", 0)
+    x = mdarray.distributed_array(GRID, ROWS)
+    first = (x, mdarray.sum(x).change_mode(mdarray.REPLICA), x)  # a key that stays
+    got, s, same = mdarray.iterate(lambda v, s, c: (v * 0.5 + 1.0, s + mdarray.sum(v), c), first, 9)
+    want, want_s = GRID, GRID.sum()
+    for _ in range(9):
+        want, want_s = want * 0.5 + 1.0, want_s + want.sum()
+    np.testing.assert_allclose(got.get(), want)
+    np.testing.assert_allclose(float(s), want_s)
+    np.testing.assert_allclose(same.get(), GRID)
+    np.testing.assert_allclose(x.get(), GRID)  # the given state, untouched
+    assert [r.recorded for r in made] == [2 if turns else 1]
+
+
+@pytest.mark.parametrize("refusal", [RuntimeError, RecordingRefused])
+def test_a_failed_recording_with_a_stand_in(refusal, monkeypatch):
+    """A body that cannot be recorded: a failure is tried again once after an iteration
+    as written, a `RecordingRefused` is not; either way the loop runs as written to
+    NumPy's values and says so once."""
+    if ON_CUDA:
+        pytest.skip("the cuda backend records for real (the tests above)")
+    backend = mdarray.asarray(np.ones(1)).storage.backend
+    made: list = []
+    monkeypatch.setattr(backend, "records", True, raising=False)
+    monkeypatch.setattr(
+        backend,
+        "recording",
+        lambda devices: made.append(_StandInRecording()) or made[-1],
+        raising=False,
+    )
+
+    def body(v):
+        if Recording.here():
+            raise refusal("not this")
+        return v * 0.5 + 1.0
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = mdarray.iterate(body, mdarray.distributed_array(GRID, ROWS), 7)
+    said = [str(w.message) for w in caught if issubclass(w.category, mdarray.PerformanceWarning)]
+    assert len(said) == 1
+    assert "not this" in said[0]
+    assert [r.recorded for r in made] == [1 if refusal is RecordingRefused else 2]
+    want = GRID
+    for _ in range(7):
+        want = want * 0.5 + 1.0
+    np.testing.assert_allclose(got.get(), want)
