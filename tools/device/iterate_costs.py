@@ -5,9 +5,7 @@ reference library's iteration and the loop as written beside. From the repositor
 ``python tools/device/iterate_costs.py [names...]``."""
 
 import importlib
-import statistics
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,32 +20,26 @@ harness = importlib.import_module("benchmarks._harness")
 LENGTHS = (4, 24, 104)
 
 
-def timed(env, fn, repeat: int = 5) -> float:
-    fn()
-    env.sync()
-    spent = []
-    for _ in range(repeat):
-        env.sync()
-        start = time.perf_counter()
-        fn()
-        env.sync()
-        spent.append(time.perf_counter() - start)
-    return statistics.median(spent)
-
-
 def measure(env, name: str) -> str:
     algorithm, _ = workloads.ALGORITHMS[name]
     host = workloads.host_data(name, "moderate")
     ref, ours = workloads.on_reference(env, host), workloads.on_mdarray(host)
     with mdarray.options(fallback="raise"):
         loops = [
-            timed(env, lambda n=n: algorithm(mdarray, ours, n, mdarray.iterate)) for n in LENGTHS
+            harness.median_time(
+                env, lambda n=n: algorithm(mdarray, ours, n, mdarray.iterate), repeat=5, warmup=1
+            )
+            for n in LENGTHS
         ]
-        written = timed(env, lambda: algorithm(mdarray, ours, 24)) / 24
+        written = (
+            harness.median_time(env, lambda: algorithm(mdarray, ours, 24), repeat=5, warmup=1) / 24
+        )
         iteration.RECENT.clear()
         algorithm(mdarray, ours, 24, mdarray.iterate)
         recent = list(iteration.RECENT)
-    reference = timed(env, lambda: algorithm(env.xp, ref, 24)) / 24
+    reference = (
+        harness.median_time(env, lambda: algorithm(env.xp, ref, 24), repeat=5, warmup=1) / 24
+    )
     slope = (loops[-1] - loops[1]) / (LENGTHS[-1] - LENGTHS[1])
     fixed = loops[1] - slope * LENGTHS[1]
     return (
