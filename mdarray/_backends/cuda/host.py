@@ -48,7 +48,8 @@ class CudaHostCopies:
         A large pageable array goes through the ring of pinned staging buffers: worker
         threads fill the buffers while earlier ones cross the link.
         """
-        self._not_recording()
+        if self.recording_thread is not None:  # (no frame outside recordings)
+            self._not_recording()
         _debug.record_transfer(HOST, device, host_array.nbytes)
         host = np.asarray(host_array, order="C")  # ascontiguousarray would make 0-d 1-d
         if not host.dtype.isnative:  # CuPy's arrays hold the machine's byte order
@@ -92,7 +93,8 @@ class CudaHostCopies:
         crosses the link.
         """
         cupy = self._cupy
-        self._not_recording()
+        if self.recording_thread is not None:  # (no frame outside recordings)
+            self._not_recording()
         _debug.record_transfer(device, HOST, array.nbytes)
         if not array.size:
             return
@@ -128,7 +130,8 @@ class CudaHostCopies:
     def to_host(self, array, device: int) -> np.ndarray:
         """A host copy of `array` (on `device`), complete on return: CuPy's copy on the
         device's stream, waited for (for small arrays; large ones go by `to_host_into`)."""
-        self._not_recording()
+        if self.recording_thread is not None:  # (no frame outside recordings)
+            self._not_recording()
         _debug.record_transfer(device, HOST, array.nbytes)
         with self.on(device):
             return array.get(stream=self.stream(device))

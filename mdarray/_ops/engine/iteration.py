@@ -274,10 +274,12 @@ def _key(leaves: tuple) -> tuple:
     return tuple((x.signature(), x.device) for x in leaves)
 
 
-def _local_buffers(x: DistArray) -> list:
+def _local_buffers(x: DistArray) -> tuple:
+    """The memory of `x`'s chunks: its slabs where packed, else its buffers (recordings
+    run in one process: every chunk is here)."""
     storage = x.storage
     slabs = storage.slabs
-    return [b for b in (storage.buffers if slabs is None else slabs) if hasattr(b, "data")]
+    return storage.buffers if slabs is None else slabs
 
 
 def _fresh_copy(x: DistArray) -> DistArray:
@@ -299,6 +301,6 @@ def _copy_into(dst: DistArray, src: DistArray) -> None:
     else:
         pairs = zip(target.buffers, source.buffers, target.layout.chunk_devices)
     for out, value, device in pairs:
-        if hasattr(out, "data") and out.size:
+        if out.size:
             with backend.on(device):
                 backend.assign(out, (), value)
