@@ -20,6 +20,7 @@ from numpy.typing import DTypeLike
 
 from mdarray._backends.backend import DeviceSet
 from mdarray._core.debug import TransferCount
+from mdarray._core.decided import RUNNERS
 from mdarray._core.modes import REPLICA, Mode, as_mode
 from mdarray._core.registry import FUNCTIONS, LOCAL, METHODS, UFUNC_METHODS, UFUNC_OVERRIDES
 from mdarray._exec.operands import BINARY_OPERATORS, OURS, TAKEN, Operators, foreign
@@ -308,7 +309,15 @@ class DistArray(Stored, NDArrayMethods, PythonProtocols, Exports, Operators):
         >>> x[4:].devices, x[4:].get()
         ((1,), array([4, 5]))
         """
-        return in_group(METHODS["getitem"](self, key), (self,))
+        result = METHODS["getitem"](self, key)
+        if (
+            type(result) is DistArray
+            and result._group is None
+            and (result.layout.devices == self.layout.devices)
+        ):
+            result._group = self._group  # `in_group`'s (None: made from those devices)
+            return result
+        return in_group(result, (self,))
 
     @_processes.collective("setitem")
     def __setitem__(self, key: Any, value: Any) -> None:
@@ -407,7 +416,29 @@ def _decided_first(name: str) -> Callable[..., Any]:
     mixin = getattr(Operators, name)
 
     def operator(self: DistArray, other: Any) -> Any:
-        if type(other) in _QUICK and not _profile.recording:
+        kind = type(other)
+        if kind is DistArray and not _profile.recording:
+            # Two arrays: the key `decided_key` makes, made here (the commonest call).
+            key: tuple
+            if reflected:
+                inputs, key = (other, self), (ufunc, other._call_key, self._call_key)
+            elif in_place:
+                inputs = (self, other)
+                key = (ufunc, self._call_key, other._call_key, ("out", self._call_key))
+            else:
+                inputs, key = (self, other), (ufunc, self._call_key, other._call_key)
+            entry = RUNNERS.get(key)
+            if entry is not None and _processes.current() is None:
+                done = entry[0](inputs, (self,) if in_place else None)
+                if done is not None and in_place:
+                    return done
+                if done is not None:
+                    group = self._group
+                    if group is other._group and done._group is None and done.layout is self.layout:
+                        done._group = group  # `in_group`'s commonest case
+                        return done
+                    return in_group(done, inputs)
+        elif kind in _QUICK and not _profile.recording:
             inputs = (other, self) if reflected else (self, other)
             if in_place:  # what the ufunc gives back with out: x itself (its own group)
                 if (done := decided_call(ufunc, inputs, {"out": (self,)})) is not None:

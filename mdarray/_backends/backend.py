@@ -55,6 +55,9 @@ class Backend(Protocol):
     read_only_arrays: bool
     #: Whether work can be recorded once and launched again (`recording`: CUDA graphs).
     records: bool
+    #: Whether `may_fail` depends on the call's moment (NumPy's error state and warning
+    #: filters), so what it says is asked per call, not decided once.
+    errors_per_call: bool
 
     @property
     def matmul(self) -> Callable[..., Any]:
@@ -92,6 +95,7 @@ class Backend(Protocol):
 
     # Kernels
     def ufunc_kernel(self, ufunc) -> Any: ...
+    def ufunc_kernel_for(self, kernel, nbytes: int) -> Any: ...
     def fused_kernel(self, fn, kernel_name: str | None = None) -> Any: ...
     def recording(self, devices: tuple) -> Any: ...
     def may_fail(self, ufunc) -> bool: ...

@@ -11,6 +11,7 @@
 # wl:<algorithm>, b22:<benchmark module> (flat tree and main alternated, ROUNDS times),
 # counts (Python calls per workload iteration, as tests/test_iteration_costs.py counts),
 # hostprof:<names> (where an iteration's host time goes: tools/device/hostprof.py).
+# prim (host cost of CuPy's and mdarray's small calls: tools/device/primitives.py),
 # itc:<names> (fixed and per-iteration cost of mdarray.iterate: tools/device/iterate_costs.py).
 set -u
 python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl
@@ -47,6 +48,7 @@ for step in "$@"; do
       done
       tail -25 $OUT/b22_${m}_after_1.log ;;
     counts) python3 tools/device/counts.py ;;
+    prim) python3 tools/device/primitives.py 2>&1 | tee $OUT/prim.log ;;
     itc|itc:*) p=${step#itc}; p=${p#:}; python3 tools/device/iterate_costs.py ${p//,/ } 2>&1 | grep -v "^ \+leaves\|PerformanceWarning" | tee $OUT/itc.log ;;
     hostprof:*) p=${step#hostprof:}; python3 tools/device/hostprof.py ${p//,/ } > $OUT/hostprof.log 2>&1; grep "^== " $OUT/hostprof.log ;;
     b25h200) if grep -q H200 $OUT/gpu.txt; then bash tools/device/run.sh b25 | tail -45; else echo "not an H200: b25 skipped"; fi ;;

@@ -76,6 +76,7 @@ class CpuBackend:
     shared_memory = True  # virtual devices: one host memory
     read_only_arrays = True  # NumPy's flags.writeable
     records = False  # NumPy runs each call as it comes: `mdarray.iterate` runs its loop
+    errors_per_call = True  # `may_fail` reads NumPy's error state and warning filters
     matmul = staticmethod(np.matmul)  # the chunks' matrix product (the cuda backend's: a method)
 
     def __init__(self, n_devices: int) -> None:
@@ -299,6 +300,10 @@ class CpuBackend:
         """The kernel that runs `ufunc` on this backend's arrays: NumPy's own, with the
         standard's special values where NumPy departs from them (`_special_values`)."""
         return _STANDARD.get(ufunc, ufunc)
+
+    def ufunc_kernel_for(self, kernel, nbytes: int):
+        """`kernel` (`ufunc_kernel`'s) for operands of at most `nbytes`: the same."""
+        return kernel
 
     def recording(self, devices: tuple):
         """Refuses: NumPy's calls cannot be recorded (`records` is False)."""

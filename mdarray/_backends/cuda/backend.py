@@ -24,7 +24,7 @@ from mdarray._kernels import kernels as _kernels, special_values as _special_val
 
 from .clock import CudaClock
 from .columns import column_sum
-from .elementwise import OWN_KERNELS, Chain, launcher
+from .elementwise import OWN_KERNELS, Chain, Elementwise, launcher
 from .graphs import CudaGraphs
 from .host import CudaHostCopies, contiguous
 from .kernels import ADAPTERS, copy_rows, pick_kernel, plain_fill, write_scalar, zero_bits
@@ -43,6 +43,7 @@ class CudaBackend(CudaClock, CudaHostCopies, CudaGraphs):
     # Each GPU reads its own memory: a piece read by several devices moves to each.
     shared_memory = False
     read_only_arrays = False  # CuPy's arrays are always writable
+    errors_per_call = False  # CuPy's kernels never fail midway (`may_fail`)
 
     def __init__(self) -> None:
         import cupy  # noqa: PLC0415  (lazy: mdarray works without CuPy)
@@ -310,6 +311,11 @@ class CudaBackend(CudaClock, CudaHostCopies, CudaGraphs):
             kernel = _special_values.standard(self._cupy, ufunc, kernel)
             self._kernels[ufunc] = kernel = kernel or False
         return kernel or None
+
+    def ufunc_kernel_for(self, kernel, nbytes: int):
+        """`kernel` (`ufunc_kernel`'s) for operands of at most `nbytes`: CuPy's ufunc
+        itself where they are too small for mdarray's own kernels (`Elementwise.sized`)."""
+        return kernel.sized(nbytes) if type(kernel) is Elementwise else kernel
 
     def fused_kernel(self, fn, kernel_name: str | None = None):
         """The per-chunk kernel of ``mdarray.fuse(fn)``: ``cupy.fuse`` of `fn`, one GPU

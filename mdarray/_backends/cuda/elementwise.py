@@ -95,6 +95,11 @@ class Elementwise:
             options["out"] = out
         return self._ufunc(*args, **options)
 
+    def sized(self, nbytes: int):
+        """What runs this ufunc on operands of at most `nbytes`: CuPy's ufunc below the
+        generated kernels' size (a call then skips this launcher's checks), else this."""
+        return self._ufunc if nbytes < _MIN_BYTES else self
+
     def launches(self) -> int:
         """How many kernels this launcher has compiled (one per signature and device)."""
         return sum(len(c.kernels) for c in self._calls.values() if c is not None)

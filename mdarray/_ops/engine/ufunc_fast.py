@@ -93,7 +93,8 @@ def fast_call(ufunc, inputs, kwargs):
         # Views and other unpacked chunks whose memory lines up run per block too.
         result = block_call(kernel, layout, backend, operands, out, dtypes, direct=not staged)
         if result is not None:
-            decided(ufunc, inputs, kwargs, _block_runner(ufunc, kernel, layout, backend, dtypes))
+            runner = _block_runner(ufunc, kernel, layout, backend, dtypes, operands)
+            decided(ufunc, inputs, kwargs, runner)
         if result is not None or mixed or staged:
             return result
     elif mixed or staged:
@@ -105,7 +106,8 @@ def fast_call(ufunc, inputs, kwargs):
                 ufunc, kernel, layout, backend, operands, out, dtypes, across, refill
             )
         if result is not None and not across:
-            decided(ufunc, inputs, kwargs, _slab_runner(ufunc, kernel, layout, backend, dtypes))
+            runner = _slab_runner(ufunc, kernel, layout, backend, dtypes, inputs)
+            decided(ufunc, inputs, kwargs, runner)
         return result
     columns = [x.buffers if type(x) is Chunks else repeat(x) for x in operands]
     on = backend.on
@@ -145,50 +147,81 @@ def _staged(ufunc, backend: Backend, layout, dtypes, operands, out) -> bool:
     )
 
 
-def _slab_runner(ufunc, kernel, layout, backend: Backend, dtypes):
-    """What `fast_call` decided for packed operands, as a runner: the kernels over the
-    slabs, while every operand is packed; a staged ``out`` only where it takes the
-    results whole (else the whole way). A call of one new result below the size that
-    runs on the devices' threads takes the shortest loop (`_fresh_slabs`)."""
+def _slab_runner(ufunc, kernel, layout, backend: Backend, dtypes, inputs):
+    """What `fast_call` decided for packed operands (`inputs`, of this call's key), as a
+    runner: the kernels over the slabs, while every operand is packed; a staged ``out``
+    only where it takes the results whole (else the whole way). A call of one new result
+    below the size that runs on the devices' threads takes the shortest way
+    (`_fresh_runner`)."""
     dtype = dtypes[0]
-    fresh = ufunc.nout == 1 and layout.extent * dtype.itemsize < backend.parallel_bytes
-    devices = tuple(enumerate(layout.devices))
 
     def runner(inputs, out):
         operands = _storages(inputs)
         for x in operands:
             if type(x) is Chunks and x.slabs is None:
                 return None
-        if fresh and out is None and _this_process.ALL_HERE:
-            return _fresh_slabs(kernel, layout, devices, backend, operands, dtype)
         refill = out is not None and _staged(ufunc, backend, layout, dtypes, operands, out)
         if refill and any(o.storage.slabs is None for o in out):
             return None
         return _slab_call(ufunc, kernel, layout, backend, operands, out, dtypes, False, refill)
 
+    if ufunc.nout == 1 and layout.extent * dtype.itemsize < backend.parallel_bytes:
+        return _fresh_runner(kernel, layout, backend, dtype, inputs, runner)
     return runner
 
 
-def _fresh_slabs(kernel, layout, devices: tuple, backend: Backend, operands, dtype):
-    """What `_slab_call` does for one new result in one process, in the fewest steps:
-    per device its kernel on the operands' slabs, cast to NumPy's `dtype` where the
-    backend's promotion differs."""
-    columns = [x.slabs if type(x) is Chunks else None for x in operands]
+def _fresh_runner(kernel, layout, backend: Backend, dtype, inputs, general):
+    """The runner of a call of one new result on packed operands (`inputs`: which are
+    arrays) in the fewest steps: per device the kernel on the operands' slabs (the
+    backend's kernel for slabs of their size), cast to NumPy's `dtype` where the
+    backend's promotion differs; ``out`` and a run of several processes `general`."""
+    arrays = tuple(k for k, x in enumerate(inputs) if type(x) is DistArray)
+    largest = max((t for _, t in layout.packing), default=0)
+    itemsize = max(x.dtype.itemsize for x in inputs if type(x) is DistArray)
+    kernel = backend.ufunc_kernel_for(kernel, largest * itemsize)
+    devices = tuple(enumerate(layout.devices))
     on = backend.on
-    slabs = []
-    for d, device in devices:
-        with on(device):
-            got = kernel(*[x if c is None else c[d] for x, c in zip(operands, columns)])
-            slabs.append(got if got.dtype == dtype else got.astype(dtype))
-    return wrap(Chunks.packed(layout, slabs, backend, dtype, check=False))
-
-
-def _block_runner(ufunc, kernel, layout, backend: Backend, dtypes):
-    """What `fast_call` decided for operands whose device blocks agree, as a runner."""
 
     def runner(inputs, out):
-        operands = _storages(inputs)
-        direct = out is None or not _staged(ufunc, backend, layout, dtypes, operands, out)
+        if out is not None or not _this_process.ALL_HERE:
+            return general(inputs, out)
+        columns = list(inputs)
+        for k in arrays:
+            slabs = inputs[k].storage.slabs
+            if slabs is None:
+                return None
+            columns[k] = slabs
+        slabs = []
+        for d, device in devices:
+            args = columns.copy()
+            for k in arrays:
+                args[k] = columns[k][d]
+            with on(device):
+                got = kernel(*args)
+            slabs.append(got if got.dtype == dtype else got.astype(dtype))
+        return wrap(Chunks.packed(layout, slabs, backend, dtype, check=False))
+
+    return runner
+
+
+def _block_runner(ufunc, kernel, layout, backend: Backend, dtypes, operands):
+    """What `fast_call` decided for operands whose device blocks agree, as a runner;
+    whether ``out`` is written in place decided once (`operands`: this call's) where the
+    backend's kernels fail alike in every call (`Backend.errors_per_call`)."""
+    staged = None
+    if not backend.errors_per_call:
+        staged = not writes_in_place(
+            backend, ufunc, len(layout.devices), dtypes, operands, each=True
+        )
+
+    def runner(inputs, out):
+        operands = [x.storage if type(x) is DistArray else x for x in inputs]
+        if out is None:
+            direct = True
+        elif staged is None:
+            direct = not _staged(ufunc, backend, layout, dtypes, operands, out)
+        else:
+            direct = not staged
         return block_call(kernel, layout, backend, operands, out, dtypes, direct=direct)
 
     return runner

@@ -29,6 +29,7 @@ import numpy as np
 from mdarray._array.array import DistArray, wrap
 from mdarray._backends.backend import Backend
 from mdarray._core import regions as _regions
+from mdarray._core.decided import RUNNERS, remember
 from mdarray._core.modes import REPLICA
 from mdarray._core.registry import implements_method
 from mdarray._exec.chunkwise import blocks, blocks_agree, commit, write_out
@@ -104,7 +105,22 @@ def getitem(x: DistArray, key) -> DistArray:
         return _fields(x, key)
     hashable = hashable_key(key)
     if hashable is not None:
-        return _planned_getitem(x, position_plan(x.layout, hashable))
+        entry = RUNNERS.get((getitem, x._call_key, hashable))
+        if entry is not None:
+            return entry[0](x)
+        plan = position_plan(x.layout, hashable)
+        if plan[2] and not plan[4] and not (hashable and type(hashable[0]) is int):
+            # A view by slices: its next call selects at once (a key of a position
+            # takes the segment's plan, shifted: `position_plan`, not one runner each).
+            _, layout, _, groups, _, blocks = plan
+            basic = plan[0]
+
+            def view(x: DistArray) -> DistArray:
+                return wrap(x.storage.select(layout, groups, basic, blocks), x.mode)
+
+            view.plan = plan  # type: ignore[attr-defined]  # `setitem` reads it
+            remember((getitem, x._call_key, hashable), view, (x.layout,))
+        return _planned_getitem(x, plan)
     basic = basic_key(key, x.shape)
     if basic is None:
         mask = _mask_of(x, key)
@@ -170,7 +186,13 @@ def setitem(x: DistArray, key, value) -> None:
     hashable = hashable_key(key)
     if hashable is not None:
         if isinstance(value, DistArray):
-            plan = position_plan(x.layout, hashable)
+            # ``x[key] op= y`` read the view first: its runner holds the plan.
+            entry = RUNNERS.get((getitem, x._call_key, hashable))
+            plan = (
+                entry[0].plan  # type: ignore[attr-defined]
+                if entry is not None
+                else position_plan(x.layout, hashable)
+            )
             basic = plan[0]
             if _onto_itself(x, basic, value):
                 _check_writable(x)
