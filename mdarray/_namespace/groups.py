@@ -61,7 +61,9 @@ def keeping_groups(func: Callable[P, R], numpy: ModuleType = np) -> Callable[P, 
         if _profile.recording and _profile.open_here() and func not in LOCAL:  # profiled
             return _profile.recorded(func.__name__, function, args, kwargs)
         if (done := decided_function(func, args, kwargs)) is not None:
-            return _grouped(done, args, kwargs, creates)
+            if creates or "device" in kwargs:
+                return _grouped(done, args, kwargs, creates)
+            return in_group(done, (*args, *kwargs.values()))  # `_grouped`'s, in short
         group = entry()
         if group is not None and func not in LOCAL:  # an outermost call of an SPMD run
             return group.call(func.__name__, function, args, kwargs)

@@ -245,6 +245,7 @@ def entry() -> Group | None:
 
 
 _GROUP: Group | None = None
+_SEVERAL = False  # `several`: _GROUP holds more than one process
 # The local devices after `join`, else None: every device is local.
 _LOCAL: frozenset[int] | None = None
 
@@ -252,6 +253,9 @@ _LOCAL: frozenset[int] | None = None
 #: ``current()``: the process group after `join`, else None. A C-level call (a partial of
 #: ``getattr`` on this module): every op asks it, and a function would be a Python frame.
 current: Callable[[], Group | None] = functools.partial(getattr, sys.modules[__name__], "_GROUP")
+#: ``several()``: whether this is an SPMD run of more than one process (a C call, as
+#: `current`: op code asks it on every call).
+several: Callable[[], bool] = functools.partial(getattr, sys.modules[__name__], "_SEVERAL")
 
 
 def is_local(device: int) -> bool:
@@ -262,11 +266,6 @@ def is_local(device: int) -> bool:
 def owner(device: int) -> int:
     """The rank holding `device` (0 in a single-process run)."""
     return 0 if _GROUP is None else _GROUP.owner(device)
-
-
-def several() -> bool:
-    """Whether this is an SPMD run of more than one process."""
-    return _GROUP is not None and _GROUP.size > 1
 
 
 def runs_here(impl) -> bool:
@@ -300,14 +299,14 @@ def join(comm, backend: Backend) -> Group:
     except ImportError as error:
         raise missing("mpi4py", MPI_INSTALL, "mdarray.distributed") from error
 
-    global _GROUP, _LOCAL
+    global _GROUP, _LOCAL, _SEVERAL
     if _GROUP is not None:
         raise RuntimeError("mdarray.distributed is already initialized")
     own = comm.Dup()
     counts = tuple(own.allgather(len(backend.device_ids)))
     group = Group(own, counts, MPI)
     backend.join(group.device_ids, group.local)
-    _GROUP, _LOCAL = group, group.local_set
+    _GROUP, _LOCAL, _SEVERAL = group, group.local_set, group.size > 1
     _changed()
     return group
 
@@ -315,14 +314,14 @@ def join(comm, backend: Backend) -> Group:
 def leave(backend: Backend) -> None:
     """Undo `join` (collective, a checked call: a process that leaves while the others
     make another call raises with them): the backend gets its own devices back."""
-    global _GROUP, _LOCAL
+    global _GROUP, _LOCAL, _SEVERAL
     if _GROUP is None:
         return
     group = _GROUP
     if group.check is not None:
         group.check.check("finalize", (), {})
     group.ready()
-    _GROUP, _LOCAL = None, None
+    _GROUP, _LOCAL, _SEVERAL = None, None, False
     _changed()
     backend.leave()
     if group.check is not None:

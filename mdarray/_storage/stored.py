@@ -168,22 +168,16 @@ def function_key(func: Any, args: tuple, kwargs: dict) -> tuple | None:
     complex numbers...): that call goes the whole way."""
     key: list = [func]
     for x in args:
-        part = _static_part(x)
+        part = x._call_key if isinstance(x, Stored) else _value_part(x)
         if part is None:
             return None
         key.append(part)
     for name, x in kwargs.items():
-        part = _static_part(x)
+        part = x._call_key if isinstance(x, Stored) else _value_part(x)
         if part is None:
             return None
         key.append((name, part))
     return tuple(key)
-
-
-def _static_part(x: Any) -> Any:
-    if isinstance(x, Stored):
-        return x._call_key
-    return _value_part(x)
 
 
 def _value_part(x: Any) -> Any:

@@ -407,9 +407,11 @@ class CpuBackend:
         else:
             out[...] = kernel(*args, **options)
 
-    def reduce(self, ufunc, chunk, axes: tuple, dtype, result_dtype, skip_nan: bool = False):
-        """`ufunc` reduced over `axes` of one chunk, keeping dims, as `result_dtype`;
-        NaNs as the identity where `skip_nan` (``np.add`` and ``np.multiply``)."""
+    def reduce(self, ufunc, chunk, axes: tuple, dtype, result_dtype, skip_nan: bool = False,
+               shape=None):  # fmt: skip
+        """`ufunc` reduced over `axes` of one chunk, keeping dims (or in `shape`), as
+        `result_dtype`; NaNs as the identity where `skip_nan` (``np.add`` and
+        ``np.multiply``)."""
         if dtype is not None and np.dtype(dtype).kind in "mM":
             dtype = None  # NumPy's ufuncs refuse a time unit (``m8[s]``): the chunk's own
         if skip_nan:
@@ -425,7 +427,8 @@ class CpuBackend:
             out = ufunc.reduce(chunk, axis=axes, dtype=dtype, keepdims=True)
         if not isinstance(out, np.ndarray):
             out = np.array(out)  # a 0-d reduce gives a scalar: chunks are writable arrays
-        return out if out.dtype == result_dtype else out.astype(result_dtype)
+        out = out if out.dtype == result_dtype else out.astype(result_dtype)
+        return out if shape is None else out.reshape(shape)
 
     def sort_keys(self, values):
         """`values` as keys that sort as NumPy sorts them: themselves."""

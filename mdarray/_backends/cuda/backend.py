@@ -23,7 +23,7 @@ from mdarray._core import debug as _debug, regions as _regions
 from mdarray._kernels import kernels as _kernels, special_values as _special_values
 
 from .clock import CudaClock
-from .columns import column_sum
+from .columns import MIN_BYTES as COLUMN_MIN_BYTES, column_sum
 from .elementwise import OWN_KERNELS, Chain, Elementwise, launcher
 from .graphs import CudaGraphs
 from .host import CudaHostCopies, contiguous
@@ -351,15 +351,32 @@ class CudaBackend(CudaClock, CudaHostCopies, CudaGraphs):
             self._cupy.copyto(target, value, casting="unsafe", where=mask)
         return outs
 
-    def reduce(self, ufunc, chunk, axes: tuple, dtype, result_dtype, skip_nan: bool = False):
-        """`ufunc` reduced over `axes` of one chunk, keeping dims, as `result_dtype`;
-        NaNs as the identity where `skip_nan` (``np.add`` and ``np.multiply``: CuPy's
-        ``nansum`` and ``nanprod``, one kernel; complex NaNs replaced first)."""
+    def reduce(self, ufunc, chunk, axes: tuple, dtype, result_dtype, skip_nan: bool = False,
+               shape=None):  # fmt: skip
+        """`ufunc` reduced over `axes` of one chunk, keeping dims (or in `shape`), as
+        `result_dtype`; NaNs as the identity where `skip_nan` (``np.add`` and
+        ``np.multiply``: CuPy's ``nansum`` and ``nanprod``, one kernel; complex NaNs
+        replaced first)."""
+        name = _REDUCERS.get(ufunc.__name__)
+        if (
+            shape is not None
+            and name is not None
+            and not skip_nan
+            and chunk.nbytes < COLUMN_MIN_BYTES
+            and chunk.dtype == result_dtype
+            and (name not in _ACCUMULATING or chunk.dtype.char in _OWN_ACCUMULATOR)
+        ):
+            # The array's own method, no keywords: CuPy's shortest call (its dtype and
+            # keepdims arguments cost about as much as the reshape after).
+            return getattr(chunk, name)(axis=axes).reshape(shape)
+        out = self._reduce(ufunc, chunk, axes, dtype, result_dtype, skip_nan, name)
+        return out if shape is None else out.reshape(shape)
+
+    def _reduce(self, ufunc, chunk, axes: tuple, dtype, result_dtype, skip_nan: bool, name):
         cupy = self._cupy
         sums = column_sum(cupy, ufunc, chunk, axes, result_dtype, skip_nan)
         if sums is not None:  # a large sum(axis=0), at bandwidth
             return sums
-        name = _REDUCERS.get(ufunc.__name__)
         if skip_nan and chunk.dtype.kind == "c":
             # CuPy's complex nan kernels give only complex results and read NaN in the
             # parts one by one (nan+1j sums to 1j; NumPy takes an element with a NaN part
@@ -532,6 +549,9 @@ class _DeviceStream:
 
 # CuPy reductions by the name of the ufunc they reduce with (CuPy's ufuncs may lack
 # ``reduce``).
+# Dtypes whose sums and products CuPy runs in the dtype itself, as ``dtype=`` would.
+_OWN_ACCUMULATOR = frozenset("fdFDlLqQ")
+_ACCUMULATING = frozenset({"sum", "prod"})
 _REDUCERS = {
     "add": "sum",
     "multiply": "prod",

@@ -20,8 +20,8 @@ import numpy as np
 from .elementwise import OWN_KERNELS
 
 _THREADS = 256
-# Arrays smaller than this take CuPy's reduction (see `_cuda_elementwise._MIN_BYTES`).
-_MIN_BYTES = 16 << 20
+# Arrays smaller than this take CuPy's reduction (see `_cuda_elementwise.MIN_BYTES`).
+MIN_BYTES = 16 << 20
 _SUMMED = frozenset("iuf")  # real numbers (complex and bool sums stay CuPy's)
 
 _SOURCE = """
@@ -69,7 +69,7 @@ def column_sum(cupy, ufunc, chunk, axes: tuple, result_dtype, skip_nan: bool):
         or skip_nan
         or axes != (0,)
         or chunk.ndim < 2
-        or chunk.nbytes < _MIN_BYTES
+        or chunk.nbytes < MIN_BYTES
         or not chunk.flags.c_contiguous
         or chunk.dtype.kind not in _SUMMED
         or result_dtype.kind not in _SUMMED

@@ -204,10 +204,11 @@ def _run_steps(buffers, plan: ChunkPlan, backend: Backend, ufunc, axes, dtype, r
         with on(device):
             if step is REDUCE:
                 if done is None:
-                    result = kernel(ufunc, chunk, axes, dtype, result_dtype, skip_nan)
+                    result = kernel(
+                        ufunc, chunk, axes, dtype, result_dtype, skip_nan, -1 if flat else shape
+                    )
                 else:
-                    result = next(done)
-                result = result.reshape(-1 if flat else shape)
+                    result = next(done).reshape(-1 if flat else shape)
             elif step is EMPTY:
                 result = backend.empty(shape, result_dtype, device)
             else:
@@ -292,7 +293,7 @@ def reduce(x: DistArray, ufunc, axes: tuple, keepdims: bool, result_dtype, *, dt
         chunk = buffers[k]
         if masks is not None:
             chunk = backend.xp.where(masks[k], chunk, fill).astype(x.dtype)
-        return backend.reduce(ufunc, chunk, axes, dtype, result_dtype, skip_nan).reshape(shape)
+        return backend.reduce(ufunc, chunk, axes, dtype, result_dtype, skip_nan, shape)
 
     results = Chunks.generate(plan, backend, reduce_chunk, result_dtype)
     if combine is not None:
