@@ -19,7 +19,7 @@ pytestmark = CUDA_ONLY
 
 @pytest.fixture
 def every_size(monkeypatch):
-    monkeypatch.setattr(_cuda_columns, "_MIN_BYTES", 0)
+    monkeypatch.setattr(_cuda_columns, "MIN_BYTES", 0)
 
 
 def _sum(chunk, result_dtype, skip_nan=False):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -22,8 +23,9 @@ import numpy as np
 from mdarray._core import debug as _debug, regions as _regions
 from mdarray._kernels import kernels as _kernels, special_values as _special_values
 
+from . import columns as _columns
 from .clock import CudaClock
-from .columns import MIN_BYTES as COLUMN_MIN_BYTES, column_sum
+from .columns import column_sum
 from .elementwise import OWN_KERNELS, Chain, Elementwise, launcher
 from .graphs import CudaGraphs
 from .host import CudaHostCopies, contiguous
@@ -57,7 +59,8 @@ class CudaBackend(CudaClock, CudaHostCopies, CudaGraphs):
         self._ids = {d: d for d in self.device_ids}
         # CuPy objects (cupy.cuda.Stream, ...): CuPy has no type information.
         self._streams: dict[int, Any] = {}
-        self._contexts: dict[int, Any] = {}
+        self._contexts = _Contexts(self._context)
+        self.on = self._contexts.__getitem__
         # Per device: host copies to finish when the device syncs: (host view, pinned
         # staging) pairs, or the ring's jobs.
         self._pending: dict[int, list] = {}
@@ -94,20 +97,16 @@ class CudaBackend(CudaClock, CudaHostCopies, CudaGraphs):
             self._streams[device] = stream
         return stream
 
-    def on(self, device: int):
-        """Context issuing work on `device`'s stream, with `device` current."""
-        context = self._contexts.get(device)
-        if context is None:
-            if len(self._ordinals) == 1:
-                # One GPU is always the current device: entering the stream suffices and
-                # saves a device switch per chunk (about 1.5 us of a 4 us enter/exit).
-                context = self.stream(device)
-            else:
-                context = _DeviceStream(
-                    self._cupy.cuda.Device(self._ordinals[device]), self.stream(device)
-                )
-            self._contexts[device] = context
-        return context
+    #: ``on(device)``: the context issuing work on `device`'s stream, with `device`
+    #: current (`_context`), kept per device: a C lookup once made (`_Contexts`).
+    on: Callable[[int], Any]
+
+    def _context(self, device: int):
+        if len(self._ordinals) == 1:
+            # One GPU is always the current device: entering the stream suffices and
+            # saves a device switch per chunk (about 1.5 us of a 4 us enter/exit).
+            return self.stream(device)
+        return _DeviceStream(self._cupy.cuda.Device(self._ordinals[device]), self.stream(device))
 
     def is_native(self, obj) -> bool:
         return isinstance(obj, self._cupy.ndarray)
@@ -362,7 +361,7 @@ class CudaBackend(CudaClock, CudaHostCopies, CudaGraphs):
             shape is not None
             and name is not None
             and not skip_nan
-            and chunk.nbytes < COLUMN_MIN_BYTES
+            and chunk.nbytes < _columns.MIN_BYTES
             and chunk.dtype == result_dtype
             and (name not in _ACCUMULATING or chunk.dtype.char in _OWN_ACCUMULATOR)
         ):
@@ -526,6 +525,20 @@ def _fused(backend: CudaBackend, fn, kernel_name):
         return fused(*args)
 
     return kernel
+
+
+class _Contexts(dict):
+    """Per device the context `CudaBackend.on` gives, made by `make` on first use."""
+
+    __slots__ = ("_make",)
+
+    def __init__(self, make) -> None:
+        super().__init__()
+        self._make = make
+
+    def __missing__(self, device: int):
+        context = self[device] = self._make(device)
+        return context
 
 
 class _DeviceStream:

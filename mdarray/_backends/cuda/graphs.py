@@ -14,6 +14,7 @@ array that still uses it (a closed recording whose memory is still held waits in
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from threading import get_ident
 from typing import Any
 
@@ -139,7 +140,8 @@ class CudaGraphs:
     recording_thread: int | None = None
 
     def stream(self, device: int) -> Any: ...
-    def on(self, device: int) -> Any: ...
+
+    on: Callable[[int], Any]
 
     #: Whether this backend records work once and launches it again (`recording`).
     records = True

@@ -6,6 +6,7 @@ results, a ring of pinned staging buffers (`_staging.StagingRing`) for large pag
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from threading import get_ident
 from typing import Any
 
@@ -30,7 +31,7 @@ class CudaHostCopies:
 
     def stream(self, device: int) -> Any: ...
 
-    def on(self, device: int) -> Any: ...
+    on: Callable[[int], Any]
 
     recording_thread: int | None
 

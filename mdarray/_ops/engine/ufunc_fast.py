@@ -199,7 +199,8 @@ def _fresh_runner(kernel, layout, backend: Backend, dtype, inputs, general):
             with on(device):
                 got = kernel(*args)
             slabs.append(got if got.dtype == dtype else got.astype(dtype))
-        return wrap(Chunks.packed(layout, slabs, backend, dtype, check=False))
+        # `Chunks.packed` unchecked, in one frame: slabs a kernel just made, of `dtype`.
+        return wrap(Chunks(layout, backend, dtype, None, tuple(slabs)))
 
     return runner
 

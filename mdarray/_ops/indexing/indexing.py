@@ -89,6 +89,19 @@ def basic_getitem(x: DistArray, key: tuple) -> DistArray:
     return wrap(view, x.mode)
 
 
+class _View:
+    """The runner `getitem` leaves for a view by slices: its `key_plan`, which
+    ``x[key] op= y`` reads too (`setitem`)."""
+
+    __slots__ = ("plan",)
+
+    def __init__(self, plan: tuple) -> None:
+        self.plan = plan
+
+    def __call__(self, x: DistArray) -> DistArray:
+        return _planned_getitem(x, self.plan)
+
+
 @implements_method("getitem")
 def getitem(x: DistArray, key) -> DistArray:
     """``x[key]``: basic keys run per chunk, one integer array along one axis by
@@ -106,20 +119,14 @@ def getitem(x: DistArray, key) -> DistArray:
     hashable = hashable_key(key)
     if hashable is not None:
         entry = RUNNERS.get((getitem, x._call_key, hashable))
-        if entry is not None:
-            return entry[0](x)
+        if entry is not None:  # a `_View`: its selection, made here (a frame less)
+            basic, layout, _, groups, _, blocks = entry[0].plan  # type: ignore[attr-defined]
+            return wrap(x.storage.select(layout, groups, basic, blocks), x.mode)
         plan = position_plan(x.layout, hashable)
         if plan[2] and not plan[4] and not (hashable and type(hashable[0]) is int):
             # A view by slices: its next call selects at once (a key of a position
             # takes the segment's plan, shifted: `position_plan`, not one runner each).
-            _, layout, _, groups, _, blocks = plan
-            basic = plan[0]
-
-            def view(x: DistArray) -> DistArray:
-                return wrap(x.storage.select(layout, groups, basic, blocks), x.mode)
-
-            view.plan = plan  # type: ignore[attr-defined]  # `setitem` reads it
-            remember((getitem, x._call_key, hashable), view, (x.layout,))
+            remember((getitem, x._call_key, hashable), _View(plan), (x.layout,))
         return _planned_getitem(x, plan)
     basic = basic_key(key, x.shape)
     if basic is None:
@@ -188,11 +195,7 @@ def setitem(x: DistArray, key, value) -> None:
         if isinstance(value, DistArray):
             # ``x[key] op= y`` read the view first: its runner holds the plan.
             entry = RUNNERS.get((getitem, x._call_key, hashable))
-            plan = (
-                entry[0].plan  # type: ignore[attr-defined]
-                if entry is not None
-                else position_plan(x.layout, hashable)
-            )
+            plan = entry[0].plan if entry is not None else position_plan(x.layout, hashable)  # type: ignore[attr-defined]
             basic = plan[0]
             if _onto_itself(x, basic, value):
                 _check_writable(x)
