@@ -121,7 +121,8 @@ class PythonProtocols:
         # step all processes of an SPMD run take).
         storage = self.storage
         if _processes.current() is None and len(storage.layout.boxes) == 1:
-            chunk = storage.buffers[0]
+            slabs = storage.slabs  # packed: the one chunk is its device's slab, no view made
+            chunk = slabs[0] if slabs is not None else storage.buffers[0]
             return storage.backend.to_host(chunk, storage.layout.chunk_devices[0]).reshape(())
         return self.get().reshape(())
 

@@ -117,6 +117,11 @@ class Stored:
         return self.size * self.itemsize
 
 
+#: ``call_key(x)``: an array's part of a decided call's key (a C call), for op code that
+#: keys its own runners (`mdarray._ops.indexing.indexing.getitem`'s views).
+call_key: Callable[[Stored], tuple] = attrgetter("_call_key")
+
+
 def decided_key(op: Any, inputs: tuple, kwargs: dict) -> tuple | None:
     """The key of a call of `op` for `mdarray._core.decided`: per input its layout (by id),
     mode, dtype and backend, or a Python scalar's kind (an int's sign and bit length, a

@@ -1,6 +1,7 @@
 """Python calls per iteration of each workload on this backend, as
 `tests/test_iteration_costs.py` counts them (its ``CUDA`` table is set from a GPU run):
-``python tools/device/counts.py`` from the repository root."""
+``python tools/device/counts.py`` from the repository root; ``... counts.py percall``:
+each op of the per-call table (`tests/test_percall_costs.py`)."""
 
 import importlib
 import sys
@@ -29,5 +30,9 @@ def per_iteration(name: str) -> float:
 
 
 if __name__ == "__main__":
-    for name in costs.NAMES:
-        print(name, per_iteration(name))
+    if sys.argv[1:] == ["percall"]:  # `tests/test_percall_costs.py`'s counts
+        for name, count in importlib.import_module("test_percall_costs").percall_counts().items():
+            print(f"{name!r}: {count},")
+    else:
+        for name in costs.NAMES:
+            print(name, per_iteration(name))

@@ -47,7 +47,7 @@ for step in "$@"; do
         python3 -m benchmarks.$m --json $OUT/b22_${m}_after_$round.json > $OUT/b22_${m}_after_$round.log 2>&1
       done
       tail -25 $OUT/b22_${m}_after_1.log ;;
-    counts) python3 tools/device/counts.py ;;
+    counts) python3 tools/device/counts.py; python3 tools/device/counts.py percall ;;
     prim) python3 tools/device/primitives.py 2>&1 | tee $OUT/prim.log ;;
     itc|itc:*) p=${step#itc}; p=${p#:}; python3 tools/device/iterate_costs.py ${p//,/ } 2>&1 | grep -v "^ \+leaves\|PerformanceWarning" | tee $OUT/itc.log ;;
     hostprof:*) p=${step#hostprof:}; python3 tools/device/hostprof.py ${p//,/ } > $OUT/hostprof.log 2>&1; grep "^== " $OUT/hostprof.log ;;

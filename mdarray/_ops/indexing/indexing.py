@@ -41,6 +41,7 @@ from mdarray._runtime.config import check_fallback
 from mdarray._storage import local as _this_process
 from mdarray._storage.chunks import Chunks
 from mdarray._storage.local import is_placeholder, local_chunks
+from mdarray._storage.stored import call_key
 
 from .advanced import (
     host_indices,
@@ -118,7 +119,7 @@ def getitem(x: DistArray, key) -> DistArray:
         return _fields(x, key)
     hashable = hashable_key(key)
     if hashable is not None:
-        entry = RUNNERS.get((getitem, x._call_key, hashable))
+        entry = RUNNERS.get((getitem, call_key(x), hashable))
         if entry is not None:  # a `_View`: its selection, made here (a frame less)
             basic, layout, _, groups, _, blocks = entry[0].plan  # type: ignore[attr-defined]
             return wrap(x.storage.select(layout, groups, basic, blocks), x.mode)
@@ -126,7 +127,7 @@ def getitem(x: DistArray, key) -> DistArray:
         if plan[2] and not plan[4] and not (hashable and type(hashable[0]) is int):
             # A view by slices: its next call selects at once (a key of a position
             # takes the segment's plan, shifted: `position_plan`, not one runner each).
-            remember((getitem, x._call_key, hashable), _View(plan), (x.layout,))
+            remember((getitem, call_key(x), hashable), _View(plan), (x.layout,))
         return _planned_getitem(x, plan)
     basic = basic_key(key, x.shape)
     if basic is None:
@@ -194,7 +195,7 @@ def setitem(x: DistArray, key, value) -> None:
     if hashable is not None:
         if isinstance(value, DistArray):
             # ``x[key] op= y`` read the view first: its runner holds the plan.
-            entry = RUNNERS.get((getitem, x._call_key, hashable))
+            entry = RUNNERS.get((getitem, call_key(x), hashable))
             plan = entry[0].plan if entry is not None else position_plan(x.layout, hashable)  # type: ignore[attr-defined]
             basic = plan[0]
             if _onto_itself(x, basic, value):
