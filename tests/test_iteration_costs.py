@@ -31,7 +31,7 @@ REACHED = {
     2: {"cg": 680, "jacobi": 352, "kmeans": 564, "logreg": 393, "power": 152, "standardize": 560},
     4: {"cg": 595, "jacobi": 341, "kmeans": 545, "logreg": 145, "power": 84, "standardize": 532},
 }
-# An H100, 2026-12-06 (session 12; `tools/device/counts.py`, outside pytest; CG counts
+# An H100, 2026-12-06 (`tools/device/counts.py`, outside pytest; CG counts
 # 4 to 12 more under pytest on the cpu backend's one device, 12 added here).
 CUDA = {"cg": 263, "jacobi": 147, "kmeans": 329, "logreg": 107, "power": 57, "standardize": 536}
 NAMES = sorted(CUDA)
