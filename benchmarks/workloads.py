@@ -18,8 +18,8 @@ Algorithms (names for --only), at a moderate size (16 MiB per array) and a large
 - ``standardize``: ``(x - mean) / std`` over axis 0, then a softmax over axis 1.
 
 ``percall`` is the host cost of one call of each op family on a tiny array (64x64 float32 in
-4 row chunks) against the reference's call on one array: a loop of calls, one device
-synchronization at the end.
+4 row chunks) against the reference's call on one array: loops of calls, one device
+synchronization at the end of each, the two sides taking turns; each side's median.
 
     MDARRAY_BACKEND=cuda python -m benchmarks.workloads
 """
@@ -291,6 +291,10 @@ def percall_ops(xp, x, y, s, w):
     ]
 
 
+#: Rounds of the per-call table, each a loop of the reference's call and one of ours.
+PERCALL_ROUNDS = 7
+
+
 def bench_percall(env: Env, report: Report, repeat: int) -> None:
     shape = (64, 64)
     rng = np.random.default_rng(1)
@@ -305,8 +309,12 @@ def bench_percall(env: Env, report: Report, repeat: int) -> None:
         ours = percall_ops(mdarray, x, y, mdarray.sum(x), w)
         count = max(200, repeat * 20)
         for (name, ref_call), (_, our_call) in zip(theirs, ours):
-            ref = loop_time(env, ref_call, count=count * 5)
-            mine = loop_time(env, our_call, count=count)
+            # Rounds taking turns, each side's median: the host's speed drifts.
+            refs, mines = [], []
+            for _ in range(PERCALL_ROUNDS):
+                refs.append(loop_time(env, ref_call, count=count))
+                mines.append(loop_time(env, our_call, count=count))
+            ref, mine = statistics.median(refs), statistics.median(mines)
             report.add(
                 f"{name}",
                 us(ref),

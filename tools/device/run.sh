@@ -11,6 +11,7 @@
 # wl:<algorithm>, b22:<benchmark module> (flat tree and main alternated, ROUNDS times),
 # counts (Python calls per workload iteration, as tests/test_iteration_costs.py counts),
 # hostprof:<names> (where an iteration's host time goes: tools/device/hostprof.py).
+# ab (an earlier tree and this one alternated: AB_DIR, AB_ONLY, ROUNDS),
 # prim (host cost of CuPy's and mdarray's small calls: tools/device/primitives.py),
 # itc:<names> (fixed and per-iteration cost of mdarray.iterate: tools/device/iterate_costs.py).
 set -u
@@ -47,6 +48,14 @@ for step in "$@"; do
         python3 -m benchmarks.$m --json $OUT/b22_${m}_after_$round.json > $OUT/b22_${m}_after_$round.log 2>&1
       done
       tail -25 $OUT/b22_${m}_after_1.log ;;
+    ab)
+      # a tree of an earlier commit (AB_DIR, from git archive) and this one alternated,
+      # benchmarks.workloads --only AB_ONLY, ROUNDS times: before/after in one run
+      for round in $(seq ${ROUNDS:-2}); do
+        (cd ${AB_DIR:-.gpu/start} && PYTHONPATH=/tmp/site:$PWD python3 -m benchmarks.workloads --only ${AB_ONLY:-percall} --json $OUT/ab_before_$round.json > $OUT/ab_before_$round.log 2>&1)
+        python3 -m benchmarks.workloads --only ${AB_ONLY:-percall} --json $OUT/ab_after_$round.json > $OUT/ab_after_$round.log 2>&1
+      done
+      grep "^|" $OUT/ab_after_1.log | tail -30 ;;
     counts) python3 tools/device/counts.py; python3 tools/device/counts.py percall ;;
     prim) python3 tools/device/primitives.py 2>&1 | tee $OUT/prim.log ;;
     itc|itc:*) p=${step#itc}; p=${p#:}; python3 tools/device/iterate_costs.py ${p//,/ } 2>&1 | grep -v "^ \+leaves\|PerformanceWarning" | tee $OUT/itc.log ;;

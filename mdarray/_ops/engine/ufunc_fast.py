@@ -214,6 +214,9 @@ def _block_runner(ufunc, kernel, layout, backend: Backend, dtypes, operands):
         staged = not writes_in_place(
             backend, ufunc, len(layout.devices), dtypes, operands, each=True
         )
+    largest = max((t for _, t in layout.packing), default=0)
+    itemsize = max(x.dtype.itemsize for x in operands if type(x) is Chunks)
+    kernel = backend.ufunc_kernel_for(kernel, largest * itemsize)
 
     def runner(inputs, out):
         operands = [x.storage if type(x) is DistArray else x for x in inputs]

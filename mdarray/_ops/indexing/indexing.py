@@ -178,6 +178,13 @@ def _has_ellipsis(key) -> bool:
 # Assignment -------------------------------------------------------------------------
 
 
+#: ``{(an array's call key, hashable key): (layout, its writes)}`` of ``x[key] = scalar``
+#: (`position_writes`): a key names its layout by id, so the entry keeps that layout
+#: alive (no other can take its id). Bounded: past 1024 entries it starts again empty (a
+#: loop over rows writes one position each).
+_SCALAR_WRITES: dict[tuple, tuple] = {}
+
+
 @implements_method("setitem")
 def setitem(x: DistArray, key, value) -> None:
     """``x[key] = value``: writes every copy of the selected elements, or none on error.
@@ -199,15 +206,23 @@ def setitem(x: DistArray, key, value) -> None:
             plan = entry[0].plan if entry is not None else position_plan(x.layout, hashable)  # type: ignore[attr-defined]
             basic = plan[0]
             if _onto_itself(x, basic, value):
-                _check_writable(x)
+                if x.storage.backend.read_only_arrays:
+                    _check_writable(x)
             elif not _block_setitem(x, plan, value):
                 _distarray_setitem(x, basic, value)
             return
         if type(value) in (int, float, complex, bool) or isinstance(value, np.generic):
             scalar = np.array(value, dtype=x.dtype)[()]
-            plan, _ = position_writes(x.layout, x.mode, hashable, ())
-            _check_writable(x)
-            _write(x, plan, [scalar] * len(plan))
+            known = _SCALAR_WRITES.get((call_key(x), hashable))
+            if known is None:
+                known = (x.layout, position_writes(x.layout, x.mode, hashable, ())[0])
+                if len(_SCALAR_WRITES) >= 1024:
+                    _SCALAR_WRITES.clear()
+                _SCALAR_WRITES[call_key(x), hashable] = known
+            writes = known[1]
+            if x.storage.backend.read_only_arrays:
+                _check_writable(x)
+            _write(x, writes, [scalar] * len(writes))
             return
         _write_all(x, _planned_writes(x, position_key(x.layout, hashable), value))
         return

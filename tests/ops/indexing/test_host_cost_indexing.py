@@ -103,3 +103,38 @@ def test_repeated_indexing_stays_within_its_budget(numbers, name):
 def test_counts_are_deterministic():
     fn = _ops(tuple(devices(0, 1, 2, 3)))["z[1:, :] -= y[:-1, :]"]
     assert len({calls(fn) for _ in range(3)}) == 1
+
+
+def test_a_scalar_write_plan_is_its_own_layouts():
+    """``x[i] = v`` keeps its write plan by the array's layout (by id, kept alive) and key:
+    arrays of one shape whose chunks split it elsewhere, written in turn at the same
+    positions, each write only its own elements; past the table's bound it starts
+    again and stays right."""
+    shape = (12, 3)
+    cuts = [(0, 4, 8, 12), (0, 6, 12), (0, 1, 2, 12), (0, 12)]
+    device = mdarray.devices()[0]
+    arrays, hosts = [], []
+    for c in cuts:
+        index_map = {device: [(slice(a, b), slice(0, 3)) for a, b in zip(c, c[1:])]}
+        arrays.append(mdarray.distributed_array(np.zeros(shape), index_map))
+        hosts.append(np.zeros(shape))
+    for step in range(3):
+        for k, (x, host) in enumerate(zip(arrays, hosts)):
+            for i in (0, 5, -1, 7):
+                x[i] = float(10 * k + step)
+                host[i] = float(10 * k + step)
+            x[3, 1] = -1.0
+            host[3, 1] = -1.0
+    for x, host in zip(arrays, hosts):
+        np.testing.assert_array_equal(x.get(), host)
+    # More keys than the table holds: it starts again empty, the writes stay right.
+    n = 1100
+    y = mdarray.distributed_array(np.zeros(n), {device: [(slice(0, 700),), (slice(700, n),)]})
+    expected = np.zeros(n)
+    for i in range(n):
+        y[i] = float(i)
+        expected[i] = float(i)
+    for i in range(0, n, 7):
+        y[-i - 1] = -1.0
+        expected[-i - 1] = -1.0
+    np.testing.assert_array_equal(y.get(), expected)
