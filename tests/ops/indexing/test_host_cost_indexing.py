@@ -7,6 +7,8 @@ the plans), on a 64x64 float32 array in 4 row chunks on one device and on 4 devi
 fewer devices than 4 the chunks cycle over those there are).
 """
 
+import itertools
+
 import numpy as np
 import pytest
 from _call_counts import calls, report
@@ -115,7 +117,7 @@ def test_a_scalar_write_plan_is_its_own_layouts():
     device = mdarray.devices()[0]
     arrays, hosts = [], []
     for c in cuts:
-        index_map = {device: [(slice(a, b), slice(0, 3)) for a, b in zip(c, c[1:])]}
+        index_map = {device: [(slice(a, b), slice(0, 3)) for a, b in itertools.pairwise(c)]}
         arrays.append(mdarray.distributed_array(np.zeros(shape), index_map))
         hosts.append(np.zeros(shape))
     for step in range(3):
