@@ -342,3 +342,12 @@ def test_mdarray_fuse_of_small_chunks_gives_the_unfused_values(monkeypatch):
     fn = lambda a, b, c: a * b + c  # noqa: E731
     got = mdarray.fuse(fn)(a, b, c).get()
     np.testing.assert_array_equal(got, fn(*hosts))  # NumPy rounds the product, then the sum
+
+
+def test_sized_is_cupys_ufunc_below_the_generated_kernels_size(monkeypatch):
+    """A runner of small slabs calls CuPy's ufunc itself (`Elementwise.sized`): the same
+    kernel the launcher would hand them to, without its checks."""
+    monkeypatch.setattr(_cuda_elementwise, "_MIN_BYTES", 1024)
+    launcher = Elementwise(cupy, np.add)
+    assert launcher.sized(1023) is cupy.add
+    assert launcher.sized(1024) is launcher
