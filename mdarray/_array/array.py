@@ -20,8 +20,9 @@ from numpy.typing import DTypeLike
 
 from mdarray._backends.backend import DeviceSet
 from mdarray._core.debug import TransferCount
-from mdarray._core.decided import RUNNERS
+from mdarray._core.decided import RUNNERS, VIEW
 from mdarray._core.modes import REPLICA, Mode, as_mode
+from mdarray._core.regions import hashable_key
 from mdarray._core.registry import FUNCTIONS, LOCAL, METHODS, UFUNC_METHODS, UFUNC_OVERRIDES
 from mdarray._exec.operands import BINARY_OPERATORS, OURS, TAKEN, Operators, foreign
 from mdarray._layouts import svg as _svg, visualize as _visualize
@@ -295,7 +296,6 @@ class DistArray(Stored, NDArrayMethods, PythonProtocols, Exports, Operators):
 
     __hash__ = None  # type: ignore[assignment]  # mutable, as ndarray
 
-    @_processes.collective("getitem")
     def __getitem__(self, key: Any) -> DistArray:
         """``x[key]``, with NumPy's indexing (basic, boolean and integer arrays).
 
@@ -309,7 +309,17 @@ class DistArray(Stored, NDArrayMethods, PythonProtocols, Exports, Operators):
         >>> x[4:].devices, x[4:].get()
         ((1,), array([4, 5]))
         """
-        result = METHODS["getitem"](self, key)
+        result = None
+        if _processes.current() is None and not _profile.recording:
+            # A view by slices whose first call left its plan (`_core.decided.VIEW`) is
+            # selected here; other keys, SPMD runs and profiles take the public call.
+            hashable = hashable_key(key)
+            entry = None if hashable is None else RUNNERS.get((VIEW, self._call_key, hashable))
+            if entry is not None:
+                basic, layout, _, groups, _, blocks = entry[0].plan  # type: ignore[attr-defined]
+                result = self._new(self._storage.select(layout, groups, basic, blocks), self._mode)
+        if result is None:
+            result = self._getitem(key)
         if (
             type(result) is DistArray
             and result._group is None
@@ -319,11 +329,28 @@ class DistArray(Stored, NDArrayMethods, PythonProtocols, Exports, Operators):
             return result
         return in_group(result, (self,))
 
-    @_processes.collective("setitem")
+    @_processes.collective("getitem")
+    def _getitem(self, key: Any) -> Any:
+        return METHODS["getitem"](self, key)
+
     def __setitem__(self, key: Any, value: Any) -> None:
         """``x[key] = value``: writes every copy of the selected elements (in the array's
         mode: a partial array's other copies take the identity), through the buffers, so
         views see it. On failure no copy changes."""
+        if type(value) is DistArray and _processes.current() is None and not _profile.recording:
+            # ``x[key] op= y`` ends with ``x[key] = t``, t the view it wrote in place.
+            hashable = hashable_key(key)
+            entry = None if hashable is None else RUNNERS.get((VIEW, self._call_key, hashable))
+            if (
+                entry is not None
+                and not self._storage.backend.read_only_arrays
+                and onto_itself(self, entry[0].plan[0], value)  # type: ignore[attr-defined]
+            ):
+                return
+        self._setitem(key, value)
+
+    @_processes.collective("setitem")
+    def _setitem(self, key: Any, value: Any) -> None:
         METHODS["setitem"](self, key, value)
 
     # Protocols ----------------------------------------------------------------------
@@ -353,13 +380,8 @@ class DistArray(Stored, NDArrayMethods, PythonProtocols, Exports, Operators):
         lambda self, func, *_: getattr(func, "__name__", "function"),
         local=lambda self, func, *_: FUNCTIONS.get(func) in LOCAL,
     )
-    def __array_function__(
-        self,
-        func: Callable[..., Any],
-        types: Collection[type],
-        args: tuple[Any, ...],
-        kwargs: dict[str, Any],
-    ) -> Any:
+    def __array_function__(self, func: Callable[..., Any], types: Collection[type],
+                           args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:  # fmt: skip
         """NumPy's function protocol (NEP 18): ``np.sum(x)``, ``np.concatenate`` and the
         rest run their distributed implementation where the registry has one, else the
         fallback policy (`mdarray.options`); another library's array defers."""
@@ -406,12 +428,9 @@ mark_explicit(*(getattr(DistArray, name) for name in f"{_EXPLICIT} {_SHOWN}".spl
 
 
 def _decided_first(name: str) -> Callable[..., Any]:
-    """DistArray's operator `name`: the `Operators` mixin's, tried first as the runner of
-    its call where one was decided (`decided_call`) and the other operand is a DistArray
-    or a Python number. A repeated ``a + b`` or ``x -= y`` then skips NumPy's dispatch and
-    `__array_ufunc__` (two Python frames and NumPy's override checks); the first call, an
-    SPMD run and a recorded profile take the mixin's way, whose public call checks and
-    records."""
+    """DistArray's operator `name`: the runner its call decided (`decided_call`), where the
+    other operand is a DistArray or a Python number (no NumPy dispatch, no `__array_ufunc__`);
+    else, and in SPMD runs and profiles, the `Operators` mixin's, which checks and records."""
     ufunc, reflected, in_place = BINARY_OPERATORS[name]
     mixin = getattr(Operators, name)
 
@@ -455,6 +474,16 @@ def _decided_first(name: str) -> Callable[..., Any]:
 _QUICK = frozenset({DistArray, int, float, complex, bool})
 for _name in BINARY_OPERATORS:
     setattr(DistArray, _name, _decided_first(_name))
+
+
+def onto_itself(x: DistArray, key: tuple, value: DistArray) -> bool:
+    """Whether ``x[key] = value`` (`key` normalized) copies each element onto itself, as
+    ``x[key] op= y`` ends: t = ``x[key]`` written in place, then ``x[key] = t``."""
+    return (
+        value._mode is x._mode
+        and value._storage.is_view_of(x._storage, key)
+        and not x._storage.layout.has_overlaps
+    )
 
 
 def in_group(result: Any, operands: Collection[Any]) -> Any:

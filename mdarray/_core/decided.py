@@ -38,6 +38,10 @@ from typing import Any
 
 MAX_ENTRIES = 4096
 
+#: The op of a view's key: ``(VIEW, an array's call key, its hashable index)`` names the
+#: runner of ``x[key]`` by slices (`mdarray._ops.indexing.indexing._View`, which holds the
+#: plan that DistArray's ``__getitem__`` and ``__setitem__`` read first).
+VIEW = "getitem"
 #: ``{key: (runner, layouts the key names)}``.
 RUNNERS: dict[tuple, tuple[Callable[..., Any], tuple]] = {}
 #: ``{function: decider}``: ``decider(args, kwargs)`` is a runner for every call of

@@ -486,7 +486,8 @@ class CudaBackend(CudaClock, CudaHostCopies, CudaGraphs):
 
     def assign(self, out, index: tuple, value) -> None:
         """``out[index] = value`` for an index of slices or int arrays per axis."""
-        if _regions.is_basic(index) and np.ndim(value) == 0 and not self.is_native(value):
+        scalar = isinstance(value, _SCALARS) or (type(value) is np.ndarray and not value.ndim)
+        if scalar and _regions.is_basic(index):  # a host scalar (CuPy's 0-d arrays: below)
             key = (*index, ...)
             if plain_fill(out.dtype, value):
                 out[key] = value  # one CuPy call, no view made first
@@ -497,6 +498,7 @@ class CudaBackend(CudaClock, CudaHostCopies, CudaGraphs):
 
 
 _PYTHON_SCALARS = (bool, int, float, complex)
+_SCALARS = (*_PYTHON_SCALARS, np.generic)
 
 
 def _fused(backend: CudaBackend, fn, kernel_name):

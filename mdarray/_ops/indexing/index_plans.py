@@ -117,30 +117,6 @@ def getitem_plan(layout: Layout, key: tuple):
     return Layout(shape, index_map), tuple(parts)
 
 
-def hashable_key(key) -> tuple | None:
-    """`key` as a hashable tuple when it holds only ints (NumPy's as Python's), slices of
-    Python ints, Ellipsis and None (a slice as its ``(start, stop, step)``: Python 3.11's
-    slices do not hash), else None: other keys (arrays, bad keys) take `basic_key`'s path."""
-    out: list = []
-    for item in key if type(key) is tuple else (key,):
-        if type(item) is int or item is None or item is Ellipsis:
-            out.append(item)
-        elif isinstance(item, np.integer):  # ``for i in np.arange(n)``: a position too
-            out.append(int(item))
-        elif type(item) is slice:
-            start, stop, step = item.start, item.stop, item.step
-            if not (
-                (start is None or type(start) is int)
-                and (stop is None or type(stop) is int)
-                and (step is None or type(step) is int)
-            ):
-                return None
-            out.append((start, stop, step))
-        else:
-            return None
-    return tuple(out)
-
-
 @plan_cache
 def key_plan(layout: Layout, key: tuple):
     """What ``x[key]`` decides for a hashable key (see `hashable_key`) on an x of

@@ -26,11 +26,12 @@ import operator
 
 import numpy as np
 
-from mdarray._array.array import DistArray, wrap
+from mdarray._array.array import DistArray, onto_itself, wrap
 from mdarray._backends.backend import Backend
 from mdarray._core import regions as _regions
-from mdarray._core.decided import RUNNERS, remember
+from mdarray._core.decided import RUNNERS, VIEW, remember
 from mdarray._core.modes import REPLICA
+from mdarray._core.regions import hashable_key
 from mdarray._core.registry import implements_method
 from mdarray._exec.chunkwise import blocks, blocks_agree, commit, write_out
 from mdarray._movement.collectives import several
@@ -53,7 +54,6 @@ from .advanced import (
 from .index_plans import (
     basic_key,
     getitem_plan,
-    hashable_key,
     is_advanced,
     position_key,
     position_plan,
@@ -119,7 +119,7 @@ def getitem(x: DistArray, key) -> DistArray:
         return _fields(x, key)
     hashable = hashable_key(key)
     if hashable is not None:
-        entry = RUNNERS.get((getitem, call_key(x), hashable))
+        entry = RUNNERS.get((VIEW, call_key(x), hashable))
         if entry is not None:  # a `_View`: its selection, made here (a frame less)
             basic, layout, _, groups, _, blocks = entry[0].plan  # type: ignore[attr-defined]
             return wrap(x.storage.select(layout, groups, basic, blocks), x.mode)
@@ -127,7 +127,7 @@ def getitem(x: DistArray, key) -> DistArray:
         if plan[2] and not plan[4] and not (hashable and type(hashable[0]) is int):
             # A view by slices: its next call selects at once (a key of a position
             # takes the segment's plan, shifted: `position_plan`, not one runner each).
-            remember((getitem, call_key(x), hashable), _View(plan), (x.layout,))
+            remember((VIEW, call_key(x), hashable), _View(plan), (x.layout,))
         return _planned_getitem(x, plan)
     basic = basic_key(key, x.shape)
     if basic is None:
@@ -202,10 +202,10 @@ def setitem(x: DistArray, key, value) -> None:
     if hashable is not None:
         if isinstance(value, DistArray):
             # ``x[key] op= y`` read the view first: its runner holds the plan.
-            entry = RUNNERS.get((getitem, call_key(x), hashable))
+            entry = RUNNERS.get((VIEW, call_key(x), hashable))
             plan = entry[0].plan if entry is not None else position_plan(x.layout, hashable)  # type: ignore[attr-defined]
             basic = plan[0]
-            if _onto_itself(x, basic, value):
+            if onto_itself(x, basic, value):
                 if x.storage.backend.read_only_arrays:
                     _check_writable(x)
             elif not _block_setitem(x, plan, value):
@@ -297,17 +297,6 @@ def _block_setitem(x: DistArray, plan, value: DistArray) -> bool:
         backend, [(d, block, (), piece) for d, block, piece in zip(layout.devices, target, source)]
     )
     return True
-
-
-def _onto_itself(x: DistArray, key: tuple, value: DistArray) -> bool:
-    """Whether ``x[key] = value`` would copy every element onto itself: ``x[key] op= y``
-    ends with ``x[key] = t``, t the view ``x[key]`` just written in place; each selected
-    element has one copy and t's chunks are that copy's memory."""
-    return (
-        value.mode is x.mode
-        and value.storage.is_view_of(x.storage, key)
-        and not x.layout.has_overlaps
-    )
 
 
 def _distarray_setitem(x: DistArray, key: tuple, value: DistArray) -> None:
