@@ -319,7 +319,7 @@ class Chunks:
         """The view of this array of `layout` whose chunks are basic-indexing views of
         this one's: `groups` is ``((device, ((t, k, index, getter), ...)), ...)`` with
         chunk t ``buffer k[index]`` (`index` of ints, slices and an Ellipsis: a view of
-        chunk t's shape) and `getter` its ``operator.itemgetter``. `token` names the
+        chunk t's shape) and `getter` its ``operator.itemgetter`` (None: all of chunk k). `token` names the
         selection for `is_view_of`; `block_keys` (`view_blocks`) how the view's device
         blocks lie in this array's packed slabs, where they do. `view` without its checks
         (a cached plan guarantees the shapes), buffers made when first read; SPMD runs
@@ -336,8 +336,8 @@ class Chunks:
             out_refs: list = [None] * len(layout.chunk_devices)
             for _, entries in groups:
                 for t, k, _, getter in entries:
-                    allocation, recipe = refs[k]
-                    out_refs[t] = (allocation, (*recipe, getter))
+                    ref = refs[k]  # a whole chunk (getter None) is its source's chunk
+                    out_refs[t] = ref if getter is None else (ref[0], (*ref[1], getter))
             out = Chunks(layout, self.backend, self.dtype)
             out._family, out._refs = family, tuple(out_refs)
             out._origin = (weakref.ref(self), token, block_keys)

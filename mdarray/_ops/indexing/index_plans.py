@@ -228,12 +228,24 @@ def _segments(layout: Layout, key: tuple) -> tuple:
 
 
 def _groups(layout: Layout, parts: tuple) -> tuple:
-    """`parts` by source device, as `Chunks.select` takes them."""
+    """`parts` by source device, as `Chunks.select` takes them (no getter for a part that
+    is its whole chunk: the view's chunk is then its source's)."""
     by_device: dict = {}
     for t, (k, index) in enumerate(parts):
-        entry = (t, k, index, operator.itemgetter(index))
+        whole = _whole(index, layout.chunk_shapes[k])
+        entry = (t, k, index, None if whole else operator.itemgetter(index))
         by_device.setdefault(layout.chunk_devices[k], []).append(entry)
     return tuple((device, tuple(entries)) for device, entries in by_device.items())
+
+
+def _whole(index: tuple, shape: tuple) -> bool:
+    """Whether a local `index` (slices, ints and None, then an Ellipsis) selects all of a
+    chunk of `shape`, in order and in its shape."""
+    items = index[:-1]
+    return len(items) == len(shape) and all(
+        type(i) is slice and i.start == 0 and i.stop == n and i.step == 1
+        for i, n in zip(items, shape)
+    )
 
 
 def block_keys(layout: Layout, key: tuple, result: Layout) -> tuple | None:
