@@ -91,8 +91,8 @@ def basic_getitem(x: DistArray, key: tuple) -> DistArray:
 
 
 class _View:
-    """The runner `getitem` leaves for a view by slices: its `key_plan`, which
-    ``x[key] op= y`` reads too (`setitem`)."""
+    """The runner `getitem` leaves for a view by slices: its `key_plan`, which DistArray's
+    ``__getitem__`` and ``__setitem__`` read (and `setitem`, in SPMD runs)."""
 
     __slots__ = ("plan",)
 
@@ -119,14 +119,10 @@ def getitem(x: DistArray, key) -> DistArray:
         return _fields(x, key)
     hashable = hashable_key(key)
     if hashable is not None:
-        entry = RUNNERS.get((VIEW, call_key(x), hashable))
-        if entry is not None:  # a `_View`: its selection, made here (a frame less)
-            basic, layout, _, groups, _, blocks = entry[0].plan  # type: ignore[attr-defined]
-            return wrap(x.storage.select(layout, groups, basic, blocks), x.mode)
         plan = position_plan(x.layout, hashable)
         if plan[2] and not plan[4] and not (hashable and type(hashable[0]) is int):
-            # A view by slices: its next call selects at once (a key of a position
-            # takes the segment's plan, shifted: `position_plan`, not one runner each).
+            # A view by slices: DistArray's ``__getitem__`` selects its next call at once
+            # (a key of a position takes its segment's plan, shifted: `position_plan`).
             remember((VIEW, call_key(x), hashable), _View(plan), (x.layout,))
         return _planned_getitem(x, plan)
     basic = basic_key(key, x.shape)
