@@ -319,9 +319,9 @@ class Chunks:
         """The view of this array of `layout` whose chunks are basic-indexing views of
         this one's: `groups` is ``((device, ((t, k, index, getter), ...)), ...)`` with
         chunk t ``buffer k[index]`` (`index` of ints, slices and an Ellipsis: a view of
-        chunk t's shape) and `getter` its ``operator.itemgetter`` (None: all of chunk k). `token` names the
-        selection for `is_view_of`; `block_keys` (`view_blocks`) how the view's device
-        blocks lie in this array's packed slabs, where they do. `view` without its checks
+        chunk t's shape), `getter` its ``operator.itemgetter`` (None: all of chunk k).
+        `token` names the selection for `is_view_of`; `block_keys` (`view_blocks`) how the
+        view's device blocks lie in this array's packed slabs. `view` without its checks
         (a cached plan guarantees the shapes), buffers made when first read; SPMD runs
         take `view`."""
         if current() is not None:

@@ -176,9 +176,7 @@ def _fresh_runner(kernel, layout, backend: Backend, dtype, inputs, general):
     backend's kernel for slabs of their size), cast to NumPy's `dtype` where the
     backend's promotion differs; ``out`` and a run of several processes `general`."""
     arrays = tuple(k for k, x in enumerate(inputs) if type(x) is DistArray)
-    largest = max((t for _, t in layout.packing), default=0)
-    itemsize = max(x.dtype.itemsize for x in inputs if type(x) is DistArray)
-    kernel = backend.ufunc_kernel_for(kernel, largest * itemsize)
+    kernel = _sized(kernel, layout, backend, inputs)
     devices = tuple(enumerate(layout.devices))
     on = backend.on
 
@@ -205,6 +203,14 @@ def _fresh_runner(kernel, layout, backend: Backend, dtype, inputs, general):
     return runner
 
 
+def _sized(kernel, layout, backend: Backend, operands):
+    """`kernel` as the backend runs it on `operands` (arrays or their storage, and
+    scalars) of `layout`: sized by the largest device's share (`Backend.ufunc_kernel_for`)."""
+    largest = max((t for _, t in layout.packing), default=0)
+    itemsize = max(x.dtype.itemsize for x in operands if type(x) in (DistArray, Chunks))
+    return backend.ufunc_kernel_for(kernel, largest * itemsize)
+
+
 def _block_runner(ufunc, kernel, layout, backend: Backend, dtypes, operands):
     """What `fast_call` decided for operands whose device blocks agree, as a runner;
     whether ``out`` is written in place decided once (`operands`: this call's) where the
@@ -214,9 +220,7 @@ def _block_runner(ufunc, kernel, layout, backend: Backend, dtypes, operands):
         staged = not writes_in_place(
             backend, ufunc, len(layout.devices), dtypes, operands, each=True
         )
-    largest = max((t for _, t in layout.packing), default=0)
-    itemsize = max(x.dtype.itemsize for x in operands if type(x) is Chunks)
-    kernel = backend.ufunc_kernel_for(kernel, largest * itemsize)
+    kernel = _sized(kernel, layout, backend, operands)
 
     def runner(inputs, out):
         operands = [x.storage if type(x) is DistArray else x for x in inputs]

@@ -198,8 +198,8 @@ def setitem(x: DistArray, key, value) -> None:
     if hashable is not None:
         if isinstance(value, DistArray):
             # ``x[key] op= y`` read the view first: its runner holds the plan.
-            entry = RUNNERS.get((VIEW, call_key(x), hashable))
-            plan = entry[0].plan if entry is not None else position_plan(x.layout, hashable)  # type: ignore[attr-defined]
+            view = RUNNERS.get((VIEW, call_key(x), hashable), (None,))[0]
+            plan = position_plan(x.layout, hashable) if view is None else view.plan  # type: ignore[attr-defined]
             basic = plan[0]
             if onto_itself(x, basic, value):
                 if x.storage.backend.read_only_arrays:
