@@ -19,7 +19,8 @@ elementwise op runs one kernel per device), and keeps copy on write exact with v
   other array sees the write.
 
 Chunks that nobody shares and nobody viewed carry none of this; the first `view` or
-`derive` sets it up. One lock guards the bookkeeping: arrays may be shared by threads.
+`derive` sets it up. A view by slices or a transpose joins its family late, when its own
+buffers are first made (`_join`). One lock guards the bookkeeping: threads share arrays.
 
 In an SPMD run a process holds only its own devices' buffers; another's chunk (and slab)
 is a `Remote`, which knows its shape and dtype.
@@ -37,9 +38,9 @@ import numpy as np
 
 from mdarray._backends.backend import Backend
 from mdarray._core import regions as _regions
-from mdarray._core.limits import MAX_INDEX, allocatable, native
+from mdarray._core.limits import native
 from mdarray._core.recording import Recording
-from mdarray._layouts.layout import Layout, check_devices
+from mdarray._layouts.layout import Layout
 from mdarray._spmd.processes import Remote, current, is_local
 
 from .memory import (
@@ -49,6 +50,8 @@ from .memory import (
     check_slabs,
     copied_memories,
     fill_remote,
+    fresh_slabs,
+    generated,
     loaded,
     made_by,
     own_memories,
@@ -58,12 +61,10 @@ from .memory import (
     zero_d,
 )
 
+_FAMILIES = attrgetter("families")
 _LOCK = threading.RLock()  # guards families, allocations and their moves across threads
 # Integer type codes equal to another's dtype (longlong is int64 on Linux) mapped to it.
 _ALIASES = {c: np.dtype(np.dtype(c).str) for c in "lLqQ" if np.dtype(np.dtype(c).str).char != c}
-
-
-_UNFILLED = object()  # `Chunks._fresh`: slabs left as allocated
 
 
 class Chunks:
@@ -82,6 +83,7 @@ class Chunks:
         "_buffers",
         "_family",
         "_origin",
+        "_pending",
         "_refs",
         "_slab_allocations",
         "_slabs",
@@ -104,6 +106,8 @@ class Chunks:
         self._slab_allocations: tuple | None = None
         # Set by `select`: (a weak reference to the source, the selection's token).
         self._origin: tuple | None = None
+        # A view not yet in its family (`select`, `remap`): see `_join`.
+        self._pending: tuple | None = None
         # (the slabs, {id of block keys: (keys, device blocks)}): see `slab_blocks`.
         self._block_views: tuple | None = None
         self._born = Recording.epoch  # (`Recording`: whether its memory may move)
@@ -148,35 +152,14 @@ class Chunks:
 
     @classmethod
     def empty(cls, layout: Layout, dtype, backend: Backend) -> Chunks:
-        """Fresh packed chunks with unspecified values."""
-        return cls._fresh(layout, dtype, backend, _UNFILLED)
+        """Fresh packed chunks with unspecified values (`memory.fresh_slabs`)."""
+        dtype, slabs = fresh_slabs(layout, dtype, backend, None)
+        return cls(layout, backend, dtype, None, slabs)
 
     @classmethod
     def full(cls, layout: Layout, value, dtype, backend: Backend) -> Chunks:
         """Fresh packed chunks filled with `value`."""
-        return cls._fresh(layout, dtype, backend, value)
-
-    @classmethod
-    def _fresh(cls, layout: Layout, dtype, backend: Backend, value) -> Chunks:
-        """Fresh packed chunks of `value` (or not: `_UNFILLED`), made together where local
-        (`Backend.empty_slabs`: one allocation in shared memory, seen whole by `span`)."""
-        dtype = np.dtype(dtype)
-        if layout.extent * dtype.itemsize > MAX_INDEX or not dtype.isnative:
-            dtype = allocatable(layout.extent, dtype)
-        check_devices(layout, backend)
-        if all(map(is_local, layout.devices)) and (value is _UNFILLED or backend.shared_memory):
-            totals = [t for _, t in layout.packing]
-            slabs = tuple(backend.empty_slabs(totals, dtype, layout.devices))
-            for slab in slabs if value is not _UNFILLED else ():
-                np.copyto(slab, value, casting="unsafe")  # as `numpy.full` (host memory here)
-        else:
-            empty, full = backend.empty, backend.full
-            slabs = tuple(
-                (empty((t,), dtype, d) if value is _UNFILLED else full((t,), value, dtype, d))
-                if is_local(d)
-                else Remote((t,), dtype, d)
-                for d, (_, t) in zip(layout.devices, layout.packing)
-            )
+        dtype, slabs = fresh_slabs(layout, dtype, backend, (value,))
         return cls(layout, backend, dtype, None, slabs)
 
     @classmethod
@@ -202,16 +185,7 @@ class Chunks:
         """Chunks whose buffer `k` is ``make(k)`` (run on chunk k's device), cast to
         `dtype` where given."""
         dtype = None if dtype is None else np.dtype(dtype)
-        buffers: list = []
-        for k, device in enumerate(layout.chunk_devices):
-            if not is_local(device):
-                buffers.append(None)
-                continue
-            with backend.on(device):
-                buffer = make(k)
-                if dtype is not None and buffer.dtype != dtype:
-                    buffer = buffer.astype(dtype)
-                buffers.append(buffer)
+        buffers = generated(layout, backend, make, dtype)
         return cls.of(layout, fill_remote(layout, buffers, dtype), backend, dtype)
 
     def derive(self, layout: Layout | None = None, buffers=None, dtype=None) -> Chunks:
@@ -220,7 +194,7 @@ class Chunks:
         one's (copy on write keeps their writes apart)."""
         layout = self.layout if layout is None else layout
         buffers = self.buffers if buffers is None else tuple(buffers)
-        mine = {id(b): k for k, b in enumerate(self.buffers)}
+        mine = {id(b): k for k, b in enumerate(self.buffers)}  # (a lazy view joins: `_resolve`)
         if getattr(self._family, "exported", False):  # memory seen outside: copies, not shared
             copy, devices = self.backend.copy, layout.chunk_devices
             buffers = [copy(b, devices[t]) if id(b) in mine else b for t, b in enumerate(buffers)]
@@ -285,26 +259,14 @@ class Chunks:
         return out
 
     def remap(self, layout: Layout, make: Callable[[int, Any], Any], token=None) -> Chunks:
-        """`view` for a `make` that always makes a view of its chunk of the same device
-        (a transpose): chunk t is ``make(t, chunk t)``, made when first read (`buffers`,
-        from the refs), so a view that an operation reads by its source's blocks costs
-        no array per chunk; `token` names it for `remapped`. Runs of several processes
-        take `view`."""
+        """`view` for a `make` that always makes a view of its chunk (a transpose): chunk
+        t is ``make(t, chunk t)``, made when first read (`_join`); `token` names it for
+        `remapped`. Runs of several processes take `view`."""
         if current() is not None:
             return self.view(layout, make)
-        with _LOCK:
-            family = self._track()
-            assert self._refs is not None
-            out = Chunks(layout, self.backend, self.dtype)
-            out._family = family
-            out._refs = tuple(
-                (allocation, (*recipe, made_by(make, t)))
-                for t, (allocation, recipe) in enumerate(self._refs)
-            )
-            if token is not None:
-                out._origin = (weakref.ref(self), token, None)
-            family.members[weakref.ref(out, family.members.pop)] = None
-        return out
+        return self._late(
+            layout, None, make, None if token is None else (weakref.ref(self), token, None)
+        )
 
     def remapped(self) -> tuple | None:
         """``(source, token)`` where this is ``source.remap(..., token)`` of a living
@@ -322,26 +284,22 @@ class Chunks:
         chunk t's shape), `getter` its ``operator.itemgetter`` (None: all of chunk k).
         `token` names the selection for `is_view_of`; `block_keys` (`view_blocks`) how the
         view's device blocks lie in this array's packed slabs. `view` without its checks
-        (a cached plan guarantees the shapes), buffers made when first read; SPMD runs
-        take `view`."""
+        (a cached plan guarantees the shapes), joining the family late (`_join`); SPMD
+        runs take `view`."""
         if current() is not None:
             entries = sorted(entry for _, group in groups for entry in group)
             out = self.view(layout, lambda t, b: b[entries[t][2]], [e[1] for e in entries])
             out._origin = (weakref.ref(self), token, None)
             return out
-        with _LOCK:
-            family = self._family or self._track()  # (tracked: no frame)
-            refs = self._refs
-            assert refs is not None
-            out_refs: list = [None] * len(layout.chunk_devices)
-            for _, entries in groups:
-                for t, k, _, getter in entries:
-                    ref = refs[k]  # a whole chunk (getter None) is its source's chunk
-                    out_refs[t] = ref if getter is None else (ref[0], (*ref[1], getter))
-            out = Chunks(layout, self.backend, self.dtype)
-            out._family, out._refs = family, tuple(out_refs)
-            out._origin = (weakref.ref(self), token, block_keys)
-            family.members[weakref.ref(out, family.members.pop)] = None
+        return self._late(layout, groups, None, (weakref.ref(self), token, block_keys))
+
+    def _late(self, layout: Layout, groups: tuple | None, make, origin: tuple | None) -> Chunks:
+        """A view of this (tracked) array that joins its family late (`_join`)."""
+        if self._family is None:
+            with _LOCK:
+                self._track()
+        out = Chunks(layout, self.backend, self.dtype)
+        out._pending, out._origin = (self, groups, make), origin
         return out
 
     def view_blocks(self) -> tuple | None:
@@ -380,6 +338,8 @@ class Chunks:
         """The family, set up with the chunks' allocations where there was none (`_LOCK`)."""
         if (family := self._family) is not None:
             return family
+        if self._pending is not None:
+            return self._join()
         layout = self.layout
         if self._slabs is not None:
             # Packed chunks are their slabs' parts, tracked or not: no buffers made.
@@ -388,6 +348,36 @@ class Chunks:
         return self._attach(
             [(Allocation(b, d, self.backend), ()) for b, d in zip(buffers, layout.chunk_devices)]
         )
+
+    def _join(self) -> Family:
+        """A view that `select` or `remap` made lazily, put in its source's family (under
+        `_LOCK`): its refs are read from the source's now, which are what they would have
+        become (a family moves as a whole). Until then the view holds its source (so the
+        memory it views stays), needs no registration, and a view that is only read by its
+        source's blocks (`view_blocks`) never joins."""
+        source, groups, make = self._pending  # type: ignore[misc]
+        family = source._track()
+        refs = source._refs
+        out: list
+        if groups is None:  # `remap`: chunk t a view of the source's chunk t
+            out = [(a, (*recipe, made_by(make, t))) for t, (a, recipe) in enumerate(refs)]
+        else:
+            out = [None] * len(self.layout.chunk_devices)
+            for _, entries in groups:
+                for t, k, _, getter in entries:
+                    ref = refs[k]  # a whole chunk (getter None) is its source's chunk
+                    out[t] = ref if getter is None else (ref[0], (*ref[1], getter))
+        self._family, self._refs, self._pending = family, tuple(out), None
+        family.members[weakref.ref(self, family.members.pop)] = None
+        return family
+
+    def _sources(self, chunks: Sequence[int] | None) -> list | None:
+        """The source's chunks that a lazy view's `chunks` (None: all) are views of."""
+        _, groups, _ = self._pending  # type: ignore[misc]
+        if groups is None:
+            return None if chunks is None else list(chunks)
+        wanted = None if chunks is None else set(chunks)
+        return [k for _, es in groups for t, k, _, _ in es if wanted is None or t in wanted]
 
     def _attach_slabs(self, slabs: Sequence[Allocation]) -> Family:
         """Track packed chunks as parts of the allocations `slabs` (one per device)."""
@@ -443,6 +433,8 @@ class Chunks:
         memory per slab), and whether copy on write tracks them."""
         layout = self.layout
         with _LOCK:
+            if self._pending is not None:
+                self._join()
             if self._family is None:
                 if self._slabs is not None:
                     return own_memories(self._slabs, layout.devices, self.backend), None, False
@@ -482,6 +474,9 @@ class Chunks:
         return buffers
 
     def _resolve(self) -> tuple:
+        if self._pending is not None:
+            with _LOCK:
+                self._track()
         if self._slabs is not None:
             # Packed chunks are their slabs' parts, tracked or not (`_move` keeps the two).
             return unpack(self.layout, self._slabs, self.backend)
@@ -516,6 +511,10 @@ class Chunks:
         """What `writable` does before it returns the buffers (which a write through
         `blocks` or the slabs does not need made)."""
         if self._family is None:
+            if (pending := self._pending) is not None:  # a late view: its source's memory
+                slabs = pending[0]._slab_allocations  # (packed, none shared: no Python call)
+                if slabs is None or max(map(len, map(_FAMILIES, slabs))) > 1:
+                    pending[0].make_writable(self._sources(chunks))
             return
         with _LOCK:
             assert self._refs is not None
@@ -531,8 +530,9 @@ class Chunks:
     def apart_from(self, written: Chunks) -> bool:
         """Whether this memory cannot meet `written`'s, just made writable: both tracked,
         in different families (a writable family's memory is its own)."""
-        family = self._family
-        return family is not None and written._family is not None and family is not written._family
+        family = self._family if self._pending is None else self._pending[0]._family
+        other = written._family if written._pending is None else written._pending[0]._family
+        return family is not None and other is not None and family is not other
 
     def own_slabs(self) -> tuple | None:
         """The slabs of packed chunks, ready to be written in place as a whole (moved to

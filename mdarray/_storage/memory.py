@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from mdarray._backends.backend import Backend, get_backend
+from mdarray._core.limits import MAX_INDEX, allocatable
 from mdarray._layouts.layout import Layout, check_devices
 from mdarray._spmd import processes as _processes
 from mdarray._spmd.processes import Remote, is_local
@@ -208,6 +209,46 @@ def check_slabs(layout, slabs: tuple, dtype, backend: Backend) -> None:
         where = backend.device_of(slab)
         if where is not None and where != device:
             raise ValueError(f"the slab of device {device} is on device {where}")
+
+
+def fresh_slabs(layout: Layout, dtype, backend: Backend, fill: tuple | None) -> tuple:
+    """``(dtype, slabs)`` of fresh packed chunks of `layout`, filled with ``fill[0]`` (None:
+    left as allocated), made together where local (`Backend.empty_slabs`: one allocation in
+    shared memory, seen whole by `span`); the dtype one that can hold the layout's extent."""
+    dtype = np.dtype(dtype)
+    if layout.extent * dtype.itemsize > MAX_INDEX or not dtype.isnative:
+        dtype = allocatable(layout.extent, dtype)
+    check_devices(layout, backend)
+    value: Any = None if fill is None else fill[0]
+    if all(map(is_local, layout.devices)) and (fill is None or backend.shared_memory):
+        totals = [t for _, t in layout.packing]
+        slabs = tuple(backend.empty_slabs(totals, dtype, layout.devices))
+        for slab in slabs if fill is not None else ():
+            np.copyto(slab, value, casting="unsafe")  # as `numpy.full` (host memory here)
+        return dtype, slabs
+    empty, full = backend.empty, backend.full
+    return dtype, tuple(
+        (empty((t,), dtype, d) if fill is None else full((t,), value, dtype, d))
+        if is_local(d)
+        else Remote((t,), dtype, d)
+        for d, (_, t) in zip(layout.devices, layout.packing)
+    )
+
+
+def generated(layout: Layout, backend: Backend, make: Callable[[int], Any], dtype) -> list:
+    """Per chunk k ``make(k)`` run on its device (cast to `dtype` where given), None for
+    another process's chunk."""
+    buffers: list = []
+    for k, device in enumerate(layout.chunk_devices):
+        if not is_local(device):
+            buffers.append(None)
+            continue
+        with backend.on(device):
+            buffer = make(k)
+            if dtype is not None and buffer.dtype != dtype:
+                buffer = buffer.astype(dtype)
+            buffers.append(buffer)
+    return buffers
 
 
 def made_by(make: Callable[[int, Any], Any], t: int) -> Callable[[Any], Any]:

@@ -1,5 +1,9 @@
 """Buffers shared by reshard and change_mode are copied before an in-place write."""
 
+import copy
+import gc
+import pickle
+
 import numpy as np
 import pytest
 
@@ -183,3 +187,49 @@ def test_an_exported_array_keeps_its_memory(copy, when):
     np.testing.assert_array_equal(y.get(), host)
     y[1, 1] = -3.0
     assert float(seen[1, 1]) == want[1, 1]
+
+
+# Views that join their family late ---------------------------------------------------------
+# A view by slices or a transpose is made with none of its family's bookkeeping: it holds
+# its source and joins the family when its own buffers are first made. Every move of the
+# family before then (a copy on write, a write computed into new memory) must reach it as
+# NumPy's view would see the write, and a view of such a view too.
+
+LATE = ["rows", "strided", "transpose"]
+
+
+@pytest.mark.parametrize("copy", sorted(COPIES))
+@pytest.mark.parametrize("view", LATE)
+@pytest.mark.parametrize("writer", ["base", "view", "view of the view"])
+def test_a_view_unread_until_after_a_move_sees_its_family(copy, view, writer):
+    host, x = _model()
+    make_view, numpy_view = VIEWS[view]
+    v = make_view(x)
+    vv = make_view(x)[1:]  # (v is not its source: both stay outside the family)
+    y = COPIES[copy](x)  # shares x's memory: the first write moves x's family
+    with mdarray.options(fallback="raise"):
+        {"base": x, "view": v, "view of the view": vv}[writer].__iadd__(1.0)
+        x[0, 0] = -1.0
+    want = host.copy()
+    {"base": want, "view": numpy_view(want), "view of the view": numpy_view(want)[1:]}[
+        writer
+    ].__iadd__(1.0)
+    want[0, 0] = -1.0
+    np.testing.assert_array_equal(vv.get(), numpy_view(want)[1:])
+    np.testing.assert_array_equal(v.get(), numpy_view(want))
+    np.testing.assert_array_equal(x.get(), want)
+    np.testing.assert_array_equal(y.get(), host)
+
+
+@pytest.mark.parametrize("view", LATE)
+def test_a_view_keeps_what_it_views_when_its_source_is_dropped(view):
+    host, _ = _model()
+    make_view, numpy_view = VIEWS[view]
+    v = make_view(mdarray.distributed_array(host, GRID))
+    gc.collect()
+    v[0] = -4.0  # its own memory now: nothing else sees it
+    want = numpy_view(host.copy())
+    want[0] = -4.0
+    np.testing.assert_array_equal(v.get(), want)
+    np.testing.assert_array_equal(copy.deepcopy(v).get(), want)
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(v)).get(), want)
