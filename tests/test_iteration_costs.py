@@ -26,14 +26,16 @@ sys.path.pop(0)
 
 #: Python calls per iteration reached under pytest, by the number of devices (another
 #: number takes the largest budget); on one GPU (the cuda backend's frames differ).
+#: CG with 2 or 4 devices counts 110 to 140 more here than `tools/device/counts.py`: the
+#: suite turns warnings into errors, so its in-place kernels may raise and write by `commit`.
 REACHED = {
-    1: {"cg": 307, "jacobi": 168, "kmeans": 337, "logreg": 109, "power": 61, "standardize": 518},
-    2: {"cg": 680, "jacobi": 352, "kmeans": 564, "logreg": 393, "power": 152, "standardize": 560},
-    4: {"cg": 595, "jacobi": 341, "kmeans": 545, "logreg": 145, "power": 84, "standardize": 532},
+    1: {"cg": 307, "jacobi": 166, "kmeans": 350, "logreg": 100, "power": 61, "standardize": 518},
+    2: {"cg": 704, "jacobi": 364, "kmeans": 576, "logreg": 392, "power": 152, "standardize": 560},
+    4: {"cg": 607, "jacobi": 353, "kmeans": 547, "logreg": 136, "power": 84, "standardize": 532},
 }
 # An H100, 2026-12-06 (`tools/device/counts.py`, outside pytest; CG counts
 # 4 to 12 more under pytest on the cpu backend's one device, 12 added here).
-CUDA = {"cg": 263, "jacobi": 147, "kmeans": 329, "logreg": 107, "power": 57, "standardize": 536}
+CUDA = {"cg": 239, "jacobi": 140, "kmeans": 338, "logreg": 97, "power": 56, "standardize": 537}
 NAMES = sorted(CUDA)
 
 
