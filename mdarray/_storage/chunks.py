@@ -56,7 +56,7 @@ from .memory import (
     made_by,
     own_memories,
     saved,
-    slab_part,
+    slab_recipes,
     unpack,
     zero_d,
 )
@@ -194,7 +194,7 @@ class Chunks:
         one's (copy on write keeps their writes apart)."""
         layout = self.layout if layout is None else layout
         buffers = self.buffers if buffers is None else tuple(buffers)
-        mine = {id(b): k for k, b in enumerate(self.buffers)}  # (a lazy view joins: `_resolve`)
+        mine = {id(b): k for k, b in enumerate(self.buffers)}  # (a late view joins: `_resolve`)
         if getattr(self._family, "exported", False):  # memory seen outside: copies, not shared
             copy, devices = self.backend.copy, layout.chunk_devices
             buffers = [copy(b, devices[t]) if id(b) in mine else b for t, b in enumerate(buffers)]
@@ -294,8 +294,10 @@ class Chunks:
         return self._late(layout, groups, None, (weakref.ref(self), token, block_keys))
 
     def _late(self, layout: Layout, groups: tuple | None, make, origin: tuple | None) -> Chunks:
-        """A view of this (tracked) array that joins its family late (`_join`)."""
-        if self._family is None:
+        """A view of this array that joins its family late (`_join`); an untracked source
+        stays so until then (its memory is its own: a write needs no move), a late one
+        joins now (so a view's source is never late: joins do not chain)."""
+        if self._pending is not None:
             with _LOCK:
                 self._track()
         out = Chunks(layout, self.backend, self.dtype)
@@ -350,11 +352,10 @@ class Chunks:
         )
 
     def _join(self) -> Family:
-        """A view that `select` or `remap` made lazily, put in its source's family (under
-        `_LOCK`): its refs are read from the source's now, which are what they would have
-        become (a family moves as a whole). Until then the view holds its source (so the
-        memory it views stays), needs no registration, and a view that is only read by its
-        source's blocks (`view_blocks`) never joins."""
+        """A view `select` or `remap` made late, put in its source's family (`_LOCK`): its
+        refs read from the source's now are what they would have become (a family moves
+        as a whole). Until then it holds its source (so the memory it views stays) and
+        costs no registration; one read only by its source's blocks never joins."""
         source, groups, make = self._pending  # type: ignore[misc]
         family = source._track()
         refs = source._refs
@@ -372,7 +373,7 @@ class Chunks:
         return family
 
     def _sources(self, chunks: Sequence[int] | None) -> list | None:
-        """The source's chunks that a lazy view's `chunks` (None: all) are views of."""
+        """The source's chunks that a late view's `chunks` (None: all) are views of."""
         _, groups, _ = self._pending  # type: ignore[misc]
         if groups is None:
             return None if chunks is None else list(chunks)
@@ -381,11 +382,7 @@ class Chunks:
 
     def _attach_slabs(self, slabs: Sequence[Allocation]) -> Family:
         """Track packed chunks as parts of the allocations `slabs` (one per device)."""
-        layout = self.layout
-        refs: list = [None] * len(layout.chunks)
-        for allocation, (entries, _) in zip(slabs, layout.packing):
-            for k, offset, size in entries:
-                refs[k] = (allocation, slab_part(offset, size, layout.chunk_shapes[k]))
+        refs = [(slabs[i], recipe) for i, recipe in slab_recipes(self.layout)]
         return self._attach(refs, tuple(slabs))
 
     def _attach(self, refs: Sequence, slabs: tuple | None = None) -> Family:
@@ -512,9 +509,12 @@ class Chunks:
         `blocks` or the slabs does not need made)."""
         if self._family is None:
             if (pending := self._pending) is not None:  # a late view: its source's memory
-                slabs = pending[0]._slab_allocations  # (packed, none shared: no Python call)
-                if slabs is None or max(map(len, map(_FAMILIES, slabs))) > 1:
-                    pending[0].make_writable(self._sources(chunks))
+                source = pending[0]  # (untracked, or packed sharing none: no Python call)
+                slabs = source._slab_allocations
+                if source._family is not None and (
+                    slabs is None or max(map(len, map(_FAMILIES, slabs))) > 1
+                ):
+                    source.make_writable(self._sources(chunks))
             return
         with _LOCK:
             assert self._refs is not None

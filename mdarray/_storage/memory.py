@@ -129,6 +129,24 @@ def slab_part(offset: int, size: int, shape: tuple) -> tuple:
     )
 
 
+_RECIPES: dict = {}  # layout -> `slab_recipes` (bounded)
+
+
+def slab_recipes(layout: Layout) -> tuple:
+    """Per chunk of `layout` ``(slab number, recipe)``: where packed storage holds it
+    (`slab_part`), the same for every array of the layout, so made once per layout."""
+    got = _RECIPES.get(layout)
+    if got is None:
+        refs: list = [None] * len(layout.chunks)
+        for i, (entries, _) in enumerate(layout.packing):
+            for k, offset, size in entries:
+                refs[k] = (i, slab_part(offset, size, layout.chunk_shapes[k]))
+        if len(_RECIPES) >= 256:
+            _RECIPES.clear()
+        got = _RECIPES[layout] = tuple(refs)
+    return got
+
+
 def unpack(layout, slabs, backend: Backend) -> tuple:
     """The chunk views of packed slabs: views only (no kernel, no allocation).
 

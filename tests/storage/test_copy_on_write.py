@@ -233,3 +233,21 @@ def test_a_view_keeps_what_it_views_when_its_source_is_dropped(view):
     np.testing.assert_array_equal(v.get(), want)
     np.testing.assert_array_equal(copy.deepcopy(v).get(), want)
     np.testing.assert_array_equal(pickle.loads(pickle.dumps(v)).get(), want)
+
+
+@pytest.mark.parametrize("view", LATE)
+@pytest.mark.parametrize("write", sorted(WRITES))
+@pytest.mark.parametrize("writer", ["base", "view"])
+def test_a_late_view_of_a_new_array_sees_every_write(view, write, writer):
+    """An op's result is tracked by nobody: its late view leaves it so, and a write
+    through either (in place, or computed into new memory and committed) reaches both."""
+    host, x = _model()
+    make_view, numpy_view = VIEWS[view]
+    y, want = x * 1.0, host * 1.0
+    v = make_view(y)
+    with mdarray.options(fallback="raise"):
+        WRITES[write](y if writer == "base" else v)
+    WRITES[write](want if writer == "base" else numpy_view(want))
+    np.testing.assert_array_equal(v.get(), numpy_view(want))
+    np.testing.assert_array_equal(y.get(), want)
+    np.testing.assert_array_equal(x.get(), host)

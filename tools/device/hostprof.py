@@ -2,8 +2,8 @@
 per iteration with and without a device synchronize each iteration (mdarray and the
 reference library), then cProfile's top functions by own time over mdarray's loop
 (CuPy's Cython methods appear as builtins); ``percall``: the same for each op of the
-per-call table (`benchmarks.workloads.percall_ops`): ``python tools/device/hostprof.py
-NAME...`` from the repository root."""
+per-call table (`benchmarks.workloads.percall_ops`) on 64x64, ``percall2048`` on 2048x2048:
+``python tools/device/hostprof.py NAME...`` from the repository root."""
 
 import cProfile
 import importlib
@@ -35,18 +35,18 @@ def timed(env, fn, iters: int, rounds: int = 7) -> float:
     return sorted(spent)[len(spent) // 2]
 
 
-def percall(env) -> None:
-    """Each per-call op's time (mdarray, the reference) and mdarray's profile."""
+def percall(env, n: int = 64) -> None:
+    """Each per-call op's time (mdarray, the reference) and mdarray's profile, on n x n."""
     rng = np.random.default_rng(1)
-    hx, hy = rng.standard_normal((64, 64), np.float32), rng.standard_normal((64, 64), np.float32)
-    hw = rng.standard_normal((64, 8), np.float32)
-    layout = workloads.row_map((64, 64), mdarray.devices())
+    hx, hy = rng.standard_normal((n, n), np.float32), rng.standard_normal((n, n), np.float32)
+    hw = rng.standard_normal((n, 8), np.float32)
+    layout = workloads.row_map((n, n), mdarray.devices())
     x, y = mdarray.distributed_array(hx, layout), mdarray.distributed_array(hy, layout)
     w = mdarray.asarray(hw, device=x.device)
     rx, ry, rw = env.asref(hx), env.asref(hy), env.asref(hw)
     theirs = workloads.percall_ops(env.xp, rx, ry, env.xp.sum(rx), rw)
     ours = workloads.percall_ops(mdarray, x, y, mdarray.sum(x), w)
-    count = 2000
+    count = 2000 if n <= 256 else 200
     for (name, ref_call), (_, our_call) in zip(theirs, ours):
         t_ref = harness.loop_time(env, ref_call, count=count) * 1e6
         t_ours = harness.loop_time(env, our_call, count=count) * 1e6
@@ -63,9 +63,9 @@ def percall(env) -> None:
 
 def main(names) -> None:
     env = harness.Env()
-    if "percall" in names:
-        percall(env)
-        names = [n for n in names if n != "percall"]
+    for name in [n for n in names if n.startswith("percall")]:  # percall, percall2048
+        percall(env, int(name[len("percall") :] or 64))
+    names = [n for n in names if not n.startswith("percall")]
     for name in names:
         workload(env, name)
 
