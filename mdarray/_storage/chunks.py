@@ -58,6 +58,7 @@ from .memory import (
     saved,
     slab_recipes,
     unpack,
+    viewed_chunks,
     zero_d,
 )
 
@@ -298,8 +299,7 @@ class Chunks:
         stays so until then (its memory is its own: a write needs no move), a late one
         joins now (so a view's source is never late: joins do not chain)."""
         if self._pending is not None:
-            with _LOCK:
-                self._track()
+            _tracked(self)
         out = Chunks(layout, self.backend, self.dtype)
         out._pending, out._origin = (self, groups, make), origin
         return out
@@ -371,14 +371,6 @@ class Chunks:
         self._family, self._refs, self._pending = family, tuple(out), None
         family.members[weakref.ref(self, family.members.pop)] = None
         return family
-
-    def _sources(self, chunks: Sequence[int] | None) -> list | None:
-        """The source's chunks that a late view's `chunks` (None: all) are views of."""
-        _, groups, _ = self._pending  # type: ignore[misc]
-        if groups is None:
-            return None if chunks is None else list(chunks)
-        wanted = None if chunks is None else set(chunks)
-        return [k for _, es in groups for t, k, _, _ in es if wanted is None or t in wanted]
 
     def _attach_slabs(self, slabs: Sequence[Allocation]) -> Family:
         """Track packed chunks as parts of the allocations `slabs` (one per device)."""
@@ -472,8 +464,7 @@ class Chunks:
 
     def _resolve(self) -> tuple:
         if self._pending is not None:
-            with _LOCK:
-                self._track()
+            _tracked(self)
         if self._slabs is not None:
             # Packed chunks are their slabs' parts, tracked or not (`_move` keeps the two).
             return unpack(self.layout, self._slabs, self.backend)
@@ -514,7 +505,7 @@ class Chunks:
                 if source._family is not None and (
                     slabs is None or max(map(len, map(_FAMILIES, slabs))) > 1
                 ):
-                    source.make_writable(self._sources(chunks))
+                    source.make_writable(viewed_chunks(pending[1], chunks))
             return
         with _LOCK:
             assert self._refs is not None
@@ -530,8 +521,9 @@ class Chunks:
     def apart_from(self, written: Chunks) -> bool:
         """Whether this memory cannot meet `written`'s, just made writable: both tracked,
         in different families (a writable family's memory is its own)."""
-        family = self._family if self._pending is None else self._pending[0]._family
-        other = written._family if written._pending is None else written._pending[0]._family
+        # A late view's family is its source's (tracked now where it was not).
+        family = self._family if self._pending is None else _tracked(self._pending[0])
+        other = written._family if written._pending is None else _tracked(written._pending[0])
         return family is not None and other is not None and family is not other
 
     def own_slabs(self) -> tuple | None:
@@ -598,3 +590,11 @@ class Chunks:
                 )
                 member._slabs = tuple(a.array for a in member._slab_allocations)
                 member._block_views = None
+
+
+def _tracked(chunks: Chunks) -> Family:
+    """`chunks`' family, set up (`Chunks._track`, under `_LOCK`) where there was none."""
+    if (family := chunks._family) is not None:
+        return family
+    with _LOCK:
+        return chunks._track()

@@ -147,6 +147,15 @@ def slab_recipes(layout: Layout) -> tuple:
     return got
 
 
+def viewed_chunks(groups: tuple | None, chunks) -> list | None:
+    """The source's chunks that chunks `chunks` (None: all) of a view are views of: by
+    `groups` (`Chunks.select`'s), else chunk t of chunk t (`Chunks.remap`)."""
+    if groups is None:
+        return None if chunks is None else list(chunks)
+    wanted = None if chunks is None else set(chunks)
+    return [k for _, es in groups for t, k, _, _ in es if wanted is None or t in wanted]
+
+
 def unpack(layout, slabs, backend: Backend) -> tuple:
     """The chunk views of packed slabs: views only (no kernel, no allocation).
 
