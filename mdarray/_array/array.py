@@ -20,7 +20,7 @@ from numpy.typing import DTypeLike
 
 from mdarray._backends.backend import DeviceSet
 from mdarray._core.debug import TransferCount
-from mdarray._core.decided import RUNNERS, VIEW
+from mdarray._core.decided import RUNNERS, SCALAR_WRITES, VIEW
 from mdarray._core.modes import REPLICA, Mode, as_mode
 from mdarray._core.regions import hashable_key
 from mdarray._core.registry import FUNCTIONS, LOCAL, METHODS, UFUNC_METHODS, UFUNC_OVERRIDES
@@ -337,16 +337,18 @@ class DistArray(Stored, NDArrayMethods, PythonProtocols, Exports, Operators):
         """``x[key] = value``: writes every copy of the selected elements (in the array's
         mode: a partial array's other copies take the identity), through the buffers, so
         views see it. On failure no copy changes."""
-        if type(value) is DistArray and _processes.current() is None and not _profile.recording:
-            # ``x[key] op= y`` ends with ``x[key] = t``, t the view it wrote in place.
+        if _processes.current() is None and not _profile.recording:
+            # A write its first call left a runner for ends here: ``x[key] op= y`` ends with
+            # ``x[key] = t``, t the view it wrote in place (the view's runner); ``x[i] = 1.0``.
             hashable = hashable_key(key)
-            entry = None if hashable is None else RUNNERS.get((VIEW, self._call_key, hashable))
-            if (
-                entry is not None
-                and not self._storage.backend.read_only_arrays
-                and onto_itself(self, entry[0].plan[0], value)  # type: ignore[attr-defined]
-            ):
-                return
+            if hashable is not None:
+                if type(value) is DistArray:
+                    entry = RUNNERS.get((VIEW, self._call_key, hashable))
+                    runner = None if entry is None else entry[0]
+                else:
+                    runner = SCALAR_WRITES.get((self._call_key, hashable))
+                if runner is not None and runner.set(self, value):  # type: ignore[attr-defined]
+                    return
         self._setitem(key, value)
 
     @_processes.collective("setitem")
@@ -474,16 +476,6 @@ def _decided_first(name: str) -> Callable[..., Any]:
 _QUICK = frozenset({DistArray, int, float, complex, bool})
 for _name in BINARY_OPERATORS:
     setattr(DistArray, _name, _decided_first(_name))
-
-
-def onto_itself(x: DistArray, key: tuple, value: DistArray) -> bool:
-    """Whether ``x[key] = value`` (`key` normalized) copies each element onto itself, as
-    ``x[key] op= y`` ends: t = ``x[key]`` written in place, then ``x[key] = t``."""
-    return (
-        value._mode is x._mode
-        and value._storage.is_view_of(x._storage, key)
-        and not x._storage.layout.has_overlaps
-    )
 
 
 def in_group(result: Any, operands: Collection[Any]) -> Any:

@@ -42,6 +42,10 @@ MAX_ENTRIES = 4096
 #: runner of ``x[key]`` by slices (`mdarray._ops.indexing.indexing._View`, which holds the
 #: plan that DistArray's ``__getitem__`` and ``__setitem__`` read first).
 VIEW = "getitem"
+#: ``{(an array's call key, hashable index): runner}`` of ``x[index] = scalar``
+#: (`mdarray._ops.indexing.indexing._ScalarWrite`, which holds the layout the key names by
+#: id). Apart from `RUNNERS` and bounded at 1024: a loop over rows leaves one per row.
+SCALAR_WRITES: dict[tuple, Any] = {}
 #: ``{key: (runner, layouts the key names)}``.
 RUNNERS: dict[tuple, tuple[Callable[..., Any], tuple]] = {}
 #: ``{function: decider}``: ``decider(args, kwargs)`` is a runner for every call of
@@ -149,3 +153,4 @@ def clear() -> None:
     """Forget every runner (the next call of each key goes the whole way)."""
     with _LOCK:
         RUNNERS.clear()
+        SCALAR_WRITES.clear()

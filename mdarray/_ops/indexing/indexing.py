@@ -26,10 +26,10 @@ import operator
 
 import numpy as np
 
-from mdarray._array.array import DistArray, onto_itself, wrap
+from mdarray._array.array import DistArray, wrap
 from mdarray._backends.backend import Backend
 from mdarray._core import regions as _regions
-from mdarray._core.decided import RUNNERS, VIEW, remember
+from mdarray._core.decided import RUNNERS, SCALAR_WRITES, VIEW, remember
 from mdarray._core.modes import REPLICA
 from mdarray._core.regions import hashable_key
 from mdarray._core.registry import implements_method
@@ -101,6 +101,57 @@ class _View:
 
     def __call__(self, x: DistArray) -> DistArray:
         return _planned_getitem(x, self.plan)
+
+    def set(self, x: DistArray, value: DistArray) -> bool:
+        """``x[key] = value`` where it copies each element onto itself (nothing to do):
+        whether it did."""
+        return not x.storage.backend.read_only_arrays and onto_itself(x, self.plan[0], value)
+
+
+def onto_itself(x: DistArray, key: tuple, value: DistArray) -> bool:
+    """Whether ``x[key] = value`` (`key` normalized) copies each element onto itself, as
+    ``x[key] op= y`` ends: t = ``x[key]`` written in place, then ``x[key] = t``."""
+    return (
+        value.mode is x.mode
+        and value.storage.is_view_of(x.storage, key)
+        and not x.storage.layout.has_overlaps
+    )
+
+
+class _ScalarWrite:
+    """The runner `setitem` leaves for ``x[key] = scalar`` (`_core.decided.SCALAR_WRITES`):
+    the key's writes into x's layout (`position_writes`), which DistArray's
+    ``__setitem__`` runs at once on the next call."""
+
+    __slots__ = ("chunks", "layout", "plain", "writes")
+
+    def __init__(self, layout, writes: list) -> None:
+        self.layout, self.writes = layout, writes  # (the layout kept: the key names its id)
+        self.chunks = [write[0] for write in writes]
+        devices = layout.chunk_devices
+        # ``(device, chunk, index)`` per write where none writes an identity (a partial
+        # mode's shadowed copies): one process's writes, as `_write` makes them.
+        plain = [(devices[k], k, index) for k, _, index, _, shadowed in writes if not shadowed]
+        self.plain = plain if len(plain) == len(writes) else None
+
+    def set(self, x: DistArray, value) -> bool:
+        """Write `value` where it is a scalar (cast to x's dtype first, which may raise
+        before any write): whether it did."""
+        if not (type(value) in _SCALARS or isinstance(value, np.generic)):
+            return False
+        scalar = np.array(value, dtype=x.dtype)[()]
+        storage = x.storage
+        if storage.backend.read_only_arrays:
+            _check_writable(x)
+        if self.plain is None or not _this_process.ALL_HERE:
+            _write(x, self.writes, [scalar] * len(self.writes))
+            return True
+        buffers = storage.writable(self.chunks)
+        commit(storage.backend, [(d, buffers[k], index, scalar) for d, k, index in self.plain])
+        return True
+
+
+_SCALARS = frozenset({int, float, complex, bool})
 
 
 @implements_method("getitem")
@@ -174,13 +225,6 @@ def _has_ellipsis(key) -> bool:
 # Assignment -------------------------------------------------------------------------
 
 
-#: ``{(an array's call key, hashable key): (layout, its writes)}`` of ``x[key] = scalar``
-#: (`position_writes`): a key names its layout by id, so the entry keeps that layout
-#: alive (no other can take its id). Bounded: past 1024 entries it starts again empty (a
-#: loop over rows writes one position each).
-_SCALAR_WRITES: dict[tuple, tuple] = {}
-
-
 @implements_method("setitem")
 def setitem(x: DistArray, key, value) -> None:
     """``x[key] = value``: writes every copy of the selected elements, or none on error.
@@ -207,18 +251,13 @@ def setitem(x: DistArray, key, value) -> None:
             elif not _block_setitem(x, plan, value):
                 _distarray_setitem(x, basic, value)
             return
-        if type(value) in (int, float, complex, bool) or isinstance(value, np.generic):
-            scalar = np.array(value, dtype=x.dtype)[()]
-            known = _SCALAR_WRITES.get((call_key(x), hashable))
-            if known is None:
-                known = (x.layout, position_writes(x.layout, x.mode, hashable, ())[0])
-                if len(_SCALAR_WRITES) >= 1024:
-                    _SCALAR_WRITES.clear()
-                _SCALAR_WRITES[call_key(x), hashable] = known
-            writes = known[1]
-            if x.storage.backend.read_only_arrays:
-                _check_writable(x)
-            _write(x, writes, [scalar] * len(writes))
+        runner = SCALAR_WRITES.get((call_key(x), hashable))
+        if runner is None and (type(value) in _SCALARS or isinstance(value, np.generic)):
+            runner = _ScalarWrite(x.layout, position_writes(x.layout, x.mode, hashable, ())[0])
+            if len(SCALAR_WRITES) >= 1024:
+                SCALAR_WRITES.clear()
+            SCALAR_WRITES[call_key(x), hashable] = runner
+        if runner is not None and runner.set(x, value):
             return
         _write_all(x, _planned_writes(x, position_key(x.layout, hashable), value))
         return
