@@ -103,9 +103,21 @@ class _View:
         return _planned_getitem(x, self.plan)
 
     def set(self, x: DistArray, value: DistArray) -> bool:
-        """``x[key] = value`` where it copies each element onto itself (nothing to do):
-        whether it did."""
-        return not x.storage.backend.read_only_arrays and onto_itself(x, self.plan[0], value)
+        """``x[key] = value`` by this plan (`_write_from`), in one process: done."""
+        _write_from(x, self.plan, value)
+        return True
+
+
+def _write_from(x: DistArray, plan: tuple, value: DistArray) -> None:
+    """``x[key] = value`` for a DistArray value, by the key's `position_plan`: nothing
+    where it copies each element onto itself, else one copy per device where the blocks
+    agree (`_block_setitem`), else by the write plan (`_distarray_setitem`)."""
+    basic = plan[0]
+    if onto_itself(x, basic, value):
+        if x.storage.backend.read_only_arrays:
+            _check_writable(x)
+    elif not _block_setitem(x, plan, value):
+        _distarray_setitem(x, basic, value)
 
 
 def onto_itself(x: DistArray, key: tuple, value: DistArray) -> bool:
@@ -154,6 +166,20 @@ class _ScalarWrite:
 _SCALARS = frozenset({int, float, complex, bool})
 
 
+def _view_plan(x: DistArray, hashable: tuple) -> tuple:
+    """The `position_plan` of ``x[key]`` (`hashable`: the key's `hashable_key`): a view by
+    slices leaves its runner (`_View`, read at once by DistArray's ``__getitem__`` and
+    ``__setitem__`` on the next call; a key of a position takes its segment's plan,
+    shifted, so it leaves none)."""
+    view = RUNNERS.get((VIEW, call_key(x), hashable))
+    if view is not None:
+        return view[0].plan  # type: ignore[attr-defined]
+    plan = position_plan(x.layout, hashable)
+    if plan[2] and not plan[4] and not (hashable and type(hashable[0]) is int):
+        remember((VIEW, call_key(x), hashable), _View(plan), (x.layout,))
+    return plan
+
+
 @implements_method("getitem")
 def getitem(x: DistArray, key) -> DistArray:
     """``x[key]``: basic keys run per chunk, one integer array along one axis by
@@ -170,12 +196,7 @@ def getitem(x: DistArray, key) -> DistArray:
         return _fields(x, key)
     hashable = hashable_key(key)
     if hashable is not None:
-        plan = position_plan(x.layout, hashable)
-        if plan[2] and not plan[4] and not (hashable and type(hashable[0]) is int):
-            # A view by slices: DistArray's ``__getitem__`` selects its next call at once
-            # (a key of a position takes its segment's plan, shifted: `position_plan`).
-            remember((VIEW, call_key(x), hashable), _View(plan), (x.layout,))
-        return _planned_getitem(x, plan)
+        return _planned_getitem(x, _view_plan(x, hashable))
     basic = basic_key(key, x.shape)
     if basic is None:
         mask = _mask_of(x, key)
@@ -241,15 +262,7 @@ def setitem(x: DistArray, key, value) -> None:
     hashable = hashable_key(key)
     if hashable is not None:
         if isinstance(value, DistArray):
-            # ``x[key] op= y`` read the view first: its runner holds the plan.
-            view = RUNNERS.get((VIEW, call_key(x), hashable), (None,))[0]
-            plan = position_plan(x.layout, hashable) if view is None else view.plan  # type: ignore[attr-defined]
-            basic = plan[0]
-            if onto_itself(x, basic, value):
-                if x.storage.backend.read_only_arrays:
-                    _check_writable(x)
-            elif not _block_setitem(x, plan, value):
-                _distarray_setitem(x, basic, value)
+            _write_from(x, _view_plan(x, hashable), value)
             return
         runner = SCALAR_WRITES.get((call_key(x), hashable))
         if runner is None and (type(value) in _SCALARS or isinstance(value, np.generic)):
