@@ -105,8 +105,9 @@ class ChunkPlan(NamedTuple):
     empty part of a reduced axis: `fill`, the identity, in the result dtype).
 
     `blocked`, where a device holds several chunks that make one block
-    (`_chunkwise.block_layout`): ``(plan, packed layout or None)``, the same reduction
-    over one block per device, so a device runs one kernel whatever its chunks. Where the
+    (`_chunkwise.block_layout`): ``(plan, packed layout or None, whether every block is
+    reduced)``, the same reduction over one block per device, so a device runs one kernel
+    whatever its chunks. Where the
     blocking axis 0 is not reduced, a device's block result is its slab of this plan's
     layout (the packed layout); else the result keeps the block plan's layout (one
     partial per device, not per chunk)."""
@@ -154,7 +155,8 @@ def chunk_plan(layout: Layout, mode: Mode, dtype: np.dtype, ufunc, axes: tuple,
         inner = chunk_plan(coarse, mode, dtype, ufunc, axes, keepdims, result_dtype)
         if inner is not None:
             repack = bool(layout.shape) and 0 not in axes and inner.mode is out_mode
-            blocked = (inner, plan if repack else None)
+            whole = all(step is REDUCE for _, step in inner.steps)
+            blocked = (inner, plan if repack else None, whole)
     return ChunkPlan(plan, out_mode, tuple(steps), identity(ufunc, result_dtype), blocked)
 
 
@@ -169,12 +171,20 @@ def run_chunk_plan(x: DistArray, plan: ChunkPlan, ufunc, axes: tuple, dtype, res
     if plan.blocked is not None and not several():
         column = blocks(storage)
         if column is not None:
-            inner, packed = plan.blocked
+            inner, packed, whole = plan.blocked
             # A block's result is its device's slab: of the per-chunk layout along the
             # rows, else of the block plan's (one chunk per device).
             layout, mode = (packed, plan.mode) if packed is not None else (inner.layout, inner.mode)
-            slabs = _run_steps(column, inner, backend, ufunc, axes, dtype, result_dtype,
-                               skip_nan, divisor if mode is REPLICA else None, flat=True)  # fmt: skip
+            divide = divisor if mode is REPLICA else None
+            if whole and divide is None and column[0].nbytes * len(column) < backend.parallel_bytes:
+                # The commonest call, `_run_steps`'s loop in short: a kernel per block.
+                kernel, on, slabs = backend.reduce, backend.on, []
+                for device, block in zip(inner.layout.chunk_devices, column):
+                    with on(device):
+                        slabs.append(kernel(ufunc, block, axes, dtype, result_dtype, skip_nan, -1))
+            else:
+                slabs = _run_steps(column, inner, backend, ufunc, axes, dtype, result_dtype,
+                                   skip_nan, divide, flat=True)  # fmt: skip
             return wrap(Chunks.packed(layout, slabs, backend, result_dtype, check=False), mode)
     out = _run_steps(storage.buffers, plan, backend, ufunc, axes, dtype, result_dtype, skip_nan,
                      divisor if plan.mode is REPLICA else None)  # fmt: skip
