@@ -207,7 +207,10 @@ def decided_function(func: Any, args: tuple, kwargs: dict) -> Any:
     decider = DECIDERS.get(func)
     if decider is None or _processes.current() is not None:
         return None
-    key = function_key(func, args, kwargs)
+    if not kwargs and len(args) == 1 and isinstance(args[0], Stored):  # ``xp.sum(x)``
+        key: tuple | None = (func, args[0]._call_key)
+    else:
+        key = function_key(func, args, kwargs)
     if key is None:
         return None
     entry = RUNNERS.get(key)
