@@ -138,7 +138,11 @@ def _planned_call(ufunc, inputs, outs, where, kwargs):
 def _plan_runner(ufunc, plan):
     """A plan as a runner (`mdarray._core.decided`)."""
 
+    nout = ufunc.nout
+
     def runner(inputs, out):
+        if out is None:  # (`_run_plan`'s first case, one frame fewer)
+            return run(plan, inputs, nout)
         return _run_plan(ufunc, plan, inputs, out, None)
 
     return runner
