@@ -107,8 +107,7 @@ class Chunks:
         self._slab_allocations: tuple | None = None
         # Set by `select`: (a weak reference to the source, the selection's token).
         self._origin: tuple | None = None
-        # A view not yet in its family (`select`, `remap`): see `_join`.
-        self._pending: tuple | None = None
+        self._pending: tuple | None = None  # a late view's (source, groups, make): `_late`
         # (the slabs, {id of block keys: (keys, device blocks)}): see `slab_blocks`.
         self._block_views: tuple | None = None
         self._born = Recording.epoch  # (`Recording`: whether its memory may move)
@@ -295,13 +294,15 @@ class Chunks:
         return self._late(layout, groups, None, (weakref.ref(self), token, block_keys))
 
     def _late(self, layout: Layout, groups: tuple | None, make, origin: tuple | None) -> Chunks:
-        """A view of this array that joins its family late (`_join`); an untracked source
-        stays so until then (its memory is its own: a write needs no move), a late one
-        joins now (so a view's source is never late: joins do not chain)."""
+        """A view of this array joining its family late (`_join`): an untracked source
+        stays so (its memory is its own), a late one joins now (joins never chain), and a
+        view on fewer devices joins at once (a held source keeps every device's memory)."""
         if self._pending is not None:
             _tracked(self)
         out = Chunks(layout, self.backend, self.dtype)
         out._pending, out._origin = (self, groups, make), origin
+        if layout.devices != self.layout.devices:
+            _tracked(out)
         return out
 
     def view_blocks(self) -> tuple | None:
@@ -352,10 +353,9 @@ class Chunks:
         )
 
     def _join(self) -> Family:
-        """A view `select` or `remap` made late, put in its source's family (`_LOCK`): its
-        refs read from the source's now are what they would have become (a family moves
-        as a whole). Until then it holds its source (so the memory it views stays) and
-        costs no registration; one read only by its source's blocks never joins."""
+        """A late view (`_late`) put in its source's family (`_LOCK`): refs read from the
+        source's now are what they would have become (a family moves as a whole). Until
+        then it holds its source; one read only by its source's blocks never joins."""
         source, groups, make = self._pending  # type: ignore[misc]
         family = source._track()
         refs = source._refs

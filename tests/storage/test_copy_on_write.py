@@ -3,6 +3,7 @@
 import copy
 import gc
 import pickle
+import weakref
 
 import numpy as np
 import pytest
@@ -251,3 +252,20 @@ def test_a_late_view_of_a_new_array_sees_every_write(view, write, writer):
     np.testing.assert_array_equal(v.get(), numpy_view(want))
     np.testing.assert_array_equal(y.get(), want)
     np.testing.assert_array_equal(x.get(), host)
+
+
+def test_a_view_on_fewer_devices_lets_its_source_go():
+    """A view on some of its source's devices joins its family at once: it keeps the
+    memory it views, not its source (whose other devices' memory would stay with it)."""
+    host = np.arange(24.0).reshape(4, 6)
+    x = mdarray.distributed_array(host, GRID)
+    whole, part = x[:, ::-1], x[:1, :3]  # every device; only the first
+    assert len(part.devices) < len(x.devices) == len(whole.devices)
+    source = weakref.ref(x.storage)
+    del x
+    gc.collect()
+    assert source() is not None  # the late view over every device holds it
+    del whole
+    gc.collect()
+    assert source() is None
+    np.testing.assert_array_equal(part.get(), host[:1, :3])
