@@ -142,7 +142,11 @@ def _elementwise_bound(ufunc, a, ea, b, eb, result):
         with np.errstate(all="ignore"):
             bound = np.where(eb > 0, (ea * b + a * eb) / np.maximum(b * (b - eb), 1e-300), ea / b)
         bound = np.where(np.isfinite(bound), bound, 0.0)
-    bound = np.asarray(bound, np.float64)
+    # An operand's uncertainty never vanishes from its result: the unsigned-zero mark
+    # (`UNSIGNED`, the smallest subnormal) divided by 3 underflows to 0, which would
+    # demand the signed zero a grouped product leaves unspecified.
+    uncertain_in = (np.asarray(ea) > 0) | (np.asarray(eb) > 0)
+    bound = np.where(uncertain_in, np.maximum(bound, UNSIGNED), bound).astype(np.float64)
     bound = bound + (bound > 0) * ROUNDING * _finite_abs(result)
     if np.iscomplexobj(result) and ufunc in (np.multiply, np.divide):
         # A complex product is several roundings (a*c - b*d), fused or not depending on
