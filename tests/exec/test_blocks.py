@@ -244,7 +244,7 @@ def test_a_views_blocks_follow_its_source_through_copy_on_write(name):
     # A view not yet in its family holds its source; once its own buffers are made (it
     # joins the family) a source that nothing else holds is gone.
     orphan = mdarray.distributed_array(host, rows(edges, on))[1:, 1:]
-    orphan.storage.buffers  # noqa: B018
+    orphan.storage.buffers  # (read: the view joins its family)
     assert orphan.storage.view_blocks() is None
     np.testing.assert_array_equal((orphan + view).get(), host[1:, 1:] + expected[1:, 1:])
     selected = x[3:, :]
