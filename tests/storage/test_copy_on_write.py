@@ -254,6 +254,7 @@ def test_a_late_view_of_a_new_array_sees_every_write(view, write, writer):
     np.testing.assert_array_equal(x.get(), host)
 
 
+@pytest.mark.skipif(len(mdarray.devices()) < 2, reason="a view on fewer devices needs two")
 def test_a_view_on_fewer_devices_lets_its_source_go():
     """A view on some of its source's devices joins its family at once: it keeps the
     memory it views, not its source (whose other devices' memory would stay with it)."""
