@@ -73,6 +73,36 @@ def test_threads_sharing_one_array_do_not_lose_counts():
     np.testing.assert_array_equal(results[-1].get(), host)
 
 
+def test_threads_joining_late_views_keep_one_family():
+    """Views made late (`Chunks._late`) and read by many threads at once join their
+    family once each: a write through x afterwards reaches every view, and an array
+    sharing x's memory by copy on write keeps its own values."""
+    host = np.arange(64.0)
+    x = mdarray.distributed_array(host, Layout.block((64,), devices=D[:1]))
+    shared = x.change_mode("max")  # x's memory until x is written
+    views = [x[k : k + 8] for k in range(0, 56, 4)] + [x[::-1]]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+
+        def work():
+            for v in views:
+                v.storage.buffers  # (made: the view joins its family)
+
+        threads = [threading.Thread(target=work) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    x[...] = -host
+    for k, v in enumerate(views[:-1]):
+        np.testing.assert_array_equal(v.get(), -host[4 * k : 4 * k + 8])
+    np.testing.assert_array_equal(views[-1].get(), -host[::-1])
+    np.testing.assert_array_equal(shared.get(), host)
+
+
 def test_threads_count_their_own_transfers():
     """count_transfers in one thread does not count another thread's moves."""
     x = mdarray.distributed_array(np.arange(64.0), Layout.block((64,), devices=D))
