@@ -1,11 +1,11 @@
 """The plan cache: bounded in bytes, flat memory over many layouts, safe under threads."""
 
 import gc
-import sys
 import threading
 import tracemalloc
 
 import numpy as np
+from _threads import in_threads
 
 import mdarray
 from mdarray._core import plan_cache as _plan_cache, regions as _regions
@@ -116,16 +116,7 @@ def test_threads_planning_at_once_agree():
         barrier.wait()
         got.append([reshard_plan(a, strided, p) for a in layouts for p in (False, True)])
 
-    threads = [threading.Thread(target=work) for _ in range(8)]
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    finally:
-        sys.setswitchinterval(interval)
+    in_threads(work)
     assert len(got) == 8
     for plans in got:
         assert repr(plans) == repr(want)

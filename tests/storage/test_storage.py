@@ -1,12 +1,12 @@
 """The storage layer: chunks are writable arrays (0-d included), and sharing memory is safe
 under threads."""
 
-import sys
 import threading
 import warnings
 
 import numpy as np
 import pytest
+from _threads import in_threads
 
 import mdarray
 from mdarray import Layout
@@ -50,21 +50,12 @@ def test_threads_sharing_one_array_do_not_lose_counts():
     reaches neither x nor the others (the share bookkeeping lost no update)."""
     host = np.arange(64.0)
     x = mdarray.distributed_array(host, Layout.block((64,), devices=D))
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        results: list = []
+    results: list = []
 
-        def work():
-            results.extend(x.change_mode("max") for _ in range(20))
+    def work():
+        results.extend(x.change_mode("max") for _ in range(20))
 
-        threads = [threading.Thread(target=work) for _ in range(8)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    finally:
-        sys.setswitchinterval(interval)
+    in_threads(work)
     for k, y in enumerate(results[:16]):
         y[...] = k
     np.testing.assert_array_equal(x.get(), host)
@@ -81,21 +72,12 @@ def test_threads_joining_late_views_keep_one_family():
     x = mdarray.distributed_array(host, Layout.block((64,), devices=D[:1]))
     shared = x.change_mode("max")  # x's memory until x is written
     views = [x[k : k + 8] for k in range(0, 56, 4)] + [x[::-1]]
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
 
-        def work():
-            for v in views:
-                v.storage.buffers  # (made: the view joins its family)
+    def work():
+        for v in views:
+            v.storage.buffers  # (made: the view joins its family)
 
-        threads = [threading.Thread(target=work) for _ in range(8)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    finally:
-        sys.setswitchinterval(interval)
+    in_threads(work)
     x[...] = -host
     for k, v in enumerate(views[:-1]):
         np.testing.assert_array_equal(v.get(), -host[4 * k : 4 * k + 8])
