@@ -57,7 +57,7 @@ _LOCK = threading.Lock()
 def decides(*funcs: Callable[..., Any]) -> Callable[[Callable], Callable]:
     """Register the decorated ``decider(args, kwargs)`` for `funcs` (public functions or
     the NumPy functions DistArray implements): it returns a runner ``runner(args,
-    kwargs)`` for the calls of this call's key (`mdarray._storage.stored.function_key`), or None
+    kwargs)`` for the calls of this call's key (`mdarray._storage.stored.decided_function`), or None
     where the call must go the whole way each time. A runner returns the call's result,
     or None to send that one call the whole way."""
 

@@ -165,26 +165,6 @@ def decided_call(op: Any, inputs: tuple, kwargs: dict) -> Any:
     return entry[0](inputs, kwargs.get("out"))
 
 
-def function_key(func: Any, args: tuple, kwargs: dict) -> tuple | None:
-    """The key of a call of the function `func` for `mdarray._core.decided`: per array operand
-    its part as in `decided_key`; every other argument by type and value (an axis, a
-    dtype, a scalar: a function may decide by any of them), a float by its bits (``0.0``
-    and ``-0.0`` differ); None where an argument is none of these (lists, NumPy arrays,
-    complex numbers...): that call goes the whole way."""
-    key: list = [func]
-    for x in args:
-        part = x._call_key if isinstance(x, Stored) else _value_part(x)
-        if part is None:
-            return None
-        key.append(part)
-    for name, x in kwargs.items():
-        part = x._call_key if isinstance(x, Stored) else _value_part(x)
-        if part is None:
-            return None
-        key.append((name, part))
-    return tuple(key)
-
-
 def _value_part(x: Any) -> Any:
     kind = type(x)
     if kind is int or kind is bool or kind is str or x is None or kind is type:
@@ -207,12 +187,23 @@ def decided_function(func: Any, args: tuple, kwargs: dict) -> Any:
     decider = DECIDERS.get(func)
     if decider is None or _processes.current() is not None:
         return None
-    if not kwargs and len(args) == 1 and isinstance(args[0], Stored):  # ``xp.sum(x)``
-        key: tuple | None = (func, args[0]._call_key)
-    else:
-        key = function_key(func, args, kwargs)
-    if key is None:
-        return None
+    # The key, made here (no frame of its own): per array operand its part as in
+    # `decided_key`; every other argument by type and value (an axis, a dtype, a scalar:
+    # a function may decide by any of them), a float by its bits (``0.0`` and ``-0.0``
+    # differ); none where an argument is none of these (lists, NumPy arrays, complex
+    # numbers...): that call goes the whole way.
+    parts: list = [func]
+    for x in args:
+        part = x._call_key if isinstance(x, Stored) else _value_part(x)
+        if part is None:
+            return None
+        parts.append(part)
+    for name, x in kwargs.items():
+        part = x._call_key if isinstance(x, Stored) else _value_part(x)
+        if part is None:
+            return None
+        parts.append((name, part))
+    key = tuple(parts)
     entry = RUNNERS.get(key)
     if entry is None:
         try:

@@ -107,10 +107,9 @@ class ChunkPlan(NamedTuple):
     `blocked`, where a device holds several chunks that make one block
     (`_chunkwise.block_layout`): ``(plan, packed layout or None, whether every block is
     reduced)``, the same reduction over one block per device, so a device runs one kernel
-    whatever its chunks. Where the
-    blocking axis 0 is not reduced, a device's block result is its slab of this plan's
-    layout (the packed layout); else the result keeps the block plan's layout (one
-    partial per device, not per chunk)."""
+    whatever its chunks. Where the blocking axis 0 is not reduced, a device's block result
+    is its slab of this plan's layout (the packed layout); else the result keeps the block
+    plan's layout (one partial per device, not per chunk)."""
 
     layout: Layout
     mode: Mode

@@ -91,8 +91,8 @@ def basic_getitem(x: DistArray, key: tuple) -> DistArray:
 
 
 class _View:
-    """The runner `getitem` leaves for a view by slices: its `key_plan`, which DistArray's
-    ``__getitem__`` and ``__setitem__`` read (and `setitem`, in SPMD runs)."""
+    """The runner a view by slices leaves (`_view_plan`): its `position_plan`, from which
+    DistArray's ``__getitem__`` selects and its ``__setitem__`` writes (`set`)."""
 
     __slots__ = ("plan",)
 
