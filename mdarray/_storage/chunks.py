@@ -37,17 +37,17 @@ from typing import Any
 import numpy as np
 
 from mdarray._backends.backend import Backend
-from mdarray._core import regions as _regions
 from mdarray._core.limits import native
 from mdarray._core.recording import Recording
 from mdarray._layouts.layout import Layout
-from mdarray._spmd.processes import Remote, current, is_local
+from mdarray._spmd.processes import Remote, current
 
 from .memory import (
     Allocation,
     Family,
     check_buffers,
     check_slabs,
+    copied_in,
     copied_memories,
     fill_remote,
     fresh_slabs,
@@ -139,11 +139,8 @@ class Chunks:
     def packed(cls, layout: Layout, slabs: Sequence, backend: Backend, dtype, *,
                check=True) -> Chunks:  # fmt: skip
         """Packed chunks: one flat slab per device of `layout` (`Layout.packing`), owned by
-        the result alone.
-
-        ``check=False`` is for slabs a kernel just made from checked operands of the same
-        layout (the elementwise fast path, where the checks would cost a third of a call).
-        """
+        the result alone. ``check=False`` is for slabs a kernel just made from checked
+        operands (the elementwise fast path, where the checks cost a third of a call)."""
         slabs = tuple(slabs)
         dtype = np.dtype(dtype)
         if check:
@@ -171,12 +168,7 @@ class Chunks:
         if not array.dtype.isnative:  # a file format's big-endian data (`_limits`)
             array = array.astype(native(array.dtype))
         out = cls.empty(layout, array.dtype, backend)
-        copy_in = backend.from_host if isinstance(array, np.ndarray) else backend.adopt
-        for box, device, buffer in zip(layout.boxes, layout.chunk_devices, out.buffers):
-            if is_local(device):
-                # Ellipsis last: a view even of a 0-d array (an object array's item is no array).
-                part = (*(_regions.to_slice(r) for r in box), Ellipsis)
-                copy_in(array[part], device, out=buffer)
+        copied_in(array, layout, backend, out.buffers)
         return out
 
     @classmethod
@@ -306,9 +298,17 @@ class Chunks:
         return out
 
     def view_blocks(self) -> tuple | None:
-        """Per device, this selection's device block as a view of its source's packed
-        slab (by the `select` plan's block keys); None where the plan gave none, the source
-        is gone or no longer packed (a family moves as a whole: its slabs are the view's)."""
+        """Per device, this view's device block made from its source's memory without
+        joining the family: a selection's as a view of the source's packed slab (by the
+        `select` plan's block keys), a late remap of one chunk per device as its view of
+        the source's chunk on that device; None where neither holds, the source is gone
+        or no longer packed (a family moves as a whole: its slabs are the view's)."""
+        pending = self._pending
+        if pending is not None and pending[2] is not None:  # a late remap
+            source, _, make = pending
+            if self.layout.chunk_devices == self.layout.devices == source.layout.chunk_devices:
+                return tuple([make(t, chunk) for t, chunk in enumerate(source.buffers)])
+            return None
         origin = self._origin
         if origin is None or origin[2] is None:
             return None

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from mdarray._backends.backend import Backend, get_backend
+from mdarray._core import regions as _regions
 from mdarray._core.limits import MAX_INDEX, allocatable
 from mdarray._layouts.layout import Layout, check_devices
 from mdarray._spmd import processes as _processes
@@ -425,3 +426,14 @@ def zero_d(value) -> Any:
     """A kernel's result on 0-d operands (a NumPy scalar, or an object array's Python
     object) as a chunk: a writable 0-d array."""
     return np.array(value) if isinstance(value, np.generic) else np.array(value, dtype=object)
+
+
+def copied_in(array, layout: Layout, backend: Backend, buffers) -> None:
+    """The parts of `array` (a NumPy array or the backend's own) that `layout` gives each
+    chunk this process holds, copied into its buffer (`Chunks.from_host`)."""
+    copy_in = backend.from_host if isinstance(array, np.ndarray) else backend.adopt
+    for box, device, buffer in zip(layout.boxes, layout.chunk_devices, buffers):
+        if is_local(device):
+            # Ellipsis last: a view even of a 0-d array (an object array's item is no array).
+            part = (*(_regions.to_slice(r) for r in box), Ellipsis)
+            copy_in(array[part], device, out=buffer)

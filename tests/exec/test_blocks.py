@@ -300,3 +300,28 @@ def test_a_broadcast_operand_spanning_chunks_is_read_from_its_block(name, monkey
         np.testing.assert_array_equal((column - t).get(), hsq[:, None] - ht)
         if len(set(on)) == 1:  # nothing moves between devices
             assert column.storage._buffers is None
+
+
+def test_a_transposed_view_reads_its_sources_chunks_without_joining():
+    """``t.T`` of one chunk per device: its device blocks are views of its source's chunks
+    (`Chunks.view_blocks`), read by products and elementwise ops without the view joining
+    its family; after the source's family moves (a write to an array sharing its memory)
+    they are the new memory's, and a write into the view reaches its source, as NumPy's."""
+    rng = np.random.default_rng(7)
+    host, other = rng.standard_normal((6, 40)), rng.standard_normal((40, 6))
+    t = mdarray.distributed_array(host, {device(0): (slice(None), slice(None))})
+    u = mdarray.distributed_array(other, {device(0): (slice(None), slice(None))})
+    view = t.T
+    np.testing.assert_allclose((view @ t).get(), host.T @ host)
+    np.testing.assert_array_equal((view + u).get(), host.T + other)
+    assert view.storage._buffers is None  # read through its source's chunks alone
+    shared = t.change_mode("replica")  # t's memory until a write
+    t[0, 0] = -1.0  # t's family moves to a copy; shared keeps the old memory
+    expected = host.copy()
+    expected[0, 0] = -1.0
+    np.testing.assert_array_equal((view + u).get(), expected.T + other)
+    np.add(view, u, out=view)  # written through the view: its source sees it
+    expected += other.T
+    np.testing.assert_array_equal(t.get(), expected)
+    np.testing.assert_array_equal(shared.get(), host)
+    np.testing.assert_array_equal(view.get(), expected.T)

@@ -99,6 +99,13 @@ def workload(env, name: str) -> None:
     profile.disable()
     print(f"   cProfile over {iters} iterations (totals; divide by {iters}):")
     pstats.Stats(profile).sort_stats("tottime").print_stats(28)
+    profile = cProfile.Profile()
+    profile.enable()
+    theirs(iters)
+    env.sync()
+    profile.disable()
+    print(f"   {env.ref_name}'s cProfile over {iters} iterations:")
+    pstats.Stats(profile).sort_stats("tottime").print_stats(16)
 
 
 def host_time(env, fn, iters: int) -> float:
