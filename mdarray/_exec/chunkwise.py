@@ -254,19 +254,35 @@ def cast(storage: Chunks, mode: Mode, dtype) -> tuple[Chunks, Mode]:
         dtype = _sized(storage, dtype)
     if not keeps_mode(mode, storage.dtype, dtype):
         storage, mode = _redistribute.change_mode(storage, mode, REPLICA), REPLICA
-    backend, slabs = storage.backend, storage.slabs
-    kinds = storage.dtype.kind + dtype.kind
-    if backend.shared_memory and slabs is not None and kinds in _CASTS and not several():
-        # Into chunks made together, as arrays from the host (one NumPy array views them).
-        out = Chunks.empty(storage.layout, dtype, backend)
-        rows = list(zip(storage.layout.devices, zip(out.slabs or (), slabs)))
-        if slabs[0].nbytes * len(slabs) >= backend.parallel_bytes:
-            backend.each(_copy_into, rows)
-        else:
-            for _, (into, slab) in rows:
-                _copy_into(into, slab)
-        return out, mode
-    return map_elements(storage, lambda b: b.astype(dtype, copy=True), dtype=dtype), mode
+    out = cast_slabs(storage, dtype)
+    if out is None:
+        out = map_elements(storage, lambda b: b.astype(dtype, copy=True), dtype=dtype)
+    return out, mode
+
+
+def cast_slabs(storage: Chunks, dtype) -> Chunks | None:
+    """Packed `storage` of plain numbers cast to `dtype` (a native dtype of plain
+    numbers), one call per device over the slabs; None where it is not packed now, a
+    dtype is another's, or in a run of several processes (`map_elements` casts those)."""
+    slabs = storage.slabs
+    if slabs is None or storage.dtype.kind + dtype.kind not in _CASTS or several():
+        return None
+    backend, devices = storage.backend, storage.layout.devices
+    if not backend.shared_memory:
+        on, out = backend.on, []
+        for device, slab in zip(devices, slabs):
+            with on(device):
+                out.append(slab.astype(dtype))
+        return Chunks.packed(storage.layout, out, backend, dtype, check=False)
+    # Into chunks made together, as arrays from the host (one NumPy array views them).
+    made = Chunks.empty(storage.layout, dtype, backend)
+    rows = list(zip(devices, zip(made.slabs or (), slabs)))
+    if slabs[0].nbytes * len(slabs) >= backend.parallel_bytes:
+        backend.each(_copy_into, rows)
+    else:
+        for _, (into, slab) in rows:
+            _copy_into(into, slab)
+    return made
 
 
 _CASTS = frozenset(a + b for a in "biufc" for b in "biufc")  # `copyto` casts these as astype

@@ -15,10 +15,14 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from mdarray._array.array import DistArray, wrap
+from mdarray._core.decided import bound, decides, reader
+from mdarray._core.limits import native
+from mdarray._core.mode_rules import keeps_mode
 from mdarray._core.modes import REPLICA
 from mdarray._core.registry import implements, implements_method, local
-from mdarray._exec.chunkwise import Casting, cast
+from mdarray._exec.chunkwise import Casting, cast, cast_slabs
 from mdarray._layouts.layout import Device, Layout
+from mdarray._storage.chunks import Chunks
 
 bool = np.bool_  # the array API names the boolean dtype `bool`
 int8 = np.int8
@@ -68,6 +72,37 @@ def astype(
     target = np.dtype(dtype)
     out = x if target == x.dtype and not copy else wrap(*cast(x.storage, x.mode, target))
     return out if device is None else out.to_device(device)
+
+
+_NUMBERS = frozenset(a + b for a in "biufc" for b in "biufc")
+
+
+@decides(astype, np.astype)
+def _decide_astype(args, kwargs):
+    """The runner of a cast that keeps the array's mode (`cast`'s commonest call): the
+    packed slabs cast on their devices (`cast_slabs`), else each chunk."""
+    given = bound(astype, args, kwargs)
+    if given is None or type(given["x"]) is not DistArray or given["device"] is not None:
+        return None
+    x, target = given["x"], native(np.dtype(given["dtype"]))
+    if x.dtype.kind + target.kind not in _NUMBERS or (target == x.dtype and not given["copy"]):
+        return None  # (strings sized by their values, objects: the whole way)
+    if not keeps_mode(x.mode, x.dtype, target):
+        return None
+    read, mode = reader(astype, args, kwargs, "x"), x.mode
+
+    def runner(args, kwargs):
+        storage = read(args, kwargs).storage
+        out = cast_slabs(storage, target)
+        if out is None:  # chunk by chunk (one process: every chunk is here)
+            on, buffers = storage.backend.on, []
+            for buffer, device in zip(storage.buffers, storage.layout.chunk_devices):
+                with on(device):
+                    buffers.append(buffer.astype(target))
+            out = Chunks.of(storage.layout, buffers, storage.backend, target, check=False)
+        return wrap(out, mode)
+
+    return runner
 
 
 @implements(np.copy, spmd=True)

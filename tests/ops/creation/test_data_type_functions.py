@@ -150,3 +150,31 @@ def test_finfo_fields_are_python_numbers_of_the_real_dtype(dtype):
     assert got.bits == want.bits
     assert got.dtype == want.dtype
     assert got.dtype.kind == "f"
+
+
+def test_a_repeated_astype_casts_each_calls_own_chunks():
+    """Calls of one key (layout, mode, dtype, target) after the first run its runner
+    (`mdarray._core.decided`): packed chunks cast slab by slab, chunks that are not
+    packed (an op's per-chunk result) chunk by chunk; each result NumPy's values in new
+    memory, and a SUM array whose cast does not keep its mode combined first."""
+    layout = mdarray.Layout.block((8, 6), devices=devices(0, 0, 1, 1))
+    rng = np.random.default_rng(5)
+    for step in range(3):
+        host = rng.standard_normal((8, 6)) * 40
+        x = mdarray.distributed_array(host, layout)
+        unpacked = x[:, :1] * x[:1, :]  # a broadcast product: one chunk per block
+        assert x.storage.slabs is not None and unpacked.storage.slabs is None
+        for a, want in ((x, host), (unpacked, host[:, :1] * host[:1, :])):
+            for target in (np.float32, np.int16, np.complex64, np.float64):
+                got = mdarray.astype(a, target)
+                assert_dist_equal(got, want.astype(target))
+                assert got.mode is mdarray.REPLICA
+            copied = mdarray.astype(a, a.dtype)
+            copied[0, 0] = -1.0
+            np.testing.assert_array_equal(a.get(), want)
+    partial = mdarray.sum(mdarray.distributed_array(np.full((8, 6), 0.5), layout), axis=0)
+    for _ in range(2):
+        assert partial.mode is mdarray.SUM
+        cast = mdarray.astype(partial, np.float32)  # float64 -> float32: rounding differs
+        assert cast.mode is mdarray.REPLICA
+        np.testing.assert_array_equal(cast.get(), np.full(6, 4.0, np.float32))
