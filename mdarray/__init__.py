@@ -8,9 +8,16 @@ protocol keeps the device group; the op modules' functions wrapped once, below, 
 `keeping_groups`.
 """
 
-# The array API's extensions, as submodules: mdarray.linalg and mdarray.fft; and NumPy's
-# lib.stride_tricks, which array-agnostic code reaches through a namespace.
-from . import distributed as distributed, fft as fft, lib as lib, linalg as linalg
+# The array API's extensions, as submodules: mdarray.linalg and mdarray.fft; NumPy's
+# lib.stride_tricks, which array-agnostic code reaches through a namespace; and SciPy's
+# elementwise special functions, which SciPy's array API layer looks up as ``xp.special``.
+from . import (
+    distributed as distributed,
+    fft as fft,
+    lib as lib,
+    linalg as linalg,
+    special as special,
+)
 from ._array import printing as _printing  # noqa: F401
 from ._array.array import DistArray
 from ._backends import backend as _backend

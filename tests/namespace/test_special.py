@@ -1,0 +1,77 @@
+"""``mdarray.special``: SciPy's elementwise special-function ufuncs on DistArrays, run on
+each chunk where it lies (nothing gathered, nothing through NumPy), the result in the
+operands' layout and device group; SciPy's array API layer finds them as ``xp.special``,
+so ``scipy.stats`` keeps a DistArray on its devices. Values against SciPy's on the same
+NumPy data."""
+
+import numpy as np
+import pytest
+from _layouts import device, devices
+
+import mdarray
+from mdarray.testing import assert_dist_equal
+
+special = pytest.importorskip("scipy.special")
+stats = pytest.importorskip("scipy.stats")
+
+HOST = np.linspace(-3.0, 3.0, 48).reshape(12, 4)
+
+
+def _spread(host):
+    return mdarray.distributed_array(
+        host, mdarray.Layout.block(host.shape, devices=devices(0, 1, 2))
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "args"),
+    [
+        ("ndtr", (HOST,)),
+        ("gammaln", (np.abs(HOST) + 0.5,)),
+        ("xlogy", (np.abs(HOST), np.abs(HOST[::-1]) + 1)),
+        ("expit", (HOST.astype(np.float32),)),
+        ("erfinv", (HOST / 4,)),
+    ],
+)
+def test_a_special_function_runs_on_the_chunks_as_scipy_computes_it(name, args):
+    ours = [_spread(a) for a in args]
+    with mdarray.options(fallback="raise"), mdarray.count_transfers() as moved:
+        got = getattr(mdarray.special, name)(*ours)
+    assert moved.total == 0
+    want = getattr(special, name)(*args)
+    assert_dist_equal(got, want)
+    assert got.layout == ours[0].layout
+    assert got.device == ours[0].device
+
+
+def test_a_special_function_of_two_outputs_and_a_scalar_operand():
+    x = _spread(HOST)
+    with mdarray.options(fallback="raise"):
+        s, c = mdarray.special.fresnel(x)
+        scaled = mdarray.special.xlogy(2, abs(x))
+    want_s, want_c = special.fresnel(HOST)
+    assert_dist_equal(s, want_s)
+    assert_dist_equal(c, want_c)
+    assert_dist_equal(scaled, special.xlogy(2, np.abs(HOST)))
+
+
+def test_only_elementwise_ufuncs_are_names_of_the_module():
+    names = dir(mdarray.special)
+    assert {"ndtr", "gammaln", "xlogy", "erf", "expit"} <= set(names)
+    for name in ("logsumexp", "softmax", "_ufuncs", "no_such_function"):
+        assert name not in names
+        with pytest.raises(AttributeError, match=f"no attribute '{name}'"):
+            getattr(mdarray.special, name)
+    assert mdarray.special.ndtr is special._ufuncs.ndtr  # SciPy's own ufunc
+
+
+def test_scipy_stats_keeps_a_distarray_on_its_device():
+    """``scipy.stats.entropy`` calls ``special.entr``, which SciPy's array API layer takes
+    from ``mdarray.special``: the result stays on the operand's one device (through the
+    host it came back on every device of the backend)."""
+    host = np.linspace(0.1, 2.0, 30)
+    x = mdarray.asarray(host, device=mdarray.DeviceSet([device(1)]))
+    with mdarray.options(fallback="raise"):
+        got = stats.entropy(x)
+    assert got.device == x.device
+    np.testing.assert_allclose(float(got), stats.entropy(host), rtol=1e-12)
