@@ -74,9 +74,6 @@ def astype(
     return out if device is None else out.to_device(device)
 
 
-_NUMBERS = frozenset(a + b for a in "biufc" for b in "biufc")
-
-
 @decides(astype, np.astype)
 def _decide_astype(args, kwargs):
     """The runner of a cast that keeps the array's mode (`cast`'s commonest call): the
@@ -85,8 +82,10 @@ def _decide_astype(args, kwargs):
     if given is None or type(given["x"]) is not DistArray or given["device"] is not None:
         return None
     x, target = given["x"], native(np.dtype(given["dtype"]))
-    if x.dtype.kind + target.kind not in _NUMBERS or (target == x.dtype and not given["copy"]):
+    if x.dtype.kind not in "biufc" or target.kind not in "biufc":
         return None  # (strings sized by their values, objects: the whole way)
+    if target == x.dtype and not given["copy"]:
+        return None
     if not keeps_mode(x.mode, x.dtype, target):
         return None
     read, mode = reader(astype, args, kwargs, "x"), x.mode
