@@ -159,11 +159,12 @@ def test_a_repeated_astype_casts_each_calls_own_chunks():
     memory, and a SUM array whose cast does not keep its mode combined first."""
     layout = mdarray.Layout.block((8, 6), devices=devices(0, 0, 1, 1))
     rng = np.random.default_rng(5)
-    for step in range(3):
+    for _ in range(3):
         host = rng.standard_normal((8, 6)) * 40
         x = mdarray.distributed_array(host, layout)
         unpacked = x[:, :1] * x[:1, :]  # a broadcast product: one chunk per block
-        assert x.storage.slabs is not None and unpacked.storage.slabs is None
+        assert x.storage.slabs is not None
+        assert unpacked.storage.slabs is None
         for a, want in ((x, host), (unpacked, host[:, :1] * host[:1, :])):
             for target in (np.float32, np.int16, np.complex64, np.float64):
                 got = mdarray.astype(a, target)
