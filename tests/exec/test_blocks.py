@@ -302,16 +302,19 @@ def test_a_broadcast_operand_spanning_chunks_is_read_from_its_block(name, monkey
             assert column.storage._buffers is None
 
 
-def test_a_transposed_view_reads_its_sources_chunks_without_joining():
+@pytest.mark.parametrize("split", [False, True], ids=["one chunk", "a chunk per device"])
+def test_a_transposed_view_reads_its_sources_chunks_without_joining(split):
     """``t.T`` of one chunk per device: its device blocks are views of its source's chunks
     (`Chunks.view_blocks`), read by products and elementwise ops without the view joining
     its family; after the source's family moves (a write to an array sharing its memory)
     they are the new memory's, and a write into the view reaches its source, as NumPy's."""
     rng = np.random.default_rng(7)
     host, other = rng.standard_normal((6, 40)), rng.standard_normal((40, 6))
-    t = mdarray.distributed_array(host, {device(0): (slice(None), slice(None))})
-    u = mdarray.distributed_array(other, {device(0): (slice(None), slice(None))})
+    rows = {device(0): (slice(0, 3),), device(1): (slice(3, 6),)} if split else None
+    rows = rows if rows and len(rows) == 2 else {device(0): (slice(None), slice(None))}
+    t = mdarray.distributed_array(host, rows)
     view = t.T
+    u = mdarray.distributed_array(other, view.layout)
     np.testing.assert_allclose((view @ t).get(), host.T @ host)
     np.testing.assert_array_equal((view + u).get(), host.T + other)
     assert view.storage._buffers is None  # read through its source's chunks alone
