@@ -173,9 +173,9 @@ def test_a_repeated_astype_casts_each_calls_own_chunks():
             copied = mdarray.astype(a, a.dtype)
             copied[0, 0] = -1.0
             np.testing.assert_array_equal(a.get(), want)
-    partial = mdarray.sum(mdarray.distributed_array(np.full((8, 6), 0.5), layout), axis=0)
+    partial = mdarray.distributed_array(np.full((8, 6), 0.5), layout).change_mode("sum")
     for _ in range(2):
         assert partial.mode is mdarray.SUM
         cast = mdarray.astype(partial, np.float32)  # float64 -> float32: rounding differs
         assert cast.mode is mdarray.REPLICA
-        np.testing.assert_array_equal(cast.get(), np.full(6, 4.0, np.float32))
+        np.testing.assert_array_equal(cast.get(), np.full((8, 6), 0.5, np.float32))
