@@ -15,6 +15,18 @@ special = pytest.importorskip("scipy.special")
 stats = pytest.importorskip("scipy.stats")
 
 HOST = np.linspace(-3.0, 3.0, 48).reshape(12, 4)
+# SciPy's own ufuncs on the cpu backend give SciPy's values exactly; CuPy's twins
+# (cupyx.scipy.special) on the cuda backend to a few units in the last place.
+EXACT = mdarray.default_backend() == "cpu"
+
+
+def _close(got, want):
+    if EXACT:
+        assert_dist_equal(got, want)
+    else:
+        assert got.dtype == want.dtype
+        rtol = 1e-5 if want.dtype == np.float32 else 1e-12
+        np.testing.assert_allclose(got.get(), want, rtol=rtol, atol=rtol)
 
 
 def _spread(host):
@@ -39,20 +51,21 @@ def test_a_special_function_runs_on_the_chunks_as_scipy_computes_it(name, args):
         got = getattr(mdarray.special, name)(*ours)
     assert moved.total == 0
     want = getattr(special, name)(*args)
-    assert_dist_equal(got, want)
+    _close(got, want)
     assert got.layout == ours[0].layout
     assert got.device == ours[0].device
 
 
 def test_a_special_function_of_two_outputs_and_a_scalar_operand():
-    x = _spread(HOST)
+    positive = np.abs(HOST) + 0.25
+    x = _spread(positive)
     with mdarray.options(fallback="raise"):
-        s, c = mdarray.special.fresnel(x)
-        scaled = mdarray.special.xlogy(2, abs(x))
-    want_s, want_c = special.fresnel(HOST)
-    assert_dist_equal(s, want_s)
-    assert_dist_equal(c, want_c)
-    assert_dist_equal(scaled, special.xlogy(2, np.abs(HOST)))
+        si, ci = mdarray.special.sici(x)
+        scaled = mdarray.special.xlogy(2, x)
+    want_si, want_ci = special.sici(positive)
+    _close(si, want_si)
+    _close(ci, want_ci)
+    _close(scaled, special.xlogy(2, positive))
 
 
 def test_only_elementwise_ufuncs_are_names_of_the_module():
@@ -74,4 +87,4 @@ def test_scipy_stats_keeps_a_distarray_on_its_device():
     with mdarray.options(fallback="raise"):
         got = stats.entropy(x)
     assert got.device == x.device
-    np.testing.assert_allclose(float(got), stats.entropy(host), rtol=1e-12)
+    np.testing.assert_allclose(float(got), stats.entropy(host), rtol=1e-10)

@@ -29,7 +29,15 @@ from .columns import column_sum
 from .elementwise import OWN_KERNELS, Chain, Elementwise, launcher
 from .graphs import CudaGraphs
 from .host import CudaHostCopies, contiguous
-from .kernels import ADAPTERS, copy_rows, pick_kernel, plain_fill, write_scalar, zero_bits
+from .kernels import (
+    ADAPTERS,
+    copy_rows,
+    pick_kernel,
+    plain_fill,
+    scipy_twin,
+    write_scalar,
+    zero_bits,
+)
 from .staging import StagingRing
 
 
@@ -306,7 +314,10 @@ class CudaBackend(CudaClock, CudaHostCopies, CudaGraphs):
         if kernel is None:
             adapter = ADAPTERS.get(ufunc)
             own = getattr(self._cupy, ufunc.__name__, None)
-            kernel = adapter(self._cupy, own) if adapter else launcher(self._cupy, ufunc, own)
+            if adapter is not None:
+                kernel = adapter(self._cupy, own)
+            else:  # (SciPy's special functions: CuPy's twins as they are)
+                kernel = launcher(self._cupy, ufunc, own) if own is not None else scipy_twin(ufunc)
             kernel = _special_values.standard(self._cupy, ufunc, kernel)
             self._kernels[ufunc] = kernel = kernel or False
         return kernel or None
