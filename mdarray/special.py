@@ -4,8 +4,9 @@ installed; it is imported at the first name asked for).
 
 Each name is SciPy's own ufunc (``scipy.special.ndtr`` unwrapped of SciPy's array API
 dispatch), so DistArray's ``__array_ufunc__`` runs it as any ufunc: on each chunk where
-it lies, the result in the operands' layout, mode rules and device group. NumPy arrays
-get NumPy's result, as the ufunc gives it.
+it lies (on the cuda backend as CuPy's twin in ``cupyx.scipy.special`` where CuPy has
+one, else under the fallback policy), the result in the operands' layout, mode rules and
+device group. NumPy arrays get NumPy's result, as the ufunc gives it.
 
 SciPy's array API layer (``SCIPY_ARRAY_API=1``) looks up an array namespace's ``special``
 for its elementwise functions before it falls back to NumPy through the host: with this
