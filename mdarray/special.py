@@ -19,10 +19,11 @@ here, and SciPy takes its array API implementations of them.
 from __future__ import annotations
 
 import importlib
-import inspect
 from typing import Any
 
 import numpy as np
+
+from ._core.scipy_ufuncs import scipy_ufunc
 
 
 def __getattr__(name: str) -> Any:
@@ -50,11 +51,5 @@ def _scipy_special() -> Any:
 
 
 def _elementwise(name: str) -> np.ufunc | None:
-    """SciPy's ufunc of `name` (an elementwise one: no core dimensions), or None."""
-    if name.startswith("_"):
-        return None
-    found = getattr(_scipy_special(), name, None)
-    found = inspect.unwrap(found) if callable(found) else None
-    if isinstance(found, np.ufunc) and found.signature is None:
-        return found
-    return None
+    """SciPy's ufunc of `name` (an elementwise one), or None."""
+    return scipy_ufunc(_scipy_special(), name)

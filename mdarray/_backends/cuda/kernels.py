@@ -7,12 +7,12 @@ CuPy comes in as an argument: this module imports nothing of it.
 
 from __future__ import annotations
 
-import inspect
 import sys
 
 import numpy as np
 
 from mdarray._core import regions as _regions
+from mdarray._core.scipy_ufuncs import scipy_ufunc
 
 from .elementwise import OWN_KERNELS
 
@@ -247,12 +247,11 @@ def scipy_twin(ufunc):
     """CuPy's kernel for one of SciPy's special-function ufuncs (``mdarray.special``):
     ``cupyx.scipy.special``'s of its name, where `ufunc` is SciPy's own (imported already)
     and CuPy has one; else None."""
-    special = sys.modules.get("scipy.special")
-    found = getattr(special, ufunc.__name__, None)
-    if not callable(found) or inspect.unwrap(found) is not ufunc:
+    name = ufunc.__name__
+    if scipy_ufunc(sys.modules.get("scipy.special"), name) is not ufunc:
         return None
     try:
         from cupyx.scipy import special as twins  # noqa: PLC0415  (CuPy's SciPy, lazily)
     except ImportError:
         return None
-    return getattr(twins, ufunc.__name__, None)
+    return getattr(twins, name, None)
