@@ -45,6 +45,7 @@ from mdarray._spmd.processes import Remote, current
 from .memory import (
     Allocation,
     Family,
+    block_view,
     check_buffers,
     check_slabs,
     copied_in,
@@ -318,8 +319,7 @@ class Chunks:
         return source.slab_blocks(origin[2])
 
     def slab_blocks(self, keys: tuple) -> tuple:
-        """Per device, ``slab.reshape(shape)[index]`` by `keys`' ``(slab, shape, index)``:
-        made once per keys (a cached plan's) while the slabs stay these."""
+        """Per device, `block_view` by `keys`' ``(slab, shape, index)``, once per keys."""
         slabs = self._slabs
         kept = self._block_views
         if kept is None or kept[0] is not slabs:
@@ -328,7 +328,7 @@ class Chunks:
         if got is None or got[0] is not keys:
             if len(kept[1]) >= 16:
                 kept[1].clear()
-            got = kept[1][id(keys)] = (keys, tuple([slabs[i].reshape(s)[x] for i, s, x in keys]))
+            got = kept[1][id(keys)] = (keys, tuple([block_view(slabs, k) for k in keys]))
         return got[1]
 
     def is_view_of(self, source: Chunks, token) -> bool:

@@ -157,6 +157,15 @@ def viewed_chunks(groups: tuple | None, chunks) -> list | None:
     return [k for _, es in groups for t, k, _, _ in es if wanted is None or t in wanted]
 
 
+def block_view(slabs, key: tuple):
+    """``slabs[i].reshape(shape)[index]`` by `key`'s ``(i, shape, index)``, with no view
+    made where a step changes nothing (a slab already of `shape`, the index ``...``):
+    each view is a library call."""
+    slab, shape, index = slabs[key[0]], key[1], key[2]
+    block = slab if slab.shape == shape else slab.reshape(shape)
+    return block if index is ... else block[index]
+
+
 def unpack(layout, slabs, backend: Backend) -> tuple:
     """The chunk views of packed slabs: views only (no kernel, no allocation).
 
@@ -173,7 +182,8 @@ def unpack(layout, slabs, backend: Backend) -> tuple:
         shape = shapes[entries[0][0]]
         with backend.on(device):
             if len(entries) == 1 and entries[0][2] == slab.size:
-                buffers[entries[0][0]] = slab.reshape(shape)  # the whole slab: one view
+                # The whole slab: itself where of the chunk's shape, else one view.
+                buffers[entries[0][0]] = slab if slab.shape == shape else slab.reshape(shape)
             elif len(entries) > 1 and shape and all(shapes[k] == shape for k, _, _ in entries):
                 stack = slab.reshape(len(entries), *shape)
                 for i, (k, _, _) in enumerate(entries):

@@ -54,6 +54,8 @@ def rows(n: int) -> list:
     d = mdarray.distributed_array(h, row_map((n, n), mdarray.devices()))
     e = mdarray.distributed_array(h, row_map((n, n), mdarray.devices()))
     s = mdarray.sum(d)
+    v, dv = cupy.asarray(h[0]), mdarray.asarray(h[0], device=d.device)
+    s0 = a.sum()
     nothing = _Nothing()
 
     def with_stream():
@@ -88,7 +90,12 @@ def rows(n: int) -> list:
         ("cupy a[1:, :] (a view)", lambda: a[1:, :]),
         ("cupy slab.reshape(n, n)", lambda: slab.reshape(n, n)),
         ("cupy a[1:, :] -= b[:-1, :]", lambda: a[1:, :].__isub__(b[:-1, :])),
+        ("cupy a @ v", lambda: a @ v),
+        ("cupy.matmul(a, v)", lambda: cupy.matmul(a, v)),
+        ("cupy.sqrt(a.sum())", lambda: cupy.sqrt(s0)),
         ("mdarray d + e", lambda: d + e),
+        ("mdarray d @ dv", lambda: d @ dv),
+        ("mdarray sqrt(sum(d))", lambda: mdarray.sqrt(s)),
         ("mdarray s * d", lambda: s * d),
         ("mdarray sum(d)", lambda: mdarray.sum(d)),
         ("mdarray sum(d, axis=0)", lambda: mdarray.sum(d, axis=0)),

@@ -378,9 +378,9 @@ class CudaBackend(CudaClock, CudaHostCopies, CudaGraphs):
         ):
             # The array's own method, no keywords: CuPy's shortest call (its dtype and
             # keepdims arguments cost about as much as the reshape after).
-            return getattr(chunk, name)(axis=axes).reshape(shape)
+            return _shaped(getattr(chunk, name)(axis=axes), shape)
         out = self._reduce(ufunc, chunk, axes, dtype, result_dtype, skip_nan, name)
-        return out if shape is None else out.reshape(shape)
+        return out if shape is None else _shaped(out, shape)
 
     def _reduce(self, ufunc, chunk, axes: tuple, dtype, result_dtype, skip_nan: bool, name):
         cupy = self._cupy
@@ -586,3 +586,11 @@ _REDUCERS = {
     "logical_and": "all",
     "logical_or": "any",
 }
+
+
+def _shaped(a, shape):
+    """`a` in `shape` (-1: flat), made by a view only where its shape differs (a view is
+    a library call)."""
+    if a.shape == shape or (shape == -1 and a.ndim == 1):
+        return a
+    return a.reshape(shape)
