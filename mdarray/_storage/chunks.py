@@ -109,8 +109,7 @@ class Chunks:
         # Set by `select`: (a weak reference to the source, the selection's token).
         self._origin: tuple | None = None
         self._pending: tuple | None = None  # a late view's (source, groups, make): `_late`
-        # (the slabs, {id of block keys: (keys, device blocks)}): see `slab_blocks`.
-        self._block_views: tuple | None = None
+        self._block_views: tuple | None = None  # (slabs, {id(keys): (keys, blocks)})
         self._born = Recording.epoch  # (`Recording`: whether its memory may move)
 
     # Construction ---------------------------------------------------------------------
@@ -119,9 +118,8 @@ class Chunks:
     def of(cls, layout: Layout, buffers: Sequence, backend: Backend, dtype=None, *,
            check=True) -> Chunks:  # fmt: skip
         """Chunks holding `buffers` (one per chunk, in layout order), checked: count,
-        shapes, dtypes (`dtype` or the first buffer's) and devices. ``check=False`` is for
-        buffers of `dtype` that a cached plan just made by kernels on checked chunks, in
-        the shapes it planned (reductions, the planned ufunc path), as `packed`'s."""
+        shapes, dtypes (`dtype` or the first buffer's) and devices; ``check=False``: as
+        `packed`'s (a cached plan's kernels made them in the shapes it planned)."""
         if not check:
             buffers = list(buffers)
             for k, b in enumerate(buffers):
@@ -138,15 +136,19 @@ class Chunks:
 
     @classmethod
     def packed(cls, layout: Layout, slabs: Sequence, backend: Backend, dtype, *,
-               check=True) -> Chunks:  # fmt: skip
+               check=True, blocks=None) -> Chunks:  # fmt: skip
         """Packed chunks: one flat slab per device of `layout` (`Layout.packing`), owned by
         the result alone. ``check=False`` is for slabs a kernel just made from checked
-        operands (the elementwise fast path, where the checks cost a third of a call)."""
+        operands (the elementwise fast path, where the checks cost a third of a call);
+        `blocks`, the device blocks the slabs flatten, are kept for `slab_blocks`."""
         slabs = tuple(slabs)
         dtype = np.dtype(dtype)
         if check:
             check_slabs(layout, slabs, dtype, backend)
-        return cls(layout, backend, dtype, None, slabs)
+        out = cls(layout, backend, dtype, None, slabs)
+        if blocks is not None and (keys := layout.slab_block_keys) is not None:
+            out._block_views = (slabs, {id(keys): (keys, tuple(blocks)), **dict(zip(keys, blocks))})
+        return out
 
     @classmethod
     def empty(cls, layout: Layout, dtype, backend: Backend) -> Chunks:
@@ -162,8 +164,7 @@ class Chunks:
 
     @classmethod
     def from_host(cls, array, layout: Layout, backend: Backend) -> Chunks:
-        """Packed chunks holding the parts of `array` (native to `backend`, or anything
-        `numpy.asarray` takes) that `layout` gives each chunk, copied to their devices."""
+        """Packed chunks of `array`'s parts by `layout` (any array NumPy takes), copied in."""
         if not backend.is_native(array):
             array = np.asarray(array)
         if not array.dtype.isnative:  # a file format's big-endian data (`_limits`)
@@ -175,8 +176,7 @@ class Chunks:
     @classmethod
     def generate(cls, layout: Layout, backend: Backend, make: Callable[[int], Any],
                  dtype) -> Chunks:  # fmt: skip
-        """Chunks whose buffer `k` is ``make(k)`` (run on chunk k's device), cast to
-        `dtype` where given."""
+        """Chunks whose buffer `k` is ``make(k)`` (on its device), cast to `dtype`."""
         dtype = None if dtype is None else np.dtype(dtype)
         buffers = generated(layout, backend, make, dtype)
         return cls.of(layout, fill_remote(layout, buffers, dtype), backend, dtype)
@@ -328,7 +328,7 @@ class Chunks:
         if got is None or got[0] is not keys:
             if len(kept[1]) >= 16:
                 kept[1].clear()
-            got = kept[1][id(keys)] = (keys, tuple([block_view(slabs, k) for k in keys]))
+            got = kept[1][id(keys)] = (keys, tuple([block_view(slabs, k, kept[1]) for k in keys]))
         return got[1]
 
     def is_view_of(self, source: Chunks, token) -> bool:

@@ -157,12 +157,16 @@ def viewed_chunks(groups: tuple | None, chunks) -> list | None:
     return [k for _, es in groups for t, k, _, _ in es if wanted is None or t in wanted]
 
 
-def block_view(slabs, key: tuple):
+def block_view(slabs, key: tuple, made: dict):
     """``slabs[i].reshape(shape)[index]`` by `key`'s ``(i, shape, index)``, with no view
-    made where a step changes nothing (a slab already of `shape`, the index ``...``):
-    each view is a library call."""
-    slab, shape, index = slabs[key[0]], key[1], key[2]
-    block = slab if slab.shape == shape else slab.reshape(shape)
+    made where a step changes nothing (a slab already of `shape`, the index ``...``) or
+    was made before (`made`: ``{(i, shape, ...): view}``): each view is a library call."""
+    i, shape, index = key
+    slab = slabs[i]
+    if slab.shape == shape:
+        block = slab
+    elif (block := made.get((i, shape, ...))) is None:
+        block = made[(i, shape, ...)] = slab.reshape(shape)
     return block if index is ... else block[index]
 
 

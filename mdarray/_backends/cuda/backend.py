@@ -24,6 +24,7 @@ from mdarray._core import debug as _debug, regions as _regions
 from mdarray._kernels import kernels as _kernels, special_values as _special_values
 
 from . import columns as _columns
+from .blas import Blas
 from .clock import CudaClock
 from .columns import column_sum
 from .elementwise import OWN_KERNELS, Chain, Elementwise, launcher
@@ -60,6 +61,7 @@ class CudaBackend(CudaClock, CudaHostCopies, CudaGraphs):
 
         self.xp = cupy
         self._cupy = cupy
+        self._blas = Blas(cupy)
         self.device_ids = tuple(range(cupy.cuda.runtime.getDeviceCount()))
         # CUDA ordinal of each device this process holds, by device id, and back: the
         # identity until an SPMD run (`join`) gives the devices global ids.

@@ -135,6 +135,7 @@ class CudaGraphs:
     hold (`matmul`)."""
 
     _cupy: Any
+    _blas: Any  # `blas.Blas`
     #: The thread a `Recording` is recording in now, or None (`matmul` then keeps off
     #: cuBLAS in that thread, and the host copies refuse).
     recording_thread: int | None = None
@@ -152,10 +153,13 @@ class CudaGraphs:
         return Recording(self, tuple(devices))
 
     def matmul(self, a, b, **options):
-        """``cupy.matmul(a, b, **options)``; while recording, for floating-point
-        operands, `recorded_matmul` (CuPy refuses to call cuBLAS in a capture)."""
+        """``cupy.matmul(a, b, **options)``: one cuBLAS call where `Blas.matmul` takes
+        the operands; while recording, for floating-point operands, `recorded_matmul`
+        (CuPy refuses to call cuBLAS in a capture)."""
         if self.recording_thread == get_ident() and a.dtype.kind in "fc" and b.dtype.kind in "fc":
             return recorded_matmul(self._cupy, a, b, **options)
+        if not options and (got := self._blas.matmul(a, b)) is not None:
+            return got
         return self._cupy.matmul(a, b, **options)
 
 

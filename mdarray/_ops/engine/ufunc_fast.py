@@ -367,13 +367,15 @@ def block_call(kernel, layout, backend: Backend, operands, out, dtypes, *, direc
                 ],
             )
         return out[0] if len(out) == 1 else out
-    # A block result in C order is its device's slab of `layout` (its blocks' order).
-    values = [
-        wrap(
-            Chunks.packed(layout, [r[i].reshape(-1) for r in results], backend, dtype, check=False)
-        )
-        for i, dtype in enumerate(dtypes)
-    ]
+    # A block result flattened in C order is its device's slab of `layout`; where each
+    # slab is a view of its block (a block in C order), the blocks serve later readers.
+    values = []
+    for i, dtype in enumerate(dtypes):
+        made = [r[i] for r in results]
+        slabs = [b if b.ndim == 1 else b.reshape(-1) for b in made]
+        # (A block in another order: its slab is a copy, the block not the slab's memory.)
+        kept = made if all(b.ndim == 1 or b.flags.c_contiguous for b in made) else None
+        values.append(wrap(Chunks.packed(layout, slabs, backend, dtype, check=False, blocks=kept)))
     return values[0] if len(values) == 1 else tuple(values)
 
 

@@ -446,7 +446,8 @@ def _blocks(layout: Layout, partial: bool):
 
     In SUM mode every non-empty chunk is its own block. In REPLICA mode chunks with equal
     boxes are copies of one block; the blocks must not overlap, so chunks overlapping an
-    earlier block are left out, and None says the rest does not cover the array.
+    earlier block are left out (in layout order, else, where that leaves a gap, largest
+    first: a chunk inside another one), and None says the rest does not cover the array.
     """
     sized = [(k, box) for k, box in enumerate(layout.boxes) if _regions.box_size(box)]
     if partial:
@@ -454,13 +455,15 @@ def _blocks(layout: Layout, partial: bool):
     holders: dict = {}
     for k, box in sized:
         holders.setdefault(box, []).append(k)
-    chosen: list = []
-    for box in holders:
-        if all(_regions.intersect(box, other) is None for other in chosen):
-            chosen.append(box)
-    if _regions.cover(_regions.full_box(layout.shape), tuple(chosen)).uncovered() is not None:
-        return None
-    return tuple((box, tuple(holders[box])) for box in chosen)
+    whole = _regions.full_box(layout.shape)
+    for order in (list(holders), sorted(holders, key=_regions.box_size, reverse=True)):
+        chosen: list = []
+        for box in order:
+            if all(_regions.intersect(box, other) is None for other in chosen):
+                chosen.append(box)
+        if _regions.cover(whole, tuple(chosen)).uncovered() is None:
+            return tuple((box, tuple(holders[box])) for box in chosen)
+    return None
 
 
 class _Task(NamedTuple):

@@ -212,3 +212,18 @@ def test_tensordot_of_higher_rank_moves_nothing_for_lined_up_blocks():
     assert result.mode is (SUM if len(DEVICES) > 1 else mdarray.REPLICA)
     assert_dist_equal(result, np.tensordot(ea, eb, axes=1))
     assert_dist_equal(via_einsum, np.tensordot(ea, eb, axes=1))
+
+
+def test_the_blocks_of_replica_chunks_nested_in_one_another():
+    """REPLICA chunks where one lies inside another (the other operand laid out beside
+    each chunk of a SUM operand whose chunks nest, as hypothesis found for ``dot``): the
+    product's blocks take the larger chunk, whatever the chunks' order."""
+    from mdarray._ops.linalg.linear_algebra_functions import _blocks  # noqa: PLC0415
+
+    inner, outer = (slice(0, 1), slice(0, 1)), (slice(0, 2), slice(0, 1))
+    for index_map in ({1: [inner], 0: [outer]}, {0: [outer], 1: [inner]}):
+        layout = Layout((2, 1), index_map)
+        k = layout.boxes.index((range(2), range(1)))
+        assert _blocks(layout, False) == (((range(2), range(1)), (k,)),)
+    crossed = Layout((3,), {0: [slice(0, 2)], 1: [slice(1, 3)]})  # no partition exists
+    assert _blocks(crossed, False) is None
