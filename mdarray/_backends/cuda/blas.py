@@ -32,8 +32,8 @@ _INT_MAX = (1 << 31) - 1
 class Blas:
     """cuBLAS's products of `cupy`'s arrays (see the module)."""
 
-    __slots__ = ("_empty", "_gemm", "_gemv", "_handle", "_ndarray", "_scalars", "_set_stream",
-                 "_stream", "_trans")  # fmt: skip
+    __slots__ = ("_empty", "_gemm", "_gemv", "_handle", "_kept", "_ndarray", "_scalars",
+                 "_set_stream", "_stream", "_trans")  # fmt: skip
 
     def __init__(self, cupy) -> None:
         cublas, device = cupy.cuda.cublas, cupy.cuda.device
@@ -45,8 +45,12 @@ class Blas:
         self._trans = (cublas.CUBLAS_OP_N, cublas.CUBLAS_OP_T)
         self._gemv = {d: getattr(cublas, p + "gemv") for d, p in _PREFIX.items()}
         self._gemm = {d: getattr(cublas, p + "gemm") for d, p in _PREFIX.items()}
-        # alpha = 1 and beta = 0 in each dtype, read from the host at each call.
-        self._scalars = {d: (np.ones(1, d), np.zeros(1, d)) for d in _PREFIX}
+        # alpha = 1 and beta = 0 in each dtype, read from the host at each call: the
+        # arrays kept, their addresses given.
+        self._kept = [(np.ones(1, d), np.zeros(1, d)) for d in _PREFIX]
+        self._scalars = {
+            d: (one.ctypes.data, zero.ctypes.data) for d, (one, zero) in zip(_PREFIX, self._kept)
+        }
 
     def matmul(self, a, b):
         """``a @ b`` by one cuBLAS call on the current device and stream, or None where
@@ -55,20 +59,14 @@ class Blas:
         if type(a) is not ndarray or type(b) is not ndarray:
             return None
         dtype = a.dtype
-        if b.dtype != dtype or dtype not in _PREFIX or a.ndim + b.ndim not in (3, 4):
+        if b.dtype != dtype or dtype not in _PREFIX:
             return None
-        if a.ndim == 2 and b.ndim == 1:
+        dims = (a.ndim, b.ndim)
+        if dims == (2, 1):
             return self._matrix_vector(a, b, dtype, False)
-        if a.ndim == 1:
+        if dims == (1, 2):
             return self._matrix_vector(b, a, dtype, True)
-        return self._matrix_matrix(a, b, dtype)
-
-    def _call(self, dtype):
-        """The handle, set to the current stream, and alpha and beta's host pointers."""
-        handle = self._handle()
-        self._set_stream(handle, self._stream().ptr)
-        one, zero = self._scalars[dtype]
-        return handle, one.ctypes.data, zero.ctypes.data
+        return self._matrix_matrix(a, b, dtype) if dims == (2, 2) else None
 
     def _matrix_vector(self, m, x, dtype, vector_first: bool):
         """``m @ x`` (or ``x @ m`` where `vector_first`) of a matrix and a contiguous
@@ -77,19 +75,23 @@ class Blas:
         size = m.itemsize
         if x.strides != (size,) or not rows or not cols or max(rows, cols) > _INT_MAX:
             return None
-        order = _order(m, rows, cols, size)
-        if order is None or x.shape[0] != (rows if vector_first else cols):
+        strides = m.strides
+        c_order = strides == (cols * size, size)
+        if not (c_order or strides == (size, rows * size)):
+            return None  # (a matrix of one row or column in both orders is taken as C's)
+        if x.shape[0] != (rows if vector_first else cols):
             return None
         # In column order m lies as m.T (C order) or as m (Fortran order); ``m @ x`` is
         # its transpose times x in the first case, itself times x in the second, and
         # ``x @ m`` = ``m.T @ x`` the other way round.
-        c_order = order == "C"
         stored = (cols, rows) if c_order else (rows, cols)
-        transpose = c_order != vector_first
         out = self._empty(cols if vector_first else rows, dtype)
-        handle, one, zero = self._call(dtype)
-        self._gemv[dtype](handle, self._trans[transpose], stored[0], stored[1], one,
-                          m.data.ptr, stored[0], x.data.ptr, 1, zero, out.data.ptr, 1)  # fmt: skip
+        handle = self._handle()
+        self._set_stream(handle, self._stream().ptr)
+        one, zero = self._scalars[dtype]
+        self._gemv[dtype](handle, self._trans[c_order != vector_first], stored[0], stored[1],
+                          one, m.data.ptr, stored[0], x.data.ptr, 1, zero, out.data.ptr,
+                          1)  # fmt: skip
         return out
 
     def _matrix_matrix(self, a, b, dtype):
@@ -105,12 +107,14 @@ class Blas:
         # C.T (n x m, C in C order) = B.T @ A.T in column order: an operand in C order
         # lies as its transpose (no op), one in Fortran order as itself (transposed).
         out = self._empty((m, n), dtype)
-        handle, one, zero = self._call(dtype)
+        handle = self._handle()
+        self._set_stream(handle, self._stream().ptr)
+        one, zero = self._scalars[dtype]
         trans = self._trans
-        self._gemm[dtype](handle, trans[order_b == "F"], trans[order_a == "F"], n, m, k, one,
-                          b.data.ptr, n if order_b == "C" else k,
-                          a.data.ptr, k if order_a == "C" else m,
-                          zero, out.data.ptr, n)  # fmt: skip
+        self._gemm[dtype](handle, trans[order_b == "F"], trans[order_a == "F"], n, m, k,
+                          one, b.data.ptr, n if order_b == "C" else k,
+                          a.data.ptr, k if order_a == "C" else m, zero, out.data.ptr,
+                          n)  # fmt: skip
         return out
 
 

@@ -371,10 +371,12 @@ def block_call(kernel, layout, backend: Backend, operands, out, dtypes, *, direc
     # slab is a view of its block (a block in C order), the blocks serve later readers.
     values = []
     for i, dtype in enumerate(dtypes):
-        made = [r[i] for r in results]
-        slabs = [b if b.ndim == 1 else b.reshape(-1) for b in made]
-        # (A block in another order: its slab is a copy, the block not the slab's memory.)
-        kept = made if all(b.ndim == 1 or b.flags.c_contiguous for b in made) else None
+        kept: list | None = [r[i] for r in results]
+        slabs = []
+        for b in kept:  # type: ignore[union-attr]
+            slabs.append(b if b.ndim == 1 else b.reshape(-1))
+            if b.ndim != 1 and not b.flags.c_contiguous:
+                kept = None  # a block in another order: its slab is a copy, not its memory
         values.append(wrap(Chunks.packed(layout, slabs, backend, dtype, check=False, blocks=kept)))
     return values[0] if len(values) == 1 else tuple(values)
 
