@@ -322,6 +322,20 @@ def test_a_block_result_of_transposed_operands_reads_its_values(name, block_call
     np.testing.assert_allclose(mdarray.sum(w * w, axis=1).get(), np.sum(expected**2, axis=1))
 
 
+def test_a_0d_block_result_is_written_in_place():
+    """``k = 1.0 * x[0]; k *= x[1]`` (scipy.signal.sos2zpk's gain): the block path's 0-d
+    result is a scalar where NumPy's kernels give one, so its slab alone is kept and the
+    in-place product writes k's memory."""
+    host = np.array([2.0, 3.0, 5.0])
+    x = mdarray.asarray(host, device=device(0))
+    k = 1.0 * x[0]
+    k *= x[1]
+    k *= x[2]
+    assert float(k) == 1.0 * host[0] * host[1] * host[2]
+    k += k
+    np.testing.assert_array_equal(k.get(), 2 * host[0] * host[1] * host[2])
+
+
 @pytest.mark.parametrize("name", list(LAYOUTS))
 def test_a_broadcast_operand_spanning_chunks_is_read_from_its_block(name, monkeypatch):
     """``sq[:, None] - t``: the result takes `t`'s layout (one chunk per device), and each

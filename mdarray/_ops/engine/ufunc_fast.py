@@ -375,8 +375,10 @@ def block_call(kernel, layout, backend: Backend, operands, out, dtypes, *, direc
         slabs = []
         for b in kept:  # type: ignore[union-attr]
             slabs.append(b if b.ndim == 1 else b.reshape(-1))
-            if b.ndim != 1 and not b.flags.c_contiguous:
-                kept = None  # a block in another order: its slab is a copy, not its memory
+            if b.ndim != 1 and not (b.ndim and b.flags.c_contiguous):
+                # A block in another order (its slab is a copy, not its memory), or a 0-d
+                # result (NumPy's kernels give scalars): the slabs alone.
+                kept = None
         values.append(wrap(Chunks.packed(layout, slabs, backend, dtype, check=False, blocks=kept)))
     return values[0] if len(values) == 1 else tuple(values)
 
