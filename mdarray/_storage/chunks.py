@@ -109,7 +109,7 @@ class Chunks:
         # Set by `select`: (a weak reference to the source, the selection's token).
         self._origin: tuple | None = None
         self._pending: tuple | None = None  # a late view's (source, groups, make): `_late`
-        self._block_views: tuple | None = None  # (slabs, {id(keys): (keys, blocks)})
+        self._block_views: tuple | None = None  # these slabs' views: see `slab_blocks`
         self._born = Recording.epoch  # (`Recording`: whether its memory may move)
 
     # Construction ---------------------------------------------------------------------
@@ -319,7 +319,7 @@ class Chunks:
         return source.slab_blocks(origin[2])
 
     def slab_blocks(self, keys: tuple) -> tuple:
-        """Per device, `block_view` by `keys`' ``(slab, shape, index)``, once per keys."""
+        """Per device, `block_view` by `keys`' ``(slab, shape, index)``, kept per keys."""
         slabs = self._slabs
         kept = self._block_views
         if kept is None or kept[0] is not slabs:

@@ -32,13 +32,14 @@ _INT_MAX = (1 << 31) - 1
 class Blas:
     """cuBLAS's products of `cupy`'s arrays (see the module)."""
 
-    __slots__ = ("_empty", "_gemm", "_gemv", "_handle", "_kept", "_ndarray", "_scalars",
-                 "_set_stream", "_stream", "_trans")  # fmt: skip
+    __slots__ = ("_device", "_empty", "_gemm", "_gemv", "_handle", "_kept", "_ndarray",
+                 "_scalars", "_set_stream", "_stream", "_trans")  # fmt: skip
 
     def __init__(self, cupy) -> None:
         cublas, device = cupy.cuda.cublas, cupy.cuda.device
         self._ndarray = cupy.ndarray
         self._empty = cupy.empty
+        self._device = cupy.cuda.runtime.getDevice
         self._handle = device.get_cublas_handle
         self._stream = cupy.cuda.get_current_stream
         self._set_stream = cublas.setStream
@@ -61,6 +62,9 @@ class Blas:
         dtype = a.dtype
         if b.dtype != dtype or dtype not in _PREFIX:
             return None
+        device = a.data.device_id
+        if b.data.device_id != device or device != self._device():
+            return None  # CuPy's own handling of operands on other devices
         dims = (a.ndim, b.ndim)
         if dims == (2, 1):
             return self._matrix_vector(a, b, dtype, False)
