@@ -93,6 +93,15 @@ def test_operands_it_leaves_to_cupy():
     assert blas.matmul(a, cupy.ones((5, 2), np.float32)) is None
 
 
+def test_operands_off_the_current_device_are_left_to_cupy(monkeypatch):
+    """cuBLAS runs on the current device: operands elsewhere go to CuPy's handling."""
+    blas = _blas()
+    a, v = cupy.ones((4, 6), np.float32), cupy.ones(6, np.float32)
+    assert blas.matmul(a, v) is not None
+    monkeypatch.setattr(blas, "_device", lambda: a.data.device_id + 1)
+    assert blas.matmul(a, v) is None
+
+
 def test_it_runs_on_the_current_stream():
     """The product is ordered after work queued on the current stream before it."""
     h = _host((512, 512), np.float32, 5)
