@@ -45,6 +45,7 @@ from mdarray._spmd.processes import Remote, current
 from .memory import (
     Allocation,
     Family,
+    as_slabs,
     block_view,
     check_buffers,
     check_slabs,
@@ -72,10 +73,10 @@ _ALIASES = {c: np.dtype(np.dtype(c).str) for c in "lLqQ" if np.dtype(np.dtype(c)
 class Chunks:
     """The buffers of `layout` on its devices (see the module docstring).
 
-    Build with `of` (checked buffers), `packed` (slabs), `empty`, `full`, `from_host`,
-    `generate`, `map`, `derive` (memory shared with this one) or `view` (a view of this
-    one); never write `buffers` from outside except through `writable`. A Chunks belongs
-    to one array.
+    Build with `of` (checked buffers), `made` (new ones), `packed` (slabs), `empty`,
+    `full`, `from_host`, `generate`, `map`, `derive` (memory shared with this one) or
+    `view` (a view of this one); write `buffers` only through `writable`. A Chunks
+    belongs to one array.
     """
 
     __slots__ = (
@@ -149,6 +150,15 @@ class Chunks:
         if blocks is not None and (keys := layout.slab_block_keys) is not None:
             out._block_views = (slabs, {id(keys): (keys, tuple(blocks)), **dict(zip(keys, blocks))})
         return out
+
+    @classmethod
+    def made(cls, layout: Layout, buffers: Sequence, backend: Backend, dtype) -> Chunks:
+        """Unchecked chunks of `buffers` kernels just made for this result alone: packed
+        where they are slabs (`memory.as_slabs`: later calls take the slab path)."""
+        got = as_slabs(layout, buffers)
+        if got is None:
+            return cls.of(layout, buffers, backend, dtype, check=False)
+        return cls.packed(layout, got[0], backend, dtype, check=False, blocks=got[1])
 
     @classmethod
     def empty(cls, layout: Layout, dtype, backend: Backend) -> Chunks:
@@ -264,8 +274,7 @@ class Chunks:
     def remapped(self) -> tuple | None:
         """``(source, token)`` where this is ``source.remap(..., token)`` of a living
         source (a family moves as a whole: that remapping now as then); else None."""
-        origin = self._origin
-        if origin is None or origin[2] is not None:
+        if (origin := self._origin) is None or origin[2] is not None:
             return None
         source = origin[0]()
         return None if source is None else (source, origin[1])
@@ -300,10 +309,9 @@ class Chunks:
 
     def view_blocks(self) -> tuple | None:
         """Per device, this view's device block made from its source's memory without
-        joining the family: a selection's as a view of the source's packed slab (by the
-        `select` plan's block keys), a late remap of one chunk per device as its view of
-        the source's chunk on that device; None where neither holds, the source is gone
-        or no longer packed (a family moves as a whole: its slabs are the view's)."""
+        joining the family: a selection's a view of the source's packed slab (by the
+        `select` plan's block keys), a late remap's (one chunk per device) its view of the
+        source's chunk; None where neither holds or the source is gone or not packed."""
         pending = self._pending
         if pending is not None and pending[2] is not None:  # a late remap
             source, _, make = pending
@@ -320,8 +328,7 @@ class Chunks:
 
     def slab_blocks(self, keys: tuple) -> tuple:
         """Per device, `block_view` by `keys`' ``(slab, shape, index)``, kept per keys."""
-        slabs = self._slabs
-        kept = self._block_views
+        slabs, kept = self._slabs, self._block_views
         if kept is None or kept[0] is not slabs:
             kept = self._block_views = (slabs, {})
         got = kept[1].get(id(keys))
@@ -334,8 +341,7 @@ class Chunks:
     def is_view_of(self, source: Chunks, token) -> bool:
         """Whether this is the view `source.select(..., token)` made: its chunks are then
         exactly that selection of `source`'s, now as then (a family moves as a whole)."""
-        origin = self._origin
-        return origin is not None and origin[1] == token and origin[0]() is source
+        return (o := self._origin) is not None and o[1] == token and o[0]() is source
 
     def _track(self) -> Family:
         """The family, set up with the chunks' allocations where there was none (`_LOCK`)."""
@@ -344,8 +350,7 @@ class Chunks:
         if self._pending is not None:
             return self._join()
         layout = self.layout
-        if self._slabs is not None:
-            # Packed chunks are their slabs' parts, tracked or not: no buffers made.
+        if self._slabs is not None:  # packed: their slabs' parts, tracked or not (no buffers)
             return self._attach_slabs(own_memories(self._slabs, layout.devices, self.backend))
         buffers = self.buffers  # made before the refs: they stay the chunk buffers
         return self._attach(
@@ -374,8 +379,7 @@ class Chunks:
 
     def _attach_slabs(self, slabs: Sequence[Allocation]) -> Family:
         """Track packed chunks as parts of the allocations `slabs` (one per device)."""
-        refs = [(slabs[i], recipe) for i, recipe in slab_recipes(self.layout)]
-        return self._attach(refs, tuple(slabs))
+        return self._attach([(slabs[i], r) for i, r in slab_recipes(self.layout)], tuple(slabs))
 
     def _attach(self, refs: Sequence, slabs: tuple | None = None) -> Family:
         """A new family of this one member, on `refs` (per chunk: allocation, recipe)."""
@@ -417,9 +421,9 @@ class Chunks:
         )
 
     def _saved(self) -> tuple:
-        """``(memories, parts, tracked)``: the allocations these chunks use and where
-        each chunk lies in them (`_memory.saved`; parts None for packed chunks, one
-        memory per slab), and whether copy on write tracks them."""
+        """``(memories, parts, tracked)``: the allocations these chunks use, where each
+        chunk lies in them (`_memory.saved`; parts None for packed chunks, one memory per
+        slab), and whether copy on write tracks them."""
         layout = self.layout
         with _LOCK:
             if self._pending is not None:
@@ -432,13 +436,12 @@ class Chunks:
             if self._slabs is not None:
                 return list(self._slab_allocations or ()), None, True
             assert self._refs is not None
-            buffers = self.buffers
-            memories, parts = saved(buffers, self._refs, layout.chunk_devices, self.backend)
+            memories, parts = saved(self.buffers, self._refs, layout.chunk_devices, self.backend)
             return memories, parts, True
 
     def map(self, fn: Callable, *columns: Sequence, dtype=None) -> Chunks:
-        """Fresh Chunks of this layout: buffer k is ``fn(buffer k, *(c[k] for c in
-        columns))`` on chunk k's device (cast to `dtype` where the kernel gave another)."""
+        """Fresh Chunks of this layout: buffer k ``fn(buffer k, *(c[k] for c in columns))``
+        on chunk k's device, cast to `dtype` where the kernel gave another."""
         on = self.backend.on
         out: list = []
         for k, (buffer, device) in enumerate(zip(self.buffers, self.layout.chunk_devices)):
@@ -488,16 +491,14 @@ class Chunks:
     # Writing --------------------------------------------------------------------------
 
     def writable(self, chunks: Sequence[int] | None = None) -> tuple:
-        """The buffers, ready to be written in place: where one of `chunks` (all by
-        default) lives in memory another array value uses too, this array's family moves
-        to a copy of that memory first (its views come along; the other array keeps the
-        original)."""
+        """The buffers, ready to be written in place: where one of `chunks` (default all)
+        lives in memory another array value uses too, this family moves to a copy of it
+        first (its views come along; the other array keeps the original)."""
         self.make_writable(chunks)
         return self.buffers
 
     def make_writable(self, chunks: Sequence[int] | None = None) -> None:
-        """What `writable` does before it returns the buffers (which a write through
-        `blocks` or the slabs does not need made)."""
+        """`writable` without making the buffers (a write through blocks or slabs)."""
         if self._family is None:
             if (pending := self._pending) is not None:  # a late view: its source's memory
                 source = pending[0]  # (untracked, or packed sharing none: no Python call)
@@ -519,7 +520,7 @@ class Chunks:
                     self._move(allocation)
 
     def apart_from(self, written: Chunks) -> bool:
-        """Whether this memory cannot meet `written`'s, just made writable: both tracked,
+        """Whether this memory cannot meet `written`'s (just made writable): both tracked,
         in different families (a writable family's memory is its own)."""
         # A late view's family is its source's (tracked now where it was not).
         family = self._family if self._pending is None else _tracked(self._pending[0])
@@ -527,8 +528,8 @@ class Chunks:
         return family is not None and other is not None and family is not other
 
     def own_slabs(self) -> tuple | None:
-        """The slabs of packed chunks, ready to be written in place as a whole (moved to
-        copies first where another array value uses them); None when not packed."""
+        """Packed chunks' slabs, ready to be written in place (moved to copies first where
+        another array value uses them); None when not packed."""
         if self._slabs is None or self._family is None:
             return self._slabs
         with _LOCK:
@@ -538,9 +539,9 @@ class Chunks:
         return self._slabs
 
     def refill(self, slabs: Sequence) -> None:
-        """Make `slabs` (new arrays, one per device as this layout packs it) the memory of
-        these packed chunks: the commit of a write computed into new memory (the family's
-        views follow; another array that shared the old memory keeps it)."""
+        """Make `slabs` (new, one per device as this layout packs it) these packed chunks'
+        memory: a write computed into new memory committed (the family's views follow;
+        another array that shared the old memory keeps it)."""
         if Recording.thread is not None and Recording.here():
             Recording.check([self] if self._family is None else self._family.members.living())
         with _LOCK:
@@ -552,8 +553,7 @@ class Chunks:
 
     def export(self) -> tuple:
         """The buffers, to be viewed outside mdarray (DLPack, the CUDA array interface):
-        made this value's own first (copied where another value shares them, as for a
-        write) and kept its own from now on (`Family.exported`)."""
+        made this value's own as for a write, and kept so (`Family.exported`)."""
         with _LOCK:
             self._track().exported = True
             self.make_writable()  # (its own memory: others sharing it move, as for a write)

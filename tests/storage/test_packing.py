@@ -1,7 +1,8 @@
 """Packed arrays: one slab per device, so elementwise ops run one kernel per device."""
 
 import numpy as np
-from _layouts import dist_pairs
+import pytest
+from _layouts import devices, dist_pairs
 from hypothesis import given, strategies as st
 
 import mdarray
@@ -86,3 +87,48 @@ def test_a_reshard_that_keeps_no_chunk_is_packed(pair, data):
     with mdarray.options(fallback="raise"):
         assert_dist_equal(y + 1, expected + 1)
     assert_dist_equal(y, expected)
+
+
+@pytest.mark.parametrize("on", [(0,), (0, 1)])
+def test_results_made_per_chunk_are_packed_where_each_device_holds_one(on):
+    """A result whose layout holds one chunk per device and whose kernels made its buffers
+    in C order is packed (`Chunks.made`): a full sum, a reduction along an axis, argmin,
+    a cast chunk by chunk, a broadcast product; later calls read and write its slabs,
+    and copies on write keep every value NumPy's."""
+    rng = np.random.default_rng(8)
+    host = rng.standard_normal((6, 4))
+    layout = mdarray.Layout.block(host.shape, devices=devices(*on))
+    x = mdarray.distributed_array(host, layout)
+    results = {
+        "sum": (mdarray.sum(x * x), np.sum(host * host)),
+        "sum axis 1": (mdarray.sum(x, axis=1), np.sum(host, axis=1)),
+        "argmin": (mdarray.argmin(x, axis=1), np.argmin(host, axis=1)),
+        "cast of a view": (mdarray.astype(x[:, ::2], np.float32), host[:, ::2].astype(np.float32)),
+        "outer": (x[:, :1] * x[:1, :], host[:, :1] * host[:1, :]),
+    }
+    for name, pair in results.items():
+        result, want = pair
+        if len(result.layout.chunks) == len(result.layout.devices):
+            assert result.storage.slabs is not None, name
+        kept = result.change_mode("replica")  # shares its memory until it is written
+        assert_dist_equal(result, want)
+        with mdarray.options(fallback="raise"):
+            assert_dist_equal(mdarray.sqrt(abs(result)), np.sqrt(abs(want)))
+            result *= 2
+        assert_dist_equal(result, want * 2)
+        assert_dist_equal(kept, want)
+
+
+def test_a_result_in_fortran_order_is_not_packed():
+    """Per-chunk results in Fortran order (a cast keeps its operand's order) are kept as
+    chunks: their flat slab would be a copy, not their memory."""
+    host = np.arange(12.0).reshape(3, 4)
+    x = mdarray.distributed_array(host, mdarray.Layout.block(host.shape, devices=devices(0)))
+    cast = mdarray.astype(x.T, np.float32)
+    if cast.storage.slabs is None:
+        assert not cast.storage.buffers[0].flags.c_contiguous
+    cast[0, 0] = -1.0
+    want = host.T.astype(np.float32)
+    want[0, 0] = -1.0
+    assert_dist_equal(cast, want)
+    assert_dist_equal(x, host)

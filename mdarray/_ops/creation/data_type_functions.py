@@ -98,7 +98,7 @@ def _decide_astype(args, kwargs):
             for buffer, device in zip(storage.buffers, storage.layout.chunk_devices):
                 with on(device):
                     buffers.append(buffer.astype(target))
-            out = Chunks.of(storage.layout, buffers, storage.backend, target, check=False)
+            out = Chunks.made(storage.layout, buffers, storage.backend, target)
         return wrap(out, mode)
 
     return runner

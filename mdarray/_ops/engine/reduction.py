@@ -187,7 +187,7 @@ def run_chunk_plan(x: DistArray, plan: ChunkPlan, ufunc, axes: tuple, dtype, res
             return wrap(Chunks.packed(layout, slabs, backend, result_dtype, check=False), mode)
     out = _run_steps(storage.buffers, plan, backend, ufunc, axes, dtype, result_dtype, skip_nan,
                      divisor if plan.mode is REPLICA else None)  # fmt: skip
-    return wrap(Chunks.of(plan.layout, out, backend, result_dtype, check=False), plan.mode)
+    return wrap(Chunks.made(plan.layout, out, backend, result_dtype), plan.mode)
 
 
 def _run_steps(buffers, plan: ChunkPlan, backend: Backend, ufunc, axes, dtype, result_dtype, skip_nan,

@@ -152,7 +152,7 @@ def run_cells(plan, inputs, dtype):
         for device, arguments in jobs:
             with backend.on(device):
                 out.append(_chunk(*arguments))
-    return Chunks.of(layout, out, backend, dtype, check=False)
+    return Chunks.made(layout, out, backend, dtype)
 
 
 def _chunk(plan, k: int, device: int, job, dtype):

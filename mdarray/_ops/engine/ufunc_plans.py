@@ -502,7 +502,7 @@ def wrap_chunks(plan: Plan, buffers: list, dtype):
         if buffer.dtype != dtype:
             with backend.on(plan.layout.chunk_devices[k]):
                 buffers[k] = buffer.astype(dtype)
-    return wrap(Chunks.of(plan.layout, buffers, backend, dtype, check=False), plan.mode)
+    return wrap(Chunks.made(plan.layout, buffers, backend, dtype), plan.mode)
 
 
 def run(plan: Plan, inputs, nout: int):

@@ -225,7 +225,7 @@ def _whole_axis(x: DistArray, plan: tuple, largest: bool) -> DistArray:
         with on(device):
             out[k] = backend.arg_pick(chunk, axis, largest).reshape(layout.chunk_shapes[k])
     out = placed(out, layout.chunk_shapes, layout.chunk_devices, np.intp)
-    return wrap(Chunks.of(layout, out, backend, np.intp, check=False))
+    return wrap(Chunks.made(layout, out, backend, np.intp))
 
 
 def _arg_impl(func, largest: bool):
