@@ -1,9 +1,9 @@
 """Storage: the buffers of one layout on their devices, and who else uses their memory.
 
 `Chunks` is what a DistArray stores: a `Layout`, a backend, a dtype and one buffer (a NumPy
-or CuPy array) per chunk of the layout, on the chunk's device. It validates what it is
-given, keeps *packed* storage (one flat slab per device, the chunks views into it, so an
-elementwise op runs one kernel per device), and keeps copy on write exact with views:
+or CuPy array) per chunk, on its device. It checks what it is given, keeps *packed* storage
+(one flat slab per device, the chunks views into it: an elementwise op runs one kernel per
+device), and keeps copy on write exact with views:
 
 - A *family* is one logical array value: an array and its views (indexing, transposes,
   reshapes that need no copy). Its members see each other's writes, as NumPy's views do.
@@ -19,8 +19,8 @@ elementwise op runs one kernel per device), and keeps copy on write exact with v
   other array sees the write.
 
 Chunks that nobody shares and nobody viewed carry none of this; the first `view` or
-`derive` sets it up. A view by slices or a transpose joins its family late, when its own
-buffers are first made (`_join`). One lock guards the bookkeeping: threads share arrays.
+`derive` sets it up. A view by slices or a transpose joins its family late (`_join`), read
+until then from its source. One lock guards the bookkeeping: threads share arrays.
 
 In an SPMD run a process holds only its own devices' buffers; another's chunk (and slab)
 is a `Remote`, which knows its shape and dtype.
@@ -54,6 +54,7 @@ from .memory import (
     fill_remote,
     fresh_slabs,
     generated,
+    late_buffers,
     loaded,
     made_by,
     own_memories,
@@ -88,6 +89,7 @@ class Chunks:
         "_origin",
         "_pending",
         "_refs",
+        "_seen",
         "_slab_allocations",
         "_slabs",
         "backend",
@@ -110,6 +112,7 @@ class Chunks:
         # Set by `select`: (a weak reference to the source, the selection's token).
         self._origin: tuple | None = None
         self._pending: tuple | None = None  # a late view's (source, groups, make): `_late`
+        self._seen: tuple | None = None  # the source's buffers a late view's were read from
         self._block_views: tuple | None = None  # these slabs' views: see `slab_blocks`
         self._born = Recording.epoch  # (`Recording`: whether its memory may move)
 
@@ -196,8 +199,10 @@ class Chunks:
         new array value, which shares memory with this one where a buffer is one of this
         one's (copy on write keeps their writes apart)."""
         layout = self.layout if layout is None else layout
+        if self._pending is not None:  # a late view joins its family first (`_join`)
+            _tracked(self)
         buffers = self.buffers if buffers is None else tuple(buffers)
-        mine = {id(b): k for k, b in enumerate(self.buffers)}  # (a late view joins: `_resolve`)
+        mine = {id(b): k for k, b in enumerate(self.buffers)}
         if getattr(self._family, "exported", False):  # memory seen outside: copies, not shared
             copy, devices = self.backend.copy, layout.chunk_devices
             buffers = [copy(b, devices[t]) if id(b) in mine else b for t, b in enumerate(buffers)]
@@ -212,33 +217,26 @@ class Chunks:
             refs = []
             for t, buffer in enumerate(out.buffers):
                 k = mine.get(id(buffer))
-                ref = (
-                    (Allocation(buffer, layout.chunk_devices[t], self.backend), ())
-                    if k is None
-                    else self._refs[k]
-                )
+                ref = self._refs[k] if k is not None else (
+                    (Allocation(buffer, layout.chunk_devices[t], self.backend), ()))  # fmt: skip
                 ref[0].families[weakref.ref(family, ref[0].families.pop)] = None
                 refs.append(ref)
-            out._family = family
-            out._refs = tuple(refs)
+            out._family, out._refs = family, tuple(refs)
         return out
 
     def view(
         self, layout: Layout, make: Callable[[int, Any], Any], sources=None, dtype=None
     ) -> Chunks:
-        """Chunks of `layout` whose chunk t is ``make(t, buffer)`` of this one's chunk
-        ``sources[t]`` (default t), made on its device: a view of this array where `make`
-        makes views (a slice, a transpose, a reshape; of `dtype` where given, a field of a
-        structured array), so writes through either reach the other, as with NumPy's
-        views. A chunk that `make` had to copy is the view's own."""
+        """Chunks of `layout`, chunk t ``make(t, buffer)`` of this one's chunk ``sources[t]``
+        (default t) on its device: a view of this array where `make` makes views (a slice,
+        a transpose, a reshape; of `dtype` where given, a field of a structured array), so
+        writes through either reach the other as with NumPy's; a copy is the view's own."""
         dtype = self.dtype if dtype is None else np.dtype(dtype)
         with _LOCK:
             family = self._track()
             assert self._refs is not None
-            xp = self.backend.xp
-            buffers = self.buffers
-            devices = self.layout.chunk_devices
-            out_buffers = []
+            xp, buffers, devices = self.backend.xp, self.buffers, self.layout.chunk_devices
+            out_buffers: list = []
             refs: list[tuple[Allocation, tuple]] = []
             for t, k in enumerate(range(len(buffers)) if sources is None else sources):
                 if isinstance(buffers[k], Remote):
@@ -263,8 +261,8 @@ class Chunks:
 
     def remap(self, layout: Layout, make: Callable[[int, Any], Any], token=None) -> Chunks:
         """`view` for a `make` that always makes a view of its chunk (a transpose): chunk
-        t is ``make(t, chunk t)``, made when first read (`_join`); `token` names it for
-        `remapped`. Runs of several processes take `view`."""
+        t ``make(t, chunk t)``, joining late (`_join`); `token` names it for `remapped`.
+        Runs of several processes take `view`."""
         if current() is not None:
             return self.view(layout, make)
         return self._late(
@@ -280,14 +278,12 @@ class Chunks:
         return None if source is None else (source, origin[1])
 
     def select(self, layout: Layout, groups: tuple, token, block_keys=None) -> Chunks:
-        """The view of this array of `layout` whose chunks are basic-indexing views of
-        this one's: `groups` is ``((device, ((t, k, index, getter), ...)), ...)`` with
-        chunk t ``buffer k[index]`` (`index` of ints, slices and an Ellipsis: a view of
-        chunk t's shape), `getter` its ``operator.itemgetter`` (None: all of chunk k).
-        `token` names the selection for `is_view_of`; `block_keys` (`view_blocks`) how the
-        view's device blocks lie in this array's packed slabs. `view` without its checks
-        (a cached plan guarantees the shapes), joining the family late (`_join`); SPMD
-        runs take `view`."""
+        """The view of `layout` whose chunks are basic-indexing views of this one's (`view`
+        unchecked: a cached plan guarantees the shapes; joining late, `_join`; SPMD runs
+        take `view`): `groups` is ``((device, ((t, k, index, getter), ...)), ...)``, chunk
+        t ``buffer k[index]`` (of ints, slices and an Ellipsis), `getter` its ``operator.
+        itemgetter`` (None: all of chunk k); `token` names it for `is_view_of`;
+        `block_keys` where its device blocks lie in this array's slabs (`view_blocks`)."""
         if current() is not None:
             entries = sorted(entry for _, group in groups for entry in group)
             out = self.view(layout, lambda t, b: b[entries[t][2]], [e[1] for e in entries])
@@ -360,7 +356,7 @@ class Chunks:
     def _join(self) -> Family:
         """A late view (`_late`) put in its source's family (`_LOCK`): refs read from the
         source's now are what they would have become (a family moves as a whole). Until
-        then it holds its source; one read only by its source's blocks never joins."""
+        then it holds its source and is read from it (`buffers`, `view_blocks`)."""
         source, groups, make = self._pending  # type: ignore[misc]
         family = source._track()
         refs = source._refs
@@ -373,7 +369,7 @@ class Chunks:
                 for t, k, _, getter in entries:
                     ref = refs[k]  # a whole chunk (getter None) is its source's chunk
                     out[t] = ref if getter is None else (ref[0], (*ref[1], getter))
-        self._family, self._refs, self._pending = family, tuple(out), None
+        self._family, self._refs, self._pending, self._seen = family, tuple(out), None, None
         family.members[weakref.ref(self, family.members.pop)] = None
         return family
 
@@ -459,15 +455,19 @@ class Chunks:
 
     @property
     def buffers(self) -> tuple:
-        """The chunk buffers in layout order (views into the slabs of packed chunks)."""
+        """The chunk buffers in layout order (views into the slabs of packed chunks); a
+        late view's read from its source's as they are now, without joining (`_late`)."""
         buffers = self._buffers
-        if buffers is None:
+        if (pending := self._pending) is not None:
+            source = pending[0].buffers  # (a family moves as a whole: new ones, new reads)
+            if buffers is None or self._seen is not source:
+                buffers = self._buffers = late_buffers(self.layout, self.backend, source, pending)
+                self._seen = source
+        elif buffers is None:
             buffers = self._buffers = self._resolve()
         return buffers
 
     def _resolve(self) -> tuple:
-        if self._pending is not None:
-            _tracked(self)
         if self._slabs is not None:
             # Packed chunks are their slabs' parts, tracked or not (`_move` keeps the two).
             return unpack(self.layout, self._slabs, self.backend)

@@ -157,6 +157,27 @@ def viewed_chunks(groups: tuple | None, chunks) -> list | None:
     return [k for _, es in groups for t, k, _, _ in es if wanted is None or t in wanted]
 
 
+def late_buffers(layout, backend: Backend, source: tuple, pending: tuple) -> tuple:
+    """The chunk buffers of a late view (`Chunks._late`: ``(source chunks, groups,
+    make)``) made from its source's chunk buffers `source`: chunk t ``make(t, chunk t)``,
+    or by `groups` ``getter(chunk k)`` (chunk k itself where the getter is None)."""
+    _, groups, make = pending
+    devices = layout.chunk_devices
+    on = backend.on
+    if groups is None:
+        out = []
+        for t, buffer in enumerate(source):
+            with on(devices[t]):
+                out.append(make(t, buffer))
+        return tuple(out)
+    buffers: list = [None] * len(devices)
+    for device, entries in groups:
+        with on(device):
+            for t, k, _, getter in entries:
+                buffers[t] = source[k] if getter is None else getter(source[k])
+    return tuple(buffers)
+
+
 def block_view(slabs, key: tuple, made: dict):
     """``slabs[i].reshape(shape)[index]`` by `key`'s ``(i, shape, index)``, with no view
     made where a step changes nothing (a slab already of `shape`, the index ``...``) or

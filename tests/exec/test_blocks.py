@@ -5,6 +5,8 @@ one kernel per device. Every case is checked against NumPy on the same data, and
 the block path must leave to the general one (memory that does not line up, an ``out``
 overlapping an input) are checked to give NumPy's values too."""
 
+import copy
+
 import numpy as np
 import pytest
 from _call_counts import outcomes
@@ -241,10 +243,13 @@ def test_a_views_blocks_follow_its_source_through_copy_on_write(name):
     got = view + x[:-1, :-1]
     np.testing.assert_array_equal(got.get(), expected[1:, 1:] + expected[:-1, :-1])
     np.testing.assert_array_equal(shared.get(), host)
-    # A view not yet in its family holds its source; once its own buffers are made (it
-    # joins the family) a source that nothing else holds is gone.
+    # A view not yet in its family holds its source, read or not; once it joins the
+    # family (a copy saves its memory) a source that nothing else holds is gone.
     orphan = mdarray.distributed_array(host, rows(edges, on))[1:, 1:]
-    orphan.storage.buffers  # (read: the view joins its family)
+    held = orphan.storage.view_blocks() is not None
+    orphan.storage.buffers  # (read: still apart from its family)
+    assert (orphan.storage.view_blocks() is not None) == held
+    copy.deepcopy(orphan)
     assert orphan.storage.view_blocks() is None
     np.testing.assert_array_equal((orphan + view).get(), host[1:, 1:] + expected[1:, 1:])
     selected = x[3:, :]

@@ -202,11 +202,17 @@ LATE = ["rows", "strided", "transpose"]
 @pytest.mark.parametrize("copy", sorted(COPIES))
 @pytest.mark.parametrize("view", LATE)
 @pytest.mark.parametrize("writer", ["base", "view", "view of the view"])
-def test_a_view_unread_until_after_a_move_sees_its_family(copy, view, writer):
+@pytest.mark.parametrize("read", ["unread", "read first"])
+def test_a_view_outside_its_family_sees_every_move(copy, view, writer, read):
+    """Read or not (an op reads a late view's buffers from its source's, without joining
+    the family), a late view follows its family onto new memory."""
     host, x = _model()
     make_view, numpy_view = VIEWS[view]
     v = make_view(x)
     vv = make_view(x)[1:]  # (v is not its source: both stay outside the family)
+    if read == "read first":
+        with mdarray.options(fallback="raise"):
+            np.testing.assert_array_equal((v + vv[:1] * 0.0).get(), numpy_view(host))
     y = COPIES[copy](x)  # shares x's memory: the first write moves x's family
     with mdarray.options(fallback="raise"):
         {"base": x, "view": v, "view of the view": vv}[writer].__iadd__(1.0)
@@ -239,13 +245,17 @@ def test_a_view_keeps_what_it_views_when_its_source_is_dropped(view):
 @pytest.mark.parametrize("view", LATE)
 @pytest.mark.parametrize("write", sorted(WRITES))
 @pytest.mark.parametrize("writer", ["base", "view"])
-def test_a_late_view_of_a_new_array_sees_every_write(view, write, writer):
-    """An op's result is tracked by nobody: its late view leaves it so, and a write
-    through either (in place, or computed into new memory and committed) reaches both."""
+@pytest.mark.parametrize("read", ["unread", "read first"])
+def test_a_late_view_of_a_new_array_sees_every_write(view, write, writer, read):
+    """An op's result is tracked by nobody: its late view leaves it so, read or not,
+    and a write through either (in place, or computed into new memory and committed)
+    reaches both."""
     host, x = _model()
     make_view, numpy_view = VIEWS[view]
     y, want = x * 1.0, host * 1.0
     v = make_view(y)
+    if read == "read first":
+        np.testing.assert_array_equal(mdarray.sum(v, axis=0).get(), numpy_view(want).sum(axis=0))
     with mdarray.options(fallback="raise"):
         WRITES[write](y if writer == "base" else v)
     WRITES[write](want if writer == "base" else numpy_view(want))
@@ -270,3 +280,23 @@ def test_a_view_on_fewer_devices_lets_its_source_go():
     gc.collect()
     assert source() is None
     np.testing.assert_array_equal(part.get(), host[:1, :3])
+
+
+@pytest.mark.parametrize("read", ["unread", "read first"])
+def test_a_late_view_of_an_exported_array_shares_nothing_it_derives(read):
+    """A result sharing a late view's memory (a mode change) is a copy where the view's
+    family is exported, whether an op read the view first or not: writes through the
+    export never reach it."""
+    host = np.arange(24.0).reshape(4, 6)
+    x = mdarray.distributed_array(host, ONE)
+    xp = x.storage.backend.xp
+    seen = xp.from_dlpack(x)
+    v = x[1:3]
+    if read == "read first":
+        np.testing.assert_array_equal((v + 0.0).get(), host[1:3])
+    y = v.change_mode("sum")
+    seen[1, 0] = -5.0
+    np.testing.assert_array_equal(y.get(), host[1:3])
+    want = host.copy()
+    want[1, 0] = -5.0
+    np.testing.assert_array_equal(v.get(), want[1:3])
