@@ -29,15 +29,12 @@ import numpy as np
 
 from mdarray._array.array import DistArray, in_mode, wrap
 from mdarray._backends.backend import Backend
-from mdarray._core import regions as _regions
 from mdarray._core.mode_rules import R, host_facts, result_mode
 from mdarray._core.modes import REPLICA, Mode
 from mdarray._core.plan_cache import lookup, plan_cache, remember
 from mdarray._exec.chunkwise import (
     aligned,
     backend_of,
-    blocks,
-    broadcast_regions,
     result_layout,
     shape_of,
 )
@@ -48,10 +45,9 @@ from mdarray._storage.chunks import Chunks
 from mdarray._storage.local import all_here
 
 from . import ufunc_cells as _cells
+from .ufunc_pieces import HOST0, VALUE, blocked, pieces, pieces_of, run_blocks
 
 OWN = "own"  # the operand's own buffers: it has the result's layout
-VALUE = "value"  # a scalar, given to every chunk as it is
-HOST0 = "host0"  # a 0-d NumPy array, given as its scalar (as `aligned` does)
 ALIGN = "align"  # `aligned` on every call
 
 
@@ -214,6 +210,7 @@ class Plan(NamedTuple):
     backend: Backend
     cells: tuple | None = None
     specs: tuple = ()
+    block_sources: tuple | None = None
 
 
 def decide_mode(ufunc, inputs, layout, dtypes, where) -> tuple[Mode, tuple]:
@@ -289,55 +286,8 @@ def make_plan(
         backend,
         cells,
         specs,
+        blocked(inputs, layout) if packable and slabs is None else None,
     )
-
-
-@plan_cache
-def pieces(source: Layout, layout: Layout) -> tuple | None:
-    """Per chunk of `layout`, ``(chunk, view key, from device, to device)``: the one chunk
-    of a REPLICA operand laid out as `source` that holds its broadcast piece whole (a view
-    key of None: the whole chunk); None where some piece needs several chunks."""
-    out: list = []
-    for region, device in zip(broadcast_regions(layout, source.shape), layout.chunk_devices):
-        plan = replica_plan(source, region, device)
-        if len(plan) != 1:
-            block = _block_piece(source, region, device)
-            if block is None:
-                return None
-            out.append(block)
-            continue
-        k, _, chunk_index = plan[0]
-        shape = source.chunk_shapes[k]
-        if chunk_index is None or _regions.index_shape(chunk_index, shape) == shape:
-            view = None
-        elif _regions.is_basic(chunk_index):
-            view = (*chunk_index, Ellipsis)  # a view, 0-d ones too
-        else:
-            return None
-        out.append((k, view, source.chunk_devices[k], device))
-    return tuple(out)
-
-
-def _block_piece(source: Layout, region: tuple, device) -> tuple | None:
-    """``(device position, index)``: where a piece spans several chunks of `source` that
-    make one device block on the chunk's own device (`Layout.device_blocks`), the piece
-    as a view of that block (``sq[:, None] - t`` with `t` one block, `sq` row chunks);
-    None otherwise."""
-    boxes = source.device_blocks
-    if boxes is None or device not in source.devices:
-        return None
-    position = source.devices.index(device)
-    index = []
-    for r, b in zip(region, boxes[position]):
-        if not len(r):
-            index.append(slice(0, 0))
-            continue
-        if (r.step != 1 and len(r) > 1) or (b.step != 1 and len(b) > 1):
-            return None
-        if r[0] not in b or r[-1] not in b:
-            return None
-        index.append(slice(r[0] - b.start, r[0] - b.start + len(r)))
-    return (position, tuple(index))
 
 
 @plan_cache
@@ -394,35 +344,8 @@ def columns(plan: Plan, inputs, copies: bool) -> list:
         elif source is ALIGN:
             out.append(aligned(x, plan.layout, backend))
         else:
-            out.append(_pieces_of(x, source, plan, copies))
+            out.append(pieces_of(x, source, plan.layout, plan.backend, copies))
     return out
-
-
-def _pieces_of(x: DistArray, source: tuple, plan: Plan, copies: bool) -> list:
-    """The pieces of `x` that `pieces` planned: views of a chunk or of a device block
-    (`blocks`), moved or copied as `columns` says; the whole column by `aligned` where the
-    blocks' memory does not line up now."""
-    backend = plan.backend
-    storage = x.storage
-    column = []
-    buffers = spans = None
-    for entry, device in zip(source, plan.layout.chunk_devices):
-        if len(entry) == 2:  # (device position, index into its block)
-            spans = blocks(storage) if spans is None else spans
-            if spans is None:
-                return aligned(x, plan.layout, backend)
-            piece = spans[entry[0]][entry[1]]
-            column.append(backend.copy(piece, device) if copies else piece)
-            continue
-        k, view, src, dst = entry
-        buffers = storage.buffers if buffers is None else buffers
-        piece = buffers[k] if view is None else buffers[k][view]
-        if src != dst:
-            piece = backend.move(piece, src, dst)
-        elif copies:
-            piece = backend.copy(piece, dst)
-        column.append(piece)
-    return column
 
 
 def run_slabs(plan: Plan, inputs, nout: int):
@@ -511,6 +434,10 @@ def run(plan: Plan, inputs, nout: int):
         inputs = operands(plan, inputs)
     if plan.slabs is not None:
         result = run_slabs(plan, inputs, nout)
+        if result is not None:
+            return result
+    if plan.block_sources is not None:
+        result = run_blocks(plan, inputs, nout)
         if result is not None:
             return result
     if plan.cells is not None:
