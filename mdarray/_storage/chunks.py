@@ -152,6 +152,8 @@ class Chunks:
         out = cls(layout, backend, dtype, None, slabs)
         if blocks is not None and (keys := layout.slab_block_keys) is not None:
             out._block_views = (slabs, {id(keys): (keys, tuple(blocks)), **dict(zip(keys, blocks))})
+            if len(layout.chunks) == len(slabs):  # a chunk per device: its block
+                out._buffers = tuple(blocks)
         return out
 
     @classmethod
@@ -271,7 +273,7 @@ class Chunks:
 
     def remapped(self) -> tuple | None:
         """``(source, token)`` where this is ``source.remap(..., token)`` of a living
-        source (a family moves as a whole: that remapping now as then); else None."""
+        source (a family moves as a whole: the same remapping now), else None."""
         if (origin := self._origin) is None or origin[2] is not None:
             return None
         source = origin[0]()
@@ -335,8 +337,8 @@ class Chunks:
         return got[1]
 
     def is_view_of(self, source: Chunks, token) -> bool:
-        """Whether this is the view `source.select(..., token)` made: its chunks are then
-        exactly that selection of `source`'s, now as then (a family moves as a whole)."""
+        """Whether `source.select(..., token)` made this view: its chunks are then that
+        selection of `source`'s, now as then (a family moves as a whole)."""
         return (o := self._origin) is not None and o[1] == token and o[0]() is source
 
     def _track(self) -> Family:
@@ -391,11 +393,9 @@ class Chunks:
     # Copies and pickles ---------------------------------------------------------------
 
     def copied(self, memo: dict | None = None) -> Chunks:
-        """An independent copy of these chunks, made on their devices: the same layout,
-        dtype and packing, sharing no memory with this one. `memo` is a
-        ``copy.deepcopy`` memo: memory that arrays copied together share stays shared
-        between their copies (copy on write keeps their writes apart), and the elements
-        of object arrays are copied too."""
+        """An independent copy, made on the devices (same layout, dtype and packing). With a
+        ``copy.deepcopy`` `memo`, memory arrays copied together share stays shared by their
+        copies (copy on write keeps their writes apart); object elements are copied too."""
         memories, parts, tracked = self._saved()
         memories = copied_memories(memories, memo)
         return loaded(type(self), self.layout, self.backend, self.dtype, memories, parts, tracked)
@@ -468,18 +468,18 @@ class Chunks:
         return buffers
 
     def _resolve(self) -> tuple:
-        if self._slabs is not None:
-            # Packed chunks are their slabs' parts, tracked or not (`_move` keeps the two).
-            return unpack(self.layout, self._slabs, self.backend)
+        layout, slabs = self.layout, self._slabs
+        if slabs is not None:  # their slabs' parts, tracked or not (`_move` keeps the two)
+            return unpack(layout, slabs, self.backend)
         out = []
         for k, (allocation, recipe) in enumerate(self._refs or ()):
             array = allocation.array
             if isinstance(array, Remote):
-                out.append(Remote(self.layout.chunk_shapes[k], self.dtype, allocation.device))
-                continue
-            with self.backend.on(allocation.device):
-                for step in recipe:  # however many views led here, one step after another
-                    array = step(array)
+                array = Remote(layout.chunk_shapes[k], self.dtype, allocation.device)
+            else:
+                with self.backend.on(allocation.device):
+                    for step in recipe:  # however many views led here, one after another
+                        array = step(array)
             out.append(array)
         return tuple(out)
 
@@ -528,8 +528,7 @@ class Chunks:
         return family is not None and other is not None and family is not other
 
     def own_slabs(self) -> tuple | None:
-        """Packed chunks' slabs, ready to be written in place (moved to copies first where
-        another array value uses them); None when not packed."""
+        """Packed chunks' slabs to write in place (copies first where others use them)."""
         if self._slabs is None or self._family is None:
             return self._slabs
         with _LOCK:
