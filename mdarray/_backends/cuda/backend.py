@@ -23,10 +23,8 @@ import numpy as np
 from mdarray._core import debug as _debug, regions as _regions
 from mdarray._kernels import kernels as _kernels, special_values as _special_values
 
-from . import columns as _columns
 from .blas import Blas
 from .clock import CudaClock
-from .columns import column_sum
 from .elementwise import OWN_KERNELS, Chain, Elementwise, launcher
 from .graphs import CudaGraphs
 from .host import CudaHostCopies, contiguous
@@ -40,6 +38,7 @@ from .kernels import (
     zero_bits,
 )
 from .staging import StagingRing
+from .sums import MIN_BYTES as SMALL_SUM, column_sum, whole_sum
 
 
 class CudaBackend(CudaClock, CudaHostCopies, CudaGraphs):
@@ -369,12 +368,15 @@ class CudaBackend(CudaClock, CudaHostCopies, CudaGraphs):
         `result_dtype`; NaNs as the identity where `skip_nan` (``np.add`` and
         ``np.multiply``: CuPy's ``nansum`` and ``nanprod``, one kernel; complex NaNs
         replaced first)."""
+        whole = ufunc is np.add and not skip_nan and len(axes) == chunk.ndim  # one launch
+        if whole and (out := whole_sum(self._cupy, chunk, result_dtype)) is not None:
+            return out if shape is None else _shaped(out, shape)
         name = _REDUCERS.get(ufunc.__name__)
         if (
             shape is not None
             and name is not None
             and not skip_nan
-            and chunk.nbytes < _columns.MIN_BYTES
+            and chunk.nbytes < SMALL_SUM
             and chunk.dtype == result_dtype
             and (name not in _ACCUMULATING or chunk.dtype.char in _OWN_ACCUMULATOR)
         ):

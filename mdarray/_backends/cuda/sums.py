@@ -1,5 +1,6 @@
-"""The cuda backend's column sums: ``sum(axis=0)`` of a large C-ordered array at memory
-bandwidth.
+"""The cuda backend's own sums: ``sum(axis=0)`` of a large C-ordered array at memory
+bandwidth (`column_sum`), and the sum of a whole contiguous array in one launch
+(`whole_sum`).
 
 CuPy reduces the leading axis of a C-ordered array with one thread per output column
 walking every row, a few bytes in flight per thread (2.4 TB/s on an H200, where its row
@@ -9,6 +10,11 @@ land in a small array, and a second launch sums those: two kernels, every byte r
 once. The sums run in the result's dtype, row by row within a segment, then over the
 segments: NumPy adds a C-ordered array's rows one after another too, so the rounding is
 of the same kind (not bit for bit: floating-point sums depend on their order).
+
+A whole sum costs CuPy's reduction machinery 9-14 us of host time per call; here it is one
+launch of a compiled kernel (about 4 us): each block sums a fixed stride of the elements
+into a partial of its own, and the last block to finish (a ticket counter, which it
+resets) sums the partials in block order, so the result is the same on every run.
 
 CuPy comes in as an argument; this module imports only CuPy's C type names, to compile.
 """
@@ -53,7 +59,54 @@ extern "C" __global__ void mdarray_column_sum(
 """
 
 
+_WHOLE_SOURCE = """
+typedef {source} in_type;
+typedef {result} out_type;
+__device__ void mdarray_block_sum(out_type* shared) {{
+  __syncthreads();
+  for (int half = blockDim.x / 2; half > 0; half >>= 1) {{
+    if (threadIdx.x < half) shared[threadIdx.x] += shared[threadIdx.x + half];
+    __syncthreads();
+  }}
+}}
+extern "C" __global__ void mdarray_whole_sum(
+    const in_type* __restrict__ x, out_type* partial, unsigned int* ticket,
+    out_type* __restrict__ out, const long long n) {{
+  __shared__ out_type shared[{threads}];
+  __shared__ bool last;
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  out_type s0 = out_type(0), s1 = out_type(0), s2 = out_type(0), s3 = out_type(0);
+  for (; i + 3 * stride < n; i += 4 * stride) {{
+    s0 += out_type(x[i]);
+    s1 += out_type(x[i + stride]);
+    s2 += out_type(x[i + 2 * stride]);
+    s3 += out_type(x[i + 3 * stride]);
+  }}
+  for (; i < n; i += stride) s0 += out_type(x[i]);
+  shared[threadIdx.x] = (s0 + s1) + (s2 + s3);
+  mdarray_block_sum(shared);
+  if (threadIdx.x == 0) {{
+    partial[blockIdx.x] = shared[0];
+    __threadfence();
+    // The last block's ticket wraps the counter back to 0 for the next call.
+    last = atomicInc(ticket, gridDim.x - 1) == gridDim.x - 1;
+  }}
+  __syncthreads();
+  if (!last) return;
+  out_type s = out_type(0);
+  for (unsigned int b = threadIdx.x; b < gridDim.x; b += blockDim.x) {{
+    s += ((volatile out_type*)partial)[b];
+  }}
+  shared[threadIdx.x] = s;
+  mdarray_block_sum(shared);
+  if (threadIdx.x == 0) out[0] = shared[0];
+}}
+"""
+_WHOLE_BLOCKS = 4  # blocks per multiprocessor, at most
+
 _KERNELS: dict = {}  # (device, source dtype, result dtype, vector) -> compiled kernel
+_WORKSPACES: dict = {}  # (device, stream) -> (partial sums, ticket) of `whole_sum`
 _COUNTS: dict = {}  # device -> its multiprocessor count
 
 
@@ -82,10 +135,7 @@ def column_sum(cupy, ufunc, chunk, axes: tuple, result_dtype, skip_nan: bool):
     while vector > 1 and (columns % vector or chunk.data.ptr % (vector * chunk.itemsize)):
         vector //= 2
     device = cupy.cuda.runtime.getDevice()
-    count = _COUNTS.get(device)
-    if count is None:
-        count = cupy.cuda.Device(device).attributes["MultiProcessorCount"]
-        _COUNTS[device] = count
+    count = _COUNTS.get(device) or _count(cupy, device)
     kernel = _kernel(cupy, device, chunk.dtype, result_dtype, vector)
     across = -(-(columns // vector) // _THREADS)
     # Enough blocks to fill the device several times over, each segment long enough
@@ -112,15 +162,54 @@ def column_sum(cupy, ufunc, chunk, axes: tuple, result_dtype, skip_nan: bool):
     return out.reshape((1, *chunk.shape[1:]))
 
 
+def whole_sum(cupy, chunk, result_dtype):
+    """The sum of every element of `chunk` (C or Fortran contiguous, not empty, of real
+    numbers), keeping its dims, in `result_dtype` (of 4 bytes or more: float16 sums round
+    through float32 in NumPy); None where this does not apply (and always with
+    ``MDARRAY_CUDA_OWN_KERNELS=0``: CuPy's reduction)."""
+    if (
+        not OWN_KERNELS
+        or not chunk.size
+        or chunk.dtype.kind not in _SUMMED
+        or result_dtype.kind not in _SUMMED
+        or result_dtype.itemsize < 4
+        or not (chunk.flags.c_contiguous or chunk.flags.f_contiguous)
+    ):
+        return None
+    device = cupy.cuda.runtime.getDevice()
+    kernel = _KERNELS.get((device, chunk.dtype, result_dtype, 0))
+    if kernel is None:
+        kernel = _kernel(cupy, device, chunk.dtype, result_dtype, 0)
+    count = _COUNTS.get(device) or _count(cupy, device)
+    blocks = min(-(-chunk.size // (_THREADS * 4)), count * _WHOLE_BLOCKS)
+    stream = cupy.cuda.get_current_stream().ptr
+    workspace = _WORKSPACES.get((device, stream))
+    if workspace is None:  # partial sums of up to 8 bytes each, and the ticket at 0
+        workspace = (cupy.empty(count * _WHOLE_BLOCKS * 8, np.uint8), cupy.zeros(1, np.uint32))
+        _WORKSPACES[(device, stream)] = workspace
+    out = cupy.empty((1,) * chunk.ndim, result_dtype)
+    kernel((blocks,), (_THREADS,), (chunk, *workspace, out, np.int64(chunk.size)))
+    return out
+
+
+def _count(cupy, device: int) -> int:
+    """`device`'s multiprocessor count, kept."""
+    count = _COUNTS[device] = cupy.cuda.Device(device).attributes["MultiProcessorCount"]
+    return count
+
+
 def _kernel(cupy, device: int, source, result, vector: int):
+    """The column sum of `vector` columns per thread, or (`vector` 0) the whole sum."""
     key = (device, source, result, vector)
     kernel = _KERNELS.get(key)
     if kernel is None:
         from cupy._core._scalar import get_typename  # noqa: PLC0415  (C type names)
 
-        code = _SOURCE.format(
-            source=get_typename(source), result=get_typename(result), vector=vector
-        )
+        names = {"source": get_typename(source), "result": get_typename(result)}
+        if vector:
+            code, name = _SOURCE.format(vector=vector, **names), "mdarray_column_sum"
+        else:
+            code, name = _WHOLE_SOURCE.format(threads=_THREADS, **names), "mdarray_whole_sum"
         module = cupy._core.core.compile_with_cache(code)
-        kernel = _KERNELS[key] = module.get_function("mdarray_column_sum")
+        kernel = _KERNELS[key] = module.get_function(name)
     return kernel
