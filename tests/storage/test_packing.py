@@ -132,3 +132,36 @@ def test_a_result_in_fortran_order_is_not_packed():
     want[0, 0] = -1.0
     assert_dist_equal(cast, want)
     assert_dist_equal(x, host)
+
+
+@pytest.mark.parametrize("shape", [(64,), (64, 3)])
+def test_packed_operands_whose_blocks_agree_run_slab_by_slab(shape, monkeypatch):
+    """``p - y`` with p in one chunk per device and y in two row chunks per device: the
+    slabs of agreeing device blocks line up element for element, so the kernel runs on
+    the slabs (no block views), in p's layout, with NumPy's values; in place too."""
+    from _call_counts import outcomes  # noqa: PLC0415
+
+    from mdarray._ops.engine import ufunc_fast  # noqa: PLC0415
+
+    slab_calls = outcomes(monkeypatch, ufunc_fast, "_slab_call")
+    block_calls = outcomes(monkeypatch, ufunc_fast, "block_call")
+    rng = np.random.default_rng(9)
+    hp, hy = rng.standard_normal(shape), rng.standard_normal(shape)
+    one = {devices(0)[0]: [slice(0, 32)], devices(1)[0]: [slice(32, 64)]}
+    if devices(0) == devices(1):
+        one = {devices(0)[0]: [slice(0, 64)]}
+    two = mdarray.Layout.block(shape, devices=devices(0, 0, 1, 1))
+    p = mdarray.distributed_array(hp, mdarray.Layout(shape, one))
+    y = mdarray.distributed_array(hy, two)
+    assert p.layout != y.layout
+    for _ in range(2):
+        with mdarray.options(fallback="raise"):
+            d = p - y
+        assert d.layout == p.layout
+        assert d.storage.slabs is not None
+        assert_dist_equal(d, hp - hy)
+    assert slab_calls
+    assert not block_calls
+    with mdarray.options(fallback="raise"):
+        p -= y
+    assert_dist_equal(p, hp - hy)

@@ -78,6 +78,10 @@ def fast_call(ufunc, inputs, kwargs):
     # leave the others waiting (`agreeing`).
     across = several()  # else every chunk is this process's
     packed = all(type(x) is not Chunks or x.slabs is not None for x in operands)
+    if mixed and packed and out is None:
+        # A device's packed slab is its block in C order: slabs of agreeing blocks line
+        # up element for element, whatever the chunks (``p - y``, p in one chunk).
+        mixed = False
     # Staged into packed outs of this layout: they take the results whole (no copy). In a
     # run of several processes the general path writes, after every process's kernels
     # are agreed to have run.
