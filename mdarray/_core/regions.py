@@ -508,19 +508,20 @@ def hashable_key(key) -> tuple | None:
     slices do not hash), else None: other keys (arrays, bad keys) take `basic_key`'s path."""
     out: list = []
     for item in key if type(key) is tuple else (key,):
-        if type(item) is int or item is None or item is Ellipsis:
+        kind = type(item)
+        if kind is slice:  # (the commonest item first, its parts' types by a set)
+            start, stop, step = item.start, item.stop, item.step
+            if type(start) in _BOUNDS and type(stop) in _BOUNDS and type(step) in _BOUNDS:
+                out.append((start, stop, step))
+                continue
+            return None
+        if kind is int or item is None or item is Ellipsis:
             out.append(item)
         elif isinstance(item, np.integer):  # ``for i in np.arange(n)``: a position too
             out.append(int(item))
-        elif type(item) is slice:
-            start, stop, step = item.start, item.stop, item.step
-            if not (
-                (start is None or type(start) is int)
-                and (stop is None or type(stop) is int)
-                and (step is None or type(step) is int)
-            ):
-                return None
-            out.append((start, stop, step))
         else:
             return None
     return tuple(out)
+
+
+_BOUNDS = frozenset({int, type(None)})  # what a hashable key's slice holds
