@@ -165,3 +165,31 @@ def test_packed_operands_whose_blocks_agree_run_slab_by_slab(shape, monkeypatch)
     with mdarray.options(fallback="raise"):
         p -= y
     assert_dist_equal(p, hp - hy)
+
+
+@pytest.mark.parametrize("on", [(0, 0, 1, 1), (0, 1)])
+def test_a_0d_operand_with_a_copy_per_device_runs_beside_the_slabs(on, monkeypatch):
+    """``s * x`` with s a 0-d array holding one copy on each of x's devices (a full sum):
+    the kernel runs on x's slabs with s's (which broadcast), in x's layout, whichever
+    operand comes first; in place too; and beside a view (no slabs) per device block."""
+    from _call_counts import outcomes  # noqa: PLC0415
+
+    from mdarray._ops.engine import ufunc_fast  # noqa: PLC0415
+
+    slab_calls = outcomes(monkeypatch, ufunc_fast, "_slab_call")
+    rng = np.random.default_rng(10)
+    hx = rng.standard_normal((64, 3))
+    x = mdarray.distributed_array(hx, mdarray.Layout.block(hx.shape, devices=devices(*on)))
+    hs = np.float64(2.5)
+    s = mdarray.distributed_array(hs, mdarray.Layout.replicated((), devices=x.devices))
+    for _ in range(2):
+        with mdarray.options(fallback="raise"):
+            for got, want in ((s * x, hs * hx), (x / s, hx / hs), (s - x[1:], hs - hx[1:])):
+                assert got.layout.shape == want.shape
+                assert_dist_equal(got, want)
+    assert slab_calls
+    assert (s * x).layout == x.layout
+    with mdarray.options(fallback="raise"):
+        x *= s
+    assert_dist_equal(x, hx * hs)
+    assert_dist_equal(s, hs)

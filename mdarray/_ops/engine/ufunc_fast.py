@@ -12,6 +12,7 @@ from mdarray._backends.backend import Backend
 from mdarray._core.decided import remember
 from mdarray._core.modes import REPLICA
 from mdarray._exec.chunkwise import blocks, blocks_agree, commit, writes_in_place
+from mdarray._layouts.layout import Layout
 from mdarray._movement.collectives import agreeing, several
 from mdarray._storage import local as _this_process
 from mdarray._storage.chunks import Chunks
@@ -30,22 +31,28 @@ def fast_call(ufunc, inputs, kwargs):
     Packed operands (`Layout.packing`) line up slab to slab, so the kernel runs once per
     device on the slabs; others run once per chunk.
     """
-    layout = None
+    layout: Layout | None = None
     mixed = False  # layouts differ, their device blocks agree (`block_call`)
+    spread = False  # a 0-d operand beside the others (`_beside`): not chunk by chunk
     keys = []
     operands = []  # the storage of DistArray operands, scalars as they are
+    for x in inputs:  # the result's layout: the first array operand's of one axis or more
+        if type(x) is DistArray and (layout is None or not layout.shape):
+            layout, backend = x.storage.layout, x.storage.backend
     for x in inputs:
         kind = type(x)
         if kind is DistArray:
             if x.mode is not REPLICA:
                 return None
             storage = x.storage
-            if layout is None:
-                layout, backend = storage.layout, storage.backend
-            elif storage.layout is not layout and storage.layout != layout:
-                if not blocks_agree(layout, storage.layout):
+            assert layout is not None  # (set above from the array operands)
+            if storage.layout is not layout and storage.layout != layout:
+                if not storage.layout.shape and _beside(storage.layout, layout):
+                    spread = True  # a 0-d operand, a copy per device: its slabs broadcast
+                elif not blocks_agree(layout, storage.layout):
                     return None
-                mixed = True
+                else:
+                    mixed = True
             keys.append(storage.dtype)
             operands.append(storage)
         elif kind in PY_SCALARS:
@@ -113,6 +120,8 @@ def fast_call(ufunc, inputs, kwargs):
             runner = _slab_runner(ufunc, kernel, layout, backend, dtypes, inputs)
             decided(ufunc, inputs, kwargs, runner)
         return result
+    if spread and len(layout.chunks) > len(layout.devices):
+        return None
     columns = [x.buffers if type(x) is Chunks else repeat(x) for x in operands]
     on = backend.on
     if out is not None:
@@ -131,6 +140,13 @@ def fast_call(ufunc, inputs, kwargs):
             with on(device):
                 results[k] = kernel(*rows[k])
     return _wrap_results(ufunc, layout, results, backend, REPLICA, dtypes)
+
+
+def _beside(zero_d, layout) -> bool:
+    """Whether a 0-d operand of layout `zero_d` has one copy on each device of `layout`,
+    in the same order: its slab (or block) on each device broadcasts against the
+    others'."""
+    return zero_d.devices == layout.devices and len(zero_d.chunks) == len(zero_d.devices)
 
 
 def decided(ufunc, inputs, kwargs, runner) -> None:
