@@ -520,12 +520,13 @@ class Chunks:
                     self._move(allocation)
 
     def apart_from(self, written: Chunks) -> bool:
-        """Whether this memory cannot meet `written`'s (just made writable): both tracked,
-        in different families (a writable family's memory is its own)."""
-        # A late view's family is its source's (tracked now where it was not).
-        family = self._family if self._pending is None else _tracked(self._pending[0])
-        other = written._family if written._pending is None else _tracked(written._pending[0])
-        return family is not None and other is not None and family is not other
+        """Whether this memory cannot meet `written`'s (just made writable): a late view's
+        is its source's, and memory no family tracks is its own Chunks' (every array copies
+        what it is made from): other sources untracked, or in different families."""
+        mine = self if self._pending is None else self._pending[0]
+        other = written if written._pending is None else written._pending[0]
+        family, theirs = mine._family, other._family
+        return mine is not other and (family is None or theirs is None or family is not theirs)
 
     def own_slabs(self) -> tuple | None:
         """Packed chunks' slabs to write in place (copies first where others use them)."""
