@@ -20,6 +20,7 @@ pytestmark = CUDA_ONLY
 @pytest.fixture
 def every_size(monkeypatch):
     monkeypatch.setattr(_cuda_sums, "MIN_BYTES", 0)
+    monkeypatch.setattr(_cuda_backend, "SMALL_SUM", 0)
 
 
 def _sum(chunk, result_dtype, skip_nan=False):
@@ -121,6 +122,7 @@ def test_whole_sums_on_two_streams_keep_apart():
     once (a long one on each) give each its own value."""
     host = np.arange(1 << 22, dtype=np.float64) % 11
     a, b = cupy.asarray(host), cupy.asarray(host * 2)
+    cupy.cuda.Device().synchronize()  # (copied on the default stream, which these skip)
     results = []
     streams = [cupy.cuda.Stream(non_blocking=True) for _ in range(2)]
     for _ in range(4):
@@ -138,6 +140,7 @@ def test_whole_sums_it_leaves_to_cupy():
     assert _cuda_sums.whole_sum(cupy, a, np.dtype(np.float16)) is None
     assert _cuda_sums.whole_sum(cupy, a.astype(np.complex64), np.dtype(np.complex64)) is None
     assert _cuda_sums.whole_sum(cupy, a.astype(bool), np.dtype(np.int64)) is None
+    assert _cuda_sums.whole_sum(cupy, a.astype(np.float16), np.dtype(np.float32)) is None
     assert _cuda_sums.whole_sum(cupy, a[:0], np.dtype(np.float32)) is None
 
 

@@ -29,6 +29,7 @@ _THREADS = 256
 # Arrays smaller than this take CuPy's reduction (see `_cuda_elementwise.MIN_BYTES`).
 MIN_BYTES = 16 << 20
 _SUMMED = frozenset("iuf")  # real numbers (complex and bool sums stay CuPy's)
+_HALF = np.dtype(np.float16)  # (its C type needs CuPy's header: CuPy sums it)
 
 _SOURCE = """
 typedef {source} in_type;
@@ -125,6 +126,7 @@ def column_sum(cupy, ufunc, chunk, axes: tuple, result_dtype, skip_nan: bool):
         or chunk.nbytes < MIN_BYTES
         or not chunk.flags.c_contiguous
         or chunk.dtype.kind not in _SUMMED
+        or chunk.dtype == _HALF
         or result_dtype.kind not in _SUMMED
         or result_dtype.itemsize < 4  # float16 sums round through float32 in NumPy
     ):
@@ -164,13 +166,14 @@ def column_sum(cupy, ufunc, chunk, axes: tuple, result_dtype, skip_nan: bool):
 
 def whole_sum(cupy, chunk, result_dtype):
     """The sum of every element of `chunk` (C or Fortran contiguous, not empty, of real
-    numbers), keeping its dims, in `result_dtype` (of 4 bytes or more: float16 sums round
-    through float32 in NumPy); None where this does not apply (and always with
+    numbers but float16), keeping its dims, in `result_dtype` (of 4 bytes or more: float16
+    sums round through float32 in NumPy); None where this does not apply (and always with
     ``MDARRAY_CUDA_OWN_KERNELS=0``: CuPy's reduction)."""
     if (
         not OWN_KERNELS
         or not chunk.size
         or chunk.dtype.kind not in _SUMMED
+        or chunk.dtype == _HALF
         or result_dtype.kind not in _SUMMED
         or result_dtype.itemsize < 4
         or not (chunk.flags.c_contiguous or chunk.flags.f_contiguous)
