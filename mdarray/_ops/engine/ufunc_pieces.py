@@ -154,18 +154,17 @@ def run_blocks(plan, inputs, nout: int):
             columns.append(pieces_of(x, source, layout, backend, False))
     kernel, options, dtypes = plan.kernel, plan.options, plan.dtypes
     shapes = layout.chunk_shapes
-    results: list = []
+    results: list = [[] for _ in dtypes]  # per output, per device
     on = backend.on
     for d, (device, row) in enumerate(zip(layout.devices, zip(*columns))):
         with on(device):
             got = kernel(*row, **options)
-            got = got if nout > 1 else (got,)
-            if any(g.shape != shapes[d] for g in got):
-                return None
-            results.append([g if g.dtype == t else g.astype(t) for g, t in zip(got, dtypes)])
+            for i, g in enumerate((got,) if nout == 1 else got):
+                if g.shape != shapes[d]:
+                    return None
+                results[i].append(g if g.dtype == dtypes[i] else g.astype(dtypes[i]))
     values = []
-    for i, dtype in enumerate(dtypes):
-        made = [r[i] for r in results]
+    for made, dtype in zip(results, dtypes):
         slabs = []
         keep = True  # blocks in C order of an axis or more are the slabs' views
         for b in made:
