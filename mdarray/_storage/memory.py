@@ -192,20 +192,22 @@ def block_view(slabs, key: tuple, made: dict):
 
 
 def as_slabs(layout, buffers) -> tuple | None:
-    """``(slabs, blocks or None)``: new chunk `buffers` (kernels' results, one array's
-    alone) as the packed slabs of `layout`, where each device holds one chunk and each
-    buffer lies in C order (its slab a view of it); the buffers serve as the slabs'
-    blocks (`Chunks.slab_blocks`) where none is 0-d. None where they are not slabs."""
+    """``(slabs, blocks)``: new chunk `buffers` (kernels' results, one array's alone) as
+    the packed slabs of `layout`, where each device holds one chunk and each buffer lies
+    in C order (its slab a view of it), and the buffers as the slabs' blocks
+    (`Chunks.slab_blocks`), a NumPy scalar made a 0-d array first. None where they are
+    not slabs."""
     if len(buffers) != len(layout.devices) or len(layout.chunks) != len(buffers):
         return None
-    slabs = []
-    keep = True
+    slabs, blocks = [], []
     for b in buffers:
         if type(b) is Remote or (b.ndim > 1 and not b.flags.c_contiguous):
             return None
-        keep = keep and b.ndim > 0
+        if isinstance(b, np.generic):  # (NumPy's kernels give scalars for 0-d operands)
+            b = zero_d(b)
+        blocks.append(b)
         slabs.append(b if b.ndim == 1 else b.reshape(-1))
-    return slabs, (buffers if keep else None)
+    return slabs, blocks
 
 
 def unpack(layout, slabs, backend: Backend) -> tuple:
