@@ -16,7 +16,8 @@
 # pieces (the same at 64x64 and 2048x2048, launchers and reductions: tools/device/launch_pieces.py),
 # itc:<names> (fixed and per-iteration cost of mdarray.iterate: tools/device/iterate_costs.py),
 # chain (waits for the device, a power iteration's operations alone and in their chain:
-# tools/device/chain_probe.py).
+# tools/device/chain_probe.py), lines (each line of a CG iteration in its chain, CuPy's
+# and mdarray's: tools/device/chain_lines.py).
 set -u
 python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl
 export PYTHONPATH=/tmp/site:$PWD MDARRAY_BACKEND=cuda
@@ -63,6 +64,7 @@ for step in "$@"; do
     prim) python3 tools/device/primitives.py 2>&1 | tee $OUT/prim.log ;;
     pieces) python3 tools/device/launch_pieces.py 2>&1 | tee $OUT/pieces.log ;;
     chain) python3 tools/device/chain_probe.py 2>&1 | tee $OUT/chain.log ;;
+    lines) python3 tools/device/chain_lines.py 2>&1 | tee $OUT/lines.log ;;
     itc|itc:*) p=${step#itc}; p=${p#:}; python3 tools/device/iterate_costs.py ${p//,/ } 2>&1 | grep -v "^ \+leaves\|PerformanceWarning" | tee $OUT/itc.log ;;
     hostprof:*) p=${step#hostprof:}; python3 tools/device/hostprof.py ${p//,/ } > $OUT/hostprof.log 2>&1; grep "^== " $OUT/hostprof.log ;;
     b25h200) if grep -q H200 $OUT/gpu.txt; then bash tools/device/run.sh b25 | tail -45; else echo "not an H200: b25 skipped"; fi ;;
