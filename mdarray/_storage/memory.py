@@ -200,11 +200,11 @@ def as_slabs(layout, buffers) -> tuple | None:
     if len(buffers) != len(layout.devices) or len(layout.chunks) != len(buffers):
         return None
     slabs, blocks = [], []
-    for b in buffers:
-        if type(b) is Remote or (b.ndim > 1 and not b.flags.c_contiguous):
+    for given in buffers:
+        if type(given) is Remote or (given.ndim > 1 and not given.flags.c_contiguous):
             return None
-        if isinstance(b, np.generic):  # (NumPy's kernels give scalars for 0-d operands)
-            b = zero_d(b)
+        # (NumPy's kernels give scalars for 0-d operands: a 0-d array is a block.)
+        b = zero_d(given) if isinstance(given, np.generic) else given
         blocks.append(b)
         slabs.append(b if b.ndim == 1 else b.reshape(-1))
     return slabs, blocks
