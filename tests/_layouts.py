@@ -56,6 +56,14 @@ def spread(index_map: dict) -> dict:
     return result
 
 
+def rows(edges, on) -> dict:
+    """Row chunks between `edges`, chunk k on test device number ``on[k]`` (`spread`)."""
+    out: dict = {}
+    for k, d in enumerate(on):
+        out.setdefault(d, []).append((slice(edges[k], edges[k + 1]),))
+    return spread(out)
+
+
 def two_chunks(first, second) -> dict:
     """An index map with `first` on the first device and `second` on the last one
     (both on one device when there is only one); each an index or a list of them."""

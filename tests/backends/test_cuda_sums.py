@@ -27,17 +27,18 @@ def _sum(chunk, result_dtype, skip_nan=False):
     return _cuda_sums.column_sum(cupy, np.add, chunk, (0,), np.dtype(result_dtype), skip_nan)
 
 
-@pytest.mark.parametrize(
-    ("dtype", "result"),
-    [
-        (np.float32, np.float32),
-        (np.float64, np.float64),
-        (np.int32, np.int64),
-        (np.int64, np.int64),
-        (np.uint8, np.uint64),
-        (np.float32, np.float64),
-    ],
-)
+#: (source, result) dtypes of the sums mdarray's kernels take.
+SUMS = [
+    (np.float32, np.float32),
+    (np.float64, np.float64),
+    (np.int32, np.int64),
+    (np.int64, np.int64),
+    (np.uint8, np.uint64),
+    (np.float32, np.float64),
+]
+
+
+@pytest.mark.parametrize(("dtype", "result"), SUMS)
 @pytest.mark.parametrize("shape", [(1, 8), (3, 5), (1000, 12), (4097, 33), (64, 4, 6)])
 def test_column_sums_match_numpy(every_size, dtype, result, shape):
     rng = np.random.default_rng(0)
@@ -84,16 +85,7 @@ def test_distarray_column_sums_take_it(every_size, monkeypatch):
 # Whole sums ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("dtype", "result"),
-    [
-        (np.float32, np.float32),
-        (np.float64, np.float64),
-        (np.int32, np.int64),
-        (np.uint8, np.uint64),
-        (np.float32, np.float64),
-    ],
-)
+@pytest.mark.parametrize(("dtype", "result"), SUMS)
 @pytest.mark.parametrize(
     "shape", [(1,), (7,), (1023,), (3, 5), (4097, 33), (64, 4, 6), (1 << 20) + 3]
 )

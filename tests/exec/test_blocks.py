@@ -10,7 +10,7 @@ import copy
 import numpy as np
 import pytest
 from _call_counts import outcomes
-from _layouts import device, spread
+from _layouts import device, rows
 from hypothesis import given, strategies as st
 
 import mdarray
@@ -22,14 +22,6 @@ from mdarray._ops.engine import (
 )
 from mdarray._ops.indexing import indexing as _indexing
 from mdarray.testing import _host
-
-
-def rows(edges, on) -> dict:
-    """Row chunks between `edges`, chunk k on test device number ``on[k]``."""
-    out: dict = {}
-    for k, d in enumerate(on):
-        out.setdefault(d, []).append((slice(edges[k], edges[k + 1]),))
-    return spread(out)
 
 
 @pytest.fixture

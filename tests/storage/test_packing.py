@@ -2,11 +2,13 @@
 
 import numpy as np
 import pytest
+from _call_counts import outcomes
 from _layouts import devices, dist_pairs
 from hypothesis import given, strategies as st
 
 import mdarray
 from mdarray._array.array import wrap
+from mdarray._ops.engine import ufunc_fast
 from mdarray.testing import assert_dist_equal, strategies as mst
 
 
@@ -139,9 +141,6 @@ def test_packed_operands_whose_blocks_agree_run_slab_by_slab(shape, monkeypatch)
     """``p - y`` with p in one chunk per device and y in two row chunks per device: the
     slabs of agreeing device blocks line up element for element, so the kernel runs on
     the slabs (no block views), in p's layout, with NumPy's values; in place too."""
-    from _call_counts import outcomes  # noqa: PLC0415
-
-    from mdarray._ops.engine import ufunc_fast  # noqa: PLC0415
 
     slab_calls = outcomes(monkeypatch, ufunc_fast, "_slab_call")
     block_calls = outcomes(monkeypatch, ufunc_fast, "block_call")
@@ -172,9 +171,6 @@ def test_a_0d_operand_with_a_copy_per_device_runs_beside_the_slabs(on, monkeypat
     """``s * x`` with s a 0-d array holding one copy on each of x's devices (a full sum):
     the kernel runs on x's slabs with s's (which broadcast), in x's layout, whichever
     operand comes first; in place too; and beside a view (no slabs) per device block."""
-    from _call_counts import outcomes  # noqa: PLC0415
-
-    from mdarray._ops.engine import ufunc_fast  # noqa: PLC0415
 
     slab_calls = outcomes(monkeypatch, ufunc_fast, "_slab_call")
     rng = np.random.default_rng(10)

@@ -17,88 +17,60 @@ import numpy as np  # noqa: E402
 
 import mdarray  # noqa: E402
 
-wl = importlib.import_module("benchmarks.workloads")
-n = 2048
-rng = np.random.default_rng(0)
-hb = rng.standard_normal((n, n)).astype(np.float32)
-dev = mdarray.devices()[0]
+workloads = importlib.import_module("benchmarks.workloads")
+
+#: One CG iteration (`benchmarks.workloads.cg` with its Laplacian written out), a line
+#: per operation, run in a namespace holding ``xp`` and the state.
+LINES = [
+    "y = 4 * p",
+    "y[1:, :] -= p[:-1, :]",
+    "y[:-1, :] -= p[1:, :]",
+    "y[:, 1:] -= p[:, :-1]",
+    "y[:, :-1] -= p[:, 1:]",
+    "q = p * y",
+    "s = xp.sum(q)",
+    "alpha = rs / s",
+    "a1 = alpha * p",
+    "x = x + a1",
+    "a2 = alpha * y",
+    "r = r - a2",
+    "rr = r * r",
+    "rs_new = xp.sum(rr)",
+    "f = rs_new / rs",
+    "fp = f * p",
+    "p = r + fp",
+    "rs = rs_new",
+]
+CODE = [compile(line, line, "exec") for line in LINES]
 
 
-def run(xp, b, R=300):
-    pc = time.perf_counter
-    x, r, p = xp.zeros_like(b), b, b
-    rs = xp.sum(b * b)
-    names = [
-        "4*u",
-        "h1",
-        "h2",
-        "h3",
-        "h4",
-        "p*ap",
-        "sum",
-        "rs/",
-        "al*p",
-        "x+",
-        "al*ap",
-        "r-",
-        "r*r",
-        "sum2",
-        "rn/rs",
-        "()*p",
-        "r+",
-    ]
-    T = np.zeros(len(names))
-    for it in range(R + 30):
-        t = [pc()]
-        u = p
-        y = 4 * u
-        t.append(pc())
-        y[1:, :] -= u[:-1, :]
-        t.append(pc())
-        y[:-1, :] -= u[1:, :]
-        t.append(pc())
-        y[:, 1:] -= u[:, :-1]
-        t.append(pc())
-        y[:, :-1] -= u[:, 1:]
-        t.append(pc())
-        ap = y
-        q = p * ap
-        t.append(pc())
-        s = xp.sum(q)
-        t.append(pc())
-        alpha = rs / s
-        t.append(pc())
-        a1 = alpha * p
-        t.append(pc())
-        x = x + a1
-        t.append(pc())
-        a2 = alpha * ap
-        t.append(pc())
-        r = r - a2
-        t.append(pc())
-        rr = r * r
-        t.append(pc())
-        rs_new = xp.sum(rr)
-        t.append(pc())
-        f = rs_new / rs
-        t.append(pc())
-        fp = f * p
-        t.append(pc())
-        p = r + fp
-        t.append(pc())
-        rs = rs_new
-        if it >= 30:
-            T += np.diff(t)
-        if it % 50 == 0:
+def per_line(xp, b, rounds: int = 300, warm: int = 30) -> np.ndarray:
+    """Microseconds of host time per line, averaged over `rounds` iterations."""
+    state = {"xp": xp, "x": xp.zeros_like(b), "r": b, "p": b, "rs": xp.sum(b * b)}
+    spent = np.zeros(len(CODE))
+    clock = time.perf_counter
+    for it in range(rounds + warm):
+        for k, code in enumerate(CODE):
+            start = clock()
+            exec(code, state)  # (the lines above, timed one by one)
+            if it >= warm:
+                spent[k] += clock() - start
+        if it % 50 == 0:  # (the queue kept short: launches never wait for room)
             cupy.cuda.Device().synchronize()
-    return names, T / R * 1e6
+    return spent / rounds * 1e6
 
 
-ref = cupy.asarray(hb)
-ours = mdarray.distributed_array(hb, wl.row_map(hb.shape, (dev,)))
-for rnd in range(2):
-    names, tc = run(cupy, ref)
-    _, tm = run(mdarray, ours)
-    print(f"round {rnd}: total cupy {tc.sum():.1f} us, mdarray {tm.sum():.1f} us")
-    for nme, a, b in zip(names, tc, tm):
-        print(f"  {nme:8s} {a:7.2f} {b:7.2f} {b - a:+7.2f}")
+def main() -> None:
+    host = np.random.default_rng(0).standard_normal((2048, 2048)).astype(np.float32)
+    device = mdarray.devices()[0]
+    ours = mdarray.distributed_array(host, workloads.row_map(host.shape, (device,)))
+    theirs = cupy.asarray(host)
+    for round_ in range(2):
+        ref, mine = per_line(cupy, theirs), per_line(mdarray, ours)
+        print(f"round {round_}: CuPy {ref.sum():.1f} us, mdarray {mine.sum():.1f} us")
+        for line, a, b in zip(LINES, ref, mine):
+            print(f"  {line:24s} {a:7.2f} {b:7.2f} {b - a:+7.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -39,13 +39,14 @@ def fast_call(ufunc, inputs, kwargs):
     for x in inputs:  # the result's layout: the first array operand's of one axis or more
         if type(x) is DistArray and (layout is None or not layout.shape):
             layout, backend = x.storage.layout, x.storage.backend
+    if layout is None:
+        return None
     for x in inputs:
         kind = type(x)
         if kind is DistArray:
             if x.mode is not REPLICA:
                 return None
             storage = x.storage
-            assert layout is not None  # (set above from the array operands)
             if storage.layout is not layout and storage.layout != layout:
                 if not storage.layout.shape and _beside(storage.layout, layout):
                     spread = True  # a 0-d operand, a copy per device: its slabs broadcast
@@ -60,8 +61,6 @@ def fast_call(ufunc, inputs, kwargs):
             operands.append(x)
         else:
             return None
-    if layout is None:
-        return None
     out = kwargs.get("out")
     if len(kwargs) != (out is not None):
         return None

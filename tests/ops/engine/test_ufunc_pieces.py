@@ -6,7 +6,7 @@ per-chunk path still give NumPy's values."""
 import numpy as np
 import pytest
 from _call_counts import outcomes
-from _layouts import device, spread
+from _layouts import device, rows
 
 import mdarray
 from mdarray._ops.engine import ufunc_plans as _ufunc_plans
@@ -18,13 +18,6 @@ LAYOUTS = {
     "2 devices, 2 chunks each": ([0, 16, 32, 48, 64], [0, 0, 1, 1]),
     "one chunk per device": ([0, 30, 64], [0, 1]),
 }
-
-
-def rows(edges, on) -> dict:
-    out: dict = {}
-    for k, d in enumerate(on):
-        out.setdefault(d, []).append((slice(edges[k], edges[k + 1]),))
-    return spread(out)
 
 
 @pytest.fixture
