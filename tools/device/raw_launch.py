@@ -1,0 +1,121 @@
+"""Host cost of one elementwise launch by each way CuPy offers, at 4096 and 2048x2048
+float32: CuPy's ufunc, mdarray's launcher (`Elementwise`), a `RawKernel` call, and the
+driver's ``launchKernel`` with its parameter block built once and the pointers written per
+call; the output allocated by `cupy.empty`, by the pool and an `ndarray` over it, or
+given. Loops of calls timed until they return, the device queue left to run behind,
+median of 7: ``python tools/device/raw_launch.py`` from the repository root."""
+
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path[:0] = [str(ROOT)]
+
+import cupy  # noqa: E402
+import numpy as np  # noqa: E402
+
+from mdarray._backends.cuda.elementwise import Elementwise  # noqa: E402
+
+SOURCE = r"""
+extern "C" __global__ void add_f32(const float* a, const float* b, float* c, long long n) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
+        c[i] = a[i] + b[i];
+    }
+}
+"""
+
+
+def host(fn, count: int) -> float:
+    """Median microseconds per call of `count` calls of `fn` until the last returns."""
+    spent = []
+    for _ in range(7):
+        cupy.cuda.Device().synchronize()
+        start = time.perf_counter()
+        for _ in range(count):
+            fn()
+        spent.append((time.perf_counter() - start) / count * 1e6)
+        cupy.cuda.Device().synchronize()
+    return statistics.median(spent)
+
+
+class Launch:
+    """``c = a + b`` by the driver's launchKernel: the parameter block (three pointers
+    and the size) built once, the pointers written per call."""
+
+    def __init__(self, function, n: int, grid: int) -> None:
+        self.values = np.zeros(4, np.uint64)
+        self.values[3] = n
+        base = self.values.ctypes.data
+        self.pointers = np.array([base + 8 * i for i in range(4)], np.uint64)
+        self.address = self.pointers.ctypes.data
+        self.function = function.ptr
+        self.grid = grid
+        self.launch = cupy.cuda.driver.launchKernel
+        self.stream = cupy.cuda.get_current_stream
+        self.empty = cupy.empty
+        self.malloc = cupy.get_default_memory_pool().malloc
+        self.ndarray = cupy.ndarray
+
+    def into(self, a, b, c):
+        values = self.values
+        values[0], values[1], values[2] = a.data.ptr, b.data.ptr, c.data.ptr
+        self.launch(self.function, self.grid, 1, 1, 256, 1, 1, 0, self.stream().ptr,
+                    self.address, 0)  # fmt: skip
+        return c
+
+    def fresh(self, a, b):
+        return self.into(a, b, self.empty(a.shape, a.dtype))
+
+    def pooled(self, a, b):
+        memory = self.malloc(a.nbytes)
+        return self.into(a, b, self.ndarray(a.shape, a.dtype, memory))
+
+    def listed(self, a, b):
+        """The parameter block as one list of ints given to numpy per call."""
+        c = self.empty(a.shape, a.dtype)
+        self.values[:3] = [a.data.ptr, b.data.ptr, c.data.ptr]
+        self.launch(self.function, self.grid, 1, 1, 256, 1, 1, 0, self.stream().ptr,
+                    self.address, 0)  # fmt: skip
+        return c
+
+
+def rows(raw, own, n: int) -> list:
+    """The ways of one ``c = a + b`` of `n` float32, as ``(name, call)``."""
+    a = cupy.random.standard_normal(n, dtype=np.float32)
+    b = cupy.random.standard_normal(n, dtype=np.float32)
+    c = cupy.empty_like(a)
+    grid = min(-(-n // 256), 1024)
+    launch = Launch(raw, n, grid)
+    size = np.int64(n)
+    assert bool((launch.fresh(a, b) == a + b).all())
+    assert bool((launch.pooled(a, b) == a + b).all())
+    return [
+        ("cupy a + b", lambda: a + b),
+        ("cupy.add(a, b, out=c)", lambda: cupy.add(a, b, out=c)),
+        ("mdarray Elementwise._launch (new c)", lambda: own._launch((a, b), None)),
+        ("RawKernel call (c given)", lambda: raw((grid,), (256,), (a, b, c, size))),
+        ("launchKernel, c given", lambda: launch.into(a, b, c)),
+        ("launchKernel, cupy.empty", lambda: launch.fresh(a, b)),
+        ("launchKernel, pool malloc + ndarray", lambda: launch.pooled(a, b)),
+        ("launchKernel, values[:3] = list", lambda: launch.listed(a, b)),
+        ("cupy.empty alone", lambda: cupy.empty(a.shape, a.dtype)),
+        ("get_current_stream().ptr", lambda: cupy.cuda.get_current_stream().ptr),
+        ("a.data.ptr", lambda: a.data.ptr),
+    ]
+
+
+def main() -> None:
+    module = cupy.RawModule(code=SOURCE)
+    raw = module.get_function("add_f32")
+    own = Elementwise(cupy, np.add)
+    for n in (4096, 2048 * 2048):
+        print(f"n = {n}")
+        for name, fn in rows(raw, own, n):
+            print(f"  {name:40s} {host(fn, 20000 if n < 100000 else 2000):8.2f} us")
+
+
+if __name__ == "__main__":
+    main()
