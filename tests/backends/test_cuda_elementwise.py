@@ -241,6 +241,32 @@ def test_distarray_ufuncs_run_on_generated_kernels():
     assert _launched(kernel) > before
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.float16, np.float32, np.complex128])
+def test_a_bound_launch_gives_the_launchers_values_and_checks_its_arguments(dtype):
+    launcher = Elementwise(cupy, np.multiply)
+    a, b = _values(1003, dtype, 1), _values(1003, dtype, 2)
+    bound = launcher.sized(0, (a, b))
+    assert isinstance(bound, _cuda_elementwise.Bound)
+    for x, y in [(a, b), (b, a), (_values(1003, dtype, 3), b)]:
+        _same(bound(x, y), cupy.multiply(x, y))
+    # Other arguments than it was made for: the launcher's own way, the same values.
+    for x, y in [(a[:500], b[:500]), (a[::2], b[::2]), (a.reshape(17, 59), b.reshape(17, 59))]:
+        _same(bound(x, y), cupy.multiply(x, y))
+    scaled = launcher.sized(0, (a, 3))
+    for value in (3, 5, -2):
+        _same(scaled(a, value), cupy.multiply(a, value))
+    if np.dtype(dtype).kind == "i":  # no int32 holds it: CuPy's own call decides
+        _same(scaled(a, 1 << 40), cupy.multiply(a, 1 << 40))
+
+
+def test_a_bound_launch_is_the_launcher_where_no_kernel_is_generated():
+    launcher = Elementwise(cupy, np.add)
+    a = _values(64, np.float32, 1)
+    assert launcher.sized(0, (a, a[:1].reshape(1, 1) + a[:8].reshape(8, 1))) is launcher
+    assert launcher.sized(0, (a, a)).__class__ is _cuda_elementwise.Bound
+    assert launcher.sized(1 << 40, (a, a)).__class__ is _cuda_elementwise.Bound
+
+
 def _unfused(fn, *args):
     """`fn` on CuPy's ufuncs, one call per op."""
     return _kernels.with_kernels(fn, lambda ufunc: getattr(cupy, ufunc.__name__))(*args)

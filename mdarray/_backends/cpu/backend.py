@@ -301,8 +301,9 @@ class CpuBackend:
         standard's special values where NumPy departs from them (`_special_values`)."""
         return _STANDARD.get(ufunc, ufunc)
 
-    def ufunc_kernel_for(self, kernel, nbytes: int):
-        """`kernel` (`ufunc_kernel`'s) for operands of at most `nbytes`: the same."""
+    def ufunc_kernel_for(self, kernel, nbytes: int, like=None):
+        """`kernel` (`ufunc_kernel`'s) for operands of at most `nbytes` (and calls `like`
+        given arguments): the same."""
         return kernel
 
     def recording(self, devices: tuple):

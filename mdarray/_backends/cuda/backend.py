@@ -323,10 +323,10 @@ class CudaBackend(CudaClock, CudaHostCopies, CudaGraphs):
             self._kernels[ufunc] = kernel = kernel or False
         return kernel or None
 
-    def ufunc_kernel_for(self, kernel, nbytes: int):
-        """`kernel` (`ufunc_kernel`'s) for operands of at most `nbytes`: CuPy's ufunc
-        itself where they are too small for mdarray's own kernels (`Elementwise.sized`)."""
-        return kernel.sized(nbytes) if type(kernel) is Elementwise else kernel
+    def ufunc_kernel_for(self, kernel, nbytes: int, like=None):
+        """`kernel` (`ufunc_kernel`'s) for operands of at most `nbytes` (`Elementwise.sized`:
+        CuPy's ufunc below mdarray's own kernels' size; bound to calls `like` these)."""
+        return kernel.sized(nbytes, like) if type(kernel) is Elementwise else kernel
 
     def fused_kernel(self, fn, kernel_name: str | None = None):
         """The per-chunk kernel of ``mdarray.fuse(fn)``: ``cupy.fuse`` of `fn`, one GPU

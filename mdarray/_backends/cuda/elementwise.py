@@ -20,7 +20,7 @@ import os
 
 import numpy as np
 
-from .generated import SCALAR, Call, Step, compile_call, launch
+from .generated import SCALAR, Call, Launch, Step, compile_call, launch
 
 # How far up bool < integer < float < complex a dtype's kind, or a Python scalar, is.
 _KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
@@ -95,10 +95,16 @@ class Elementwise:
             options["out"] = out
         return self._ufunc(*args, **options)
 
-    def sized(self, nbytes: int):
+    def sized(self, nbytes: int, like=None):
         """What runs this ufunc on operands of at most `nbytes`: CuPy's ufunc below the
-        generated kernels' size (a call then skips this launcher's checks), else this."""
-        return self._ufunc if nbytes < _MIN_BYTES else self
+        generated kernels' size (a call then skips this launcher's checks), else this,
+        or where `like` (arguments) is given its `Bound` launch for calls like them."""
+        if nbytes < _MIN_BYTES:
+            return self._ufunc
+        if like is None or not self._loops:
+            return self
+        call = self._call(like, None)
+        return self if call is None else Bound(self, call, like)
 
     def launches(self) -> int:
         """How many kernels this launcher has compiled (one per signature and device)."""
@@ -106,6 +112,25 @@ class Elementwise:
 
     def _launch(self, args, out):
         """The call on a generated kernel, or None where it does not qualify."""
+        call = self._call(args, out)
+        if call is None:
+            return None
+        params = []
+        for a, kind, dtype in zip(args, call.kinds, call.dtypes):
+            value = self._as_loop_type(dtype, a) if kind is SCALAR else a
+            if value is None:
+                return None
+            params.append(value)
+        if out is None:
+            target = self._empty(call.shape, call.out_dtype)
+        else:
+            target = out[0]
+            if call.overlaps(target, params):
+                return None
+        return launch(call, params, target, self._device(), self._compile)
+
+    def _call(self, args, out) -> Call | None:
+        """What the operands' signature decided (`Call`), or None: CuPy's ufunc."""
         ndarray = self._ndarray
         key: list = []
         for a in args:
@@ -127,19 +152,7 @@ class Elementwise:
             call = self._calls[signature] = _one_ufunc(
                 self._loops, self._ufunc._preamble, signature, target is not None
             )
-        if call is None:
-            return None
-        params = []
-        for a, kind, dtype in zip(args, call.kinds, call.dtypes):
-            value = self._as_loop_type(dtype, a) if kind is SCALAR else a
-            if value is None:
-                return None
-            params.append(value)
-        if target is None:
-            target = self._empty(call.shape, call.out_dtype)
-        elif call.overlaps(target, params):
-            return None
-        return launch(call, params, target, self._device(), self._compile)
+        return call
 
     def _as_loop_type(self, dtype, value):
         """`value` in the loop's input `dtype` (as CuPy passes a Python scalar), or None
@@ -154,9 +167,44 @@ class Elementwise:
             got = self._scalars[key] = dtype.type(value)
         return got
 
-    def _compile(self, call, device: int, vector: int) -> tuple:
-        """The kernel of `call` on `device` and its grid."""
+    def _compile(self, call, device: int, vector: int) -> Launch:
+        """The kernel of `call` on `device`, as its launch."""
         return compile_call(self._cupy, f"mdarray_{self.__name__}", call, device, vector)
+
+
+class Bound:
+    """An `Elementwise` launch for repeated calls on arguments like the ones it was made
+    for (a decided call's packed slabs on one device): the same shapes, strides and
+    dtypes of arrays and types of scalars, a new result each. Its `Call` is decided once;
+    a call checks its arrays' shapes and strides and runs the launcher's own way where
+    they differ (or a scalar does not fit the loop's type)."""
+
+    __slots__ = ("_call", "_layouts", "_owner", "_scalars")
+
+    def __init__(self, owner: Elementwise, call: Call, like) -> None:
+        self._owner, self._call = owner, call
+        self._scalars = tuple(
+            (i, dtype) for i, (kind, dtype) in enumerate(zip(call.kinds, call.dtypes))
+            if kind is SCALAR
+        )  # fmt: skip
+        self._layouts = tuple(
+            (i, like[i].shape, like[i].strides) for i, k in enumerate(call.kinds) if k is not SCALAR
+        )
+
+    def __call__(self, *args):
+        for i, shape, strides in self._layouts:
+            a = args[i]
+            if a.shape != shape or a.strides != strides:
+                return self._owner(*args)
+        owner, call = self._owner, self._call
+        params = list(args)
+        for i, dtype in self._scalars:
+            value = owner._as_loop_type(dtype, args[i])
+            if value is None:
+                return owner(*args)
+            params[i] = value
+        target = owner._empty(call.shape, call.out_dtype)
+        return launch(call, params, target, owner._device(), owner._compile)
 
 
 class Chain:
@@ -219,7 +267,7 @@ class Chain:
         """How many kernels this chain has compiled."""
         return sum(len(c.kernels) for c in self._calls.values() if c is not None)
 
-    def _compile(self, call, device: int, vector: int) -> tuple:
+    def _compile(self, call, device: int, vector: int) -> Launch:
         return compile_call(self._cupy, f"mdarray_fused_{self._name}", call, device, vector)
 
     def loops(self, ufunc) -> tuple:

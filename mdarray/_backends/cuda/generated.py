@@ -7,6 +7,8 @@ take them.
 
 from __future__ import annotations
 
+from threading import get_ident
+
 import numpy as np
 
 # Kinds of an operand in a generated kernel.
@@ -21,17 +23,17 @@ _MAX_BLOCKS = (1 << 31) - 1  # the grid's limit; beyond it threads stride
 _VECTOR_BYTES = 16  # bytes of each array operand a thread reads per step
 _LOAD_BYTES = 16  # the widest load, and the alignment vector steps need
 _OPTIONS: tuple = ()  # NVRTC options past CuPy's own
-_BLOCK = (_THREADS,)
 
 
-def compile_call(cupy, name: str, call: Call, device: int, vector: int) -> tuple:
-    """`call`'s kernel, compiled as `name` on `device` (CuPy's kernel cache), and its grid."""
+def compile_call(cupy, name: str, call: Call, device: int, vector: int) -> Launch:
+    """`call`'s kernel, compiled as `name` on `device` (CuPy's kernel cache), as its
+    `Launch`."""
     from cupy._core._scalar import get_typename  # noqa: PLC0415  (CuPy's C type names)
 
     source = kernel_source(name, call, 0 if call.rows else vector, get_typename)
     kernel = cupy._core.core.compile_with_cache(source, _OPTIONS).get_function(name)
     units = call.size if call.rows else -(-call.size // vector)
-    return kernel, (max(1, min(_MAX_BLOCKS, -(-units // _THREADS))),)
+    return Launch(cupy, kernel, max(1, min(_MAX_BLOCKS, -(-units // _THREADS))), call)
 
 
 def launch(call: Call, params: list, target, device: int, compile_for):
@@ -45,9 +47,64 @@ def launch(call: Call, params: list, target, device: int, compile_for):
     found = call.kernels.get((device, vector))
     if found is None:
         found = call.kernels[(device, vector)] = compile_for(call, device, vector)
-    kernel, grid = found
-    kernel(grid, _BLOCK, (*params, *call.before, target, *call.after))
+    found(params, target)
     return target
+
+
+class Launch:
+    """One compiled kernel of a `Call` launched by the driver (``cuLaunchKernel``) on the
+    current stream, its parameter block built once: a slot of 16 bytes per parameter,
+    the constant ones (`Call.before`, `Call.after`) written at the start, the operands'
+    pointers, the scalars' values and the output's pointer written per launch. A CuPy
+    kernel call converts every argument on every launch; this writes a few words.
+
+    The driver copies the parameters when the launch is queued, so a block may be
+    rewritten at once; each thread writes its own (`get_ident`)."""
+
+    __slots__ = ("_blocks", "_call", "_function", "_grid", "_launch", "_stream", "kernel")
+
+    def __init__(self, cupy, kernel, grid: int, call: Call) -> None:
+        self.kernel = kernel  # (it holds the module the function lives in)
+        self._function = kernel.ptr
+        self._grid = grid
+        self._call = call
+        self._launch = cupy.cuda.driver.launchKernel
+        self._stream = cupy.cuda.get_current_stream
+        self._blocks: dict = {}
+
+    def _block(self) -> tuple:
+        """This thread's parameter block: ``(words, scalar slots, address, kept)``."""
+        call = self._call
+        count = len(call.kinds) + len(call.before) + 1 + len(call.after)
+        memory = np.zeros(16 * count, np.uint8)
+        words = memory.view(np.uint64)
+        slots = [
+            memory[16 * i : 16 * i + dtype.itemsize].view(dtype) if kind is SCALAR else None
+            for i, (kind, dtype) in enumerate(zip(call.kinds, call.dtypes))
+        ]
+        first = len(call.kinds)
+        fixed = [*call.before, None, *call.after]
+        for i, value in enumerate(fixed, first):
+            if value is not None:
+                memory[16 * i : 16 * i + value.dtype.itemsize].view(value.dtype)[0] = value
+        base = memory.ctypes.data
+        pointers = np.array([base + 16 * i for i in range(count)], np.uint64)
+        block = (words, slots, pointers.ctypes.data, (memory, pointers), first + len(call.before))
+        self._blocks[get_ident()] = block
+        return block
+
+    def __call__(self, params, target) -> None:
+        block = self._blocks.get(get_ident()) or self._block()
+        words, slots, address, _, out = block
+        for i, value in enumerate(params):
+            slot = slots[i]
+            if slot is None:
+                words[2 * i] = value.data.ptr
+            else:
+                slot[0] = value
+        words[2 * out] = target.data.ptr
+        self._launch(self._function, self._grid, 1, 1, _THREADS, 1, 1, 0, self._stream().ptr,
+                     address, 0)  # fmt: skip
 
 
 class Step:

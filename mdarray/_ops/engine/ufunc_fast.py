@@ -195,9 +195,12 @@ def _fresh_runner(kernel, layout, backend: Backend, dtype, inputs, general):
     backend's kernel for slabs of their size), cast to NumPy's `dtype` where the
     backend's promotion differs; ``out`` and a run of several processes `general`."""
     arrays = tuple(k for k, x in enumerate(inputs) if type(x) is DistArray)
-    kernel = _sized(kernel, layout, backend, inputs)
+    nbytes = _largest(layout, inputs)
     devices = tuple(enumerate(layout.devices))
     on = backend.on
+    # Per device the kernel bound to its slabs (`Backend.ufunc_kernel_for`), at its
+    # first call: every call of this runner has slabs of the same shapes and dtypes.
+    kernels: list = [None] * len(devices)
 
     def runner(inputs, out):
         if out is not None or not _this_process.ALL_HERE:
@@ -214,7 +217,10 @@ def _fresh_runner(kernel, layout, backend: Backend, dtype, inputs, general):
             for k in arrays:
                 args[k] = columns[k][d]
             with on(device):
-                got = kernel(*args)
+                bound = kernels[d]
+                if bound is None:
+                    bound = kernels[d] = backend.ufunc_kernel_for(kernel, nbytes, args)
+                got = bound(*args)
             slabs.append(got if got.dtype == dtype else got.astype(dtype))
         # `Chunks.packed` unchecked, in one frame: slabs a kernel just made, of `dtype`.
         return wrap(Chunks(layout, backend, dtype, None, tuple(slabs)))
@@ -225,9 +231,14 @@ def _fresh_runner(kernel, layout, backend: Backend, dtype, inputs, general):
 def _sized(kernel, layout, backend: Backend, operands):
     """`kernel` as the backend runs it on `operands` (arrays or their storage, and
     scalars) of `layout`: sized by the largest device's share (`Backend.ufunc_kernel_for`)."""
+    return backend.ufunc_kernel_for(kernel, _largest(layout, operands))
+
+
+def _largest(layout, operands) -> int:
+    """The bytes of the largest device's share of the widest of `operands` (arrays or
+    their storage, and scalars) of `layout`."""
     largest = max((t for _, t in layout.packing), default=0)
-    itemsize = max(x.dtype.itemsize for x in operands if type(x) in (DistArray, Chunks))
-    return backend.ufunc_kernel_for(kernel, largest * itemsize)
+    return largest * max(x.dtype.itemsize for x in operands if type(x) in (DistArray, Chunks))
 
 
 def _block_runner(ufunc, kernel, layout, backend: Backend, dtypes, operands):
