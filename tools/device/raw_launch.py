@@ -90,12 +90,21 @@ def rows(raw, own, n: int) -> list:
     grid = min(-(-n // 256), 1024)
     launch = Launch(raw, n, grid)
     size = np.int64(n)
+    bound, scaled = (
+        own.sized(1 << 40, (a, b)),
+        Elementwise(cupy, np.multiply).sized(1 << 40, (a, 2.0)),
+    )
+    assert bool((bound(a, b) == a + b).all())
+    assert bool((scaled(a, 2.0) == a * 2.0).all())
     assert bool((launch.fresh(a, b) == a + b).all())
     assert bool((launch.pooled(a, b) == a + b).all())
     return [
         ("cupy a + b", lambda: a + b),
         ("cupy.add(a, b, out=c)", lambda: cupy.add(a, b, out=c)),
         ("mdarray Elementwise._launch (new c)", lambda: own._launch((a, b), None)),
+        ("mdarray Bound (new c)", lambda: bound(a, b)),
+        ("mdarray Bound, a scalar (new c)", lambda: scaled(a, 2.0)),
+        ("cupy a * 2.0", lambda: a * 2.0),
         ("RawKernel call (c given)", lambda: raw((grid,), (256,), (a, b, c, size))),
         ("launchKernel, c given", lambda: launch.into(a, b, c)),
         ("launchKernel, cupy.empty", lambda: launch.fresh(a, b)),
