@@ -51,7 +51,7 @@ class Launch:
         base = self.values.ctypes.data
         self.pointers = np.array([base + 8 * i for i in range(4)], np.uint64)
         self.address = self.pointers.ctypes.data
-        self.function = function.ptr
+        self.function = function.kernel.ptr
         self.grid = grid
         self.launch = cupy.cuda.driver.launchKernel
         self.stream = cupy.cuda.get_current_stream

@@ -18,7 +18,8 @@
 # chain (waits for the device, a power iteration's operations alone and in their chain:
 # tools/device/chain_probe.py), lines (each line of a CG iteration in its chain, CuPy's
 # and mdarray's: tools/device/chain_lines.py), raw (the host cost of one launch by each way
-# CuPy offers: tools/device/raw_launch.py).
+# CuPy offers: tools/device/raw_launch.py), calls (the Python calls of each line of a CG
+# iteration: tools/device/line_calls.py).
 set -u
 python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl
 export PYTHONPATH=/tmp/site:$PWD MDARRAY_BACKEND=cuda
@@ -67,6 +68,7 @@ for step in "$@"; do
     chain) python3 tools/device/chain_probe.py 2>&1 | tee $OUT/chain.log ;;
     lines) python3 tools/device/chain_lines.py 2>&1 | tee $OUT/lines.log ;;
     raw) python3 tools/device/raw_launch.py 2>&1 | tee $OUT/raw.log ;;
+    calls) python3 tools/device/line_calls.py > $OUT/calls.log 2>&1; grep "^== " $OUT/calls.log ;;
     itc|itc:*) p=${step#itc}; p=${p#:}; python3 tools/device/iterate_costs.py ${p//,/ } 2>&1 | grep -v "^ \+leaves\|PerformanceWarning" | tee $OUT/itc.log ;;
     hostprof:*) p=${step#hostprof:}; python3 tools/device/hostprof.py ${p//,/ } > $OUT/hostprof.log 2>&1; grep "^== " $OUT/hostprof.log ;;
     b25h200) if grep -q H200 $OUT/gpu.txt; then bash tools/device/run.sh b25 | tail -45; else echo "not an H200: b25 skipped"; fi ;;
