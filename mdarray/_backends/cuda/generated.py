@@ -21,7 +21,7 @@ _THREADS = 256
 # 1.055 ms so against 1.121 ms with 16 blocks per multiprocessor striding over the array.
 _MAX_BLOCKS = (1 << 31) - 1  # the grid's limit; beyond it threads stride
 _VECTOR_BYTES = 16  # bytes of each array operand a thread reads per step
-LOAD_BYTES = 16  # the widest load, and the alignment vector steps need
+_LOAD_BYTES = 16  # the widest load, and the alignment vector steps need
 _OPTIONS: tuple = ()  # NVRTC options past CuPy's own
 
 
@@ -56,28 +56,17 @@ class Launch:
     current stream, its parameter block built once: a slot of 16 bytes per parameter,
     the constant ones (`Call.before`, `Call.after`) written at the start, the operands'
     pointers, the scalars' values and the output's pointer written per launch. A CuPy
-    kernel call converts every argument on every launch; this writes a few words. Any
-    kernel whose parameters are operands, constants, an output and constants takes it,
-    given its `kinds`, `dtypes`, `before` and `after` as a `Call` has them.
+    kernel call converts every argument on every launch; this writes a few words.
 
     The driver copies the parameters when the launch is queued, so a block may be
     rewritten at once; each thread writes its own (`get_ident`)."""
 
-    __slots__ = (
-        "_blocks",
-        "_call",
-        "_function",
-        "_grid",
-        "_launch",
-        "_stream",
-        "_threads",
-        "kernel",
-    )
+    __slots__ = ("_blocks", "_call", "_function", "_grid", "_launch", "_stream", "kernel")
 
-    def __init__(self, cupy, kernel, grid: int, call, threads: int = _THREADS) -> None:
+    def __init__(self, cupy, kernel, grid: int, call: Call) -> None:
         self.kernel = kernel  # (it holds the module the function lives in)
         self._function = kernel.ptr
-        self._grid, self._threads = grid, threads
+        self._grid = grid
         self._call = call
         self._launch = cupy.cuda.driver.launchKernel
         self._stream = cupy.cuda.get_current_stream
@@ -114,7 +103,7 @@ class Launch:
             else:
                 slot[0] = value
         words[2 * out] = target.data.ptr
-        self._launch(self._function, self._grid, 1, 1, self._threads, 1, 1, 0, self._stream().ptr,
+        self._launch(self._function, self._grid, 1, 1, _THREADS, 1, 1, 0, self._stream().ptr,
                      address, 0)  # fmt: skip
 
 
@@ -242,9 +231,9 @@ class Call:
         """Whether every array operand and `target` take vector loads."""
         width = self.vector
         for a, kind in zip(params, self.kinds):
-            if kind is ARRAY and a.data.ptr % min(LOAD_BYTES, a.itemsize * width):
+            if kind is ARRAY and a.data.ptr % min(_LOAD_BYTES, a.itemsize * width):
                 return False
-        return not target.data.ptr % min(LOAD_BYTES, target.itemsize * width)
+        return not target.data.ptr % min(_LOAD_BYTES, target.itemsize * width)
 
     def overlaps(self, target, params) -> bool:
         """Whether an array operand's memory meets `target`'s other than as the very
@@ -323,7 +312,7 @@ def kernel_source(name: str, call: Call, vector: int, typename) -> str:
     lines.append(call.preamble)
     lines.append(
         "template <typename T, int N> struct alignas(sizeof(T) * N < "
-        f"{LOAD_BYTES} ? sizeof(T) * N : {LOAD_BYTES}) mdarray_pack {{ T v[N]; }};"
+        f"{_LOAD_BYTES} ? sizeof(T) * N : {_LOAD_BYTES}) mdarray_pack {{ T v[N]; }};"
     )
     if len(steps) > 1:
         lines.append(_BARRIERS)
