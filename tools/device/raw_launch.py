@@ -5,16 +5,15 @@ call; the output allocated by `cupy.empty`, by the pool and an `ndarray` over it
 given. Loops of calls timed until they return, the device queue left to run behind,
 median of 7: ``python tools/device/raw_launch.py`` from the repository root."""
 
-import statistics
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path[:0] = [str(ROOT)]
+sys.path[:0] = [str(ROOT), str(ROOT / "tools" / "device")]
 
 import cupy  # noqa: E402
 import numpy as np  # noqa: E402
+from launch_pieces import host  # noqa: E402  (beside this file)
 
 from mdarray._backends.cuda.elementwise import Elementwise  # noqa: E402
 
@@ -26,19 +25,6 @@ extern "C" __global__ void add_f32(const float* a, const float* b, float* c, lon
     }
 }
 """
-
-
-def host(fn, count: int) -> float:
-    """Median microseconds per call of `count` calls of `fn` until the last returns."""
-    spent = []
-    for _ in range(7):
-        cupy.cuda.Device().synchronize()
-        start = time.perf_counter()
-        for _ in range(count):
-            fn()
-        spent.append((time.perf_counter() - start) / count * 1e6)
-        cupy.cuda.Device().synchronize()
-    return statistics.median(spent)
 
 
 class Launch:
