@@ -129,10 +129,21 @@ class _Slab(_Array):
 
 class _Owner:
     """An `Elementwise` as a `Bound` uses it: its own way of calling (recorded), its
-    scalars' loop type, its allocation and its compiled launches (recorded)."""
+    scalars' loop type, CuPy's allocation and arrays, and its compiled launches
+    (recorded)."""
 
     def __init__(self):
         self.own, self.launched, self.allocated = [], [], 0
+        self._cupy = SimpleNamespace(cuda=SimpleNamespace(alloc=self._alloc))
+
+    def _alloc(self, nbytes):
+        self.allocated += 1
+        return _Memory(0x9000 + 0x1000 * self.allocated)
+
+    def _ndarray(self, shape, dtype, memory):
+        out = _Slab(memory.ptr, shape)
+        out.data = memory
+        return out
 
     def __call__(self, *args, out=None):
         self.own.append(args)
@@ -140,10 +151,6 @@ class _Owner:
 
     def _as_loop_type(self, dtype, value):
         return None if value > 100 else dtype.type(value)
-
-    def _empty(self, shape, dtype):
-        self.allocated += 1
-        return _Slab(0x9000 + 0x1000 * self.allocated, shape)
 
     def _device(self):
         return 0

@@ -20,7 +20,7 @@ import os
 
 import numpy as np
 
-from .generated import SCALAR, Call, Launch, Step, compile_call, launch
+from .generated import ARRAY, LOAD_BYTES, SCALAR, Call, Launch, Step, compile_call, launch
 
 # How far up bool < integer < float < complex a dtype's kind, or a Python scalar, is.
 _KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
@@ -177,19 +177,30 @@ class Bound:
     for (a decided call's packed slabs on one device): the same shapes, strides and
     dtypes of arrays and types of scalars, a new result each. Its `Call` is decided once;
     a call checks its arrays' shapes and strides and runs the launcher's own way where
-    they differ (or a scalar does not fit the loop's type)."""
+    they differ (or a scalar does not fit the loop's type). The result comes from the
+    current allocator (``cupy.cuda.alloc``) without `cupy.empty`'s checks."""
 
-    __slots__ = ("_call", "_layouts", "_owner", "_scalars")
+    __slots__ = (
+        "_alloc", "_arrays", "_call", "_in_mask", "_layouts", "_nbytes", "_ndarray",
+        "_out_mask", "_owner", "_scalars",
+    )  # fmt: skip
 
     def __init__(self, owner: Elementwise, call: Call, like) -> None:
         self._owner, self._call = owner, call
-        self._scalars = tuple(
-            (i, dtype) for i, (kind, dtype) in enumerate(zip(call.kinds, call.dtypes))
-            if kind is SCALAR
-        )  # fmt: skip
+        kinds, dtypes = call.kinds, call.dtypes
+        self._scalars = tuple((i, d) for i, (k, d) in enumerate(zip(kinds, dtypes)) if k is SCALAR)
         self._layouts = tuple(
-            (i, like[i].shape, like[i].strides) for i, k in enumerate(call.kinds) if k is not SCALAR
+            (i, like[i].shape, like[i].strides) for i, k in enumerate(kinds) if k is not SCALAR
         )
+        self._arrays = tuple(i for i, k in enumerate(kinds) if k is ARRAY)
+        # Vector steps need these low bits of the pointers clear (`Call.aligned`); the
+        # array operands of one ufunc's call share a dtype.
+        width = max(call.vector, 1)
+        size = dtypes[self._arrays[0]].itemsize if self._arrays else 1
+        self._in_mask = min(LOAD_BYTES, size * width) - 1
+        self._out_mask = min(LOAD_BYTES, call.out_dtype.itemsize * width) - 1
+        self._nbytes = call.size * call.out_dtype.itemsize
+        self._alloc, self._ndarray = owner._cupy.cuda.alloc, owner._ndarray
 
     def __call__(self, *args):
         for i, shape, strides in self._layouts:
@@ -203,8 +214,22 @@ class Bound:
             if value is None:
                 return owner(*args)
             params[i] = value
-        target = owner._empty(call.shape, call.out_dtype)
-        return launch(call, params, target, owner._device(), owner._compile)
+        target = self._ndarray(call.shape, call.out_dtype, self._alloc(self._nbytes))
+        if not call.size:
+            return target
+        vector = call.vector
+        if vector > 1:
+            low = 0
+            for i in self._arrays:
+                low |= args[i].data.ptr
+            if low & self._in_mask or target.data.ptr & self._out_mask:
+                vector = 1
+        device = owner._device()
+        found = call.kernels.get((device, vector))
+        if found is None:
+            found = call.kernels[(device, vector)] = owner._compile(call, device, vector)
+        found(params, target)
+        return target
 
 
 class Chain:

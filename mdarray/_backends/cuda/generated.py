@@ -21,7 +21,7 @@ _THREADS = 256
 # 1.055 ms so against 1.121 ms with 16 blocks per multiprocessor striding over the array.
 _MAX_BLOCKS = (1 << 31) - 1  # the grid's limit; beyond it threads stride
 _VECTOR_BYTES = 16  # bytes of each array operand a thread reads per step
-_LOAD_BYTES = 16  # the widest load, and the alignment vector steps need
+LOAD_BYTES = 16  # the widest load, and the alignment vector steps need
 _OPTIONS: tuple = ()  # NVRTC options past CuPy's own
 
 
@@ -231,9 +231,9 @@ class Call:
         """Whether every array operand and `target` take vector loads."""
         width = self.vector
         for a, kind in zip(params, self.kinds):
-            if kind is ARRAY and a.data.ptr % min(_LOAD_BYTES, a.itemsize * width):
+            if kind is ARRAY and a.data.ptr % min(LOAD_BYTES, a.itemsize * width):
                 return False
-        return not target.data.ptr % min(_LOAD_BYTES, target.itemsize * width)
+        return not target.data.ptr % min(LOAD_BYTES, target.itemsize * width)
 
     def overlaps(self, target, params) -> bool:
         """Whether an array operand's memory meets `target`'s other than as the very
@@ -312,7 +312,7 @@ def kernel_source(name: str, call: Call, vector: int, typename) -> str:
     lines.append(call.preamble)
     lines.append(
         "template <typename T, int N> struct alignas(sizeof(T) * N < "
-        f"{_LOAD_BYTES} ? sizeof(T) * N : {_LOAD_BYTES}) mdarray_pack {{ T v[N]; }};"
+        f"{LOAD_BYTES} ? sizeof(T) * N : {LOAD_BYTES}) mdarray_pack {{ T v[N]; }};"
     )
     if len(steps) > 1:
         lines.append(_BARRIERS)
