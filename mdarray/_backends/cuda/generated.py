@@ -56,14 +56,16 @@ class Launch:
     current stream, its parameter block built once: a slot of 16 bytes per parameter,
     the constant ones (`Call.before`, `Call.after`) written at the start, the operands'
     pointers, the scalars' values and the output's pointer written per launch. A CuPy
-    kernel call converts every argument on every launch; this writes a few words.
+    kernel call converts every argument on every launch; this writes a few words. Any
+    kernel whose parameters are operands, constants, an output and constants takes it,
+    given its `kinds`, `dtypes`, `before` and `after` as a `Call` has them.
 
     The driver copies the parameters when the launch is queued, so a block may be
     rewritten at once; each thread writes its own (`get_ident`)."""
 
     __slots__ = ("_blocks", "_call", "_function", "_grid", "_launch", "_stream", "kernel")
 
-    def __init__(self, cupy, kernel, grid: int, call: Call) -> None:
+    def __init__(self, cupy, kernel, grid: int, call) -> None:
         self.kernel = kernel  # (it holds the module the function lives in)
         self._function = kernel.ptr
         self._grid = grid

@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from .elementwise import OWN_KERNELS
+from .generated import ARRAY, Launch
 
 _THREADS = 256
 # Arrays smaller than this take CuPy's reduction (see `_cuda_elementwise.MIN_BYTES`).
@@ -109,6 +110,7 @@ _WHOLE_BLOCKS = 4  # blocks per multiprocessor, at most
 _KERNELS: dict = {}  # (device, source dtype, result dtype, vector) -> compiled kernel
 _WORKSPACES: dict = {}  # (device, stream) -> (partial sums, ticket) of `whole_sum`
 _COUNTS: dict = {}  # device -> its multiprocessor count
+_LAUNCHES: dict = {}  # (device, source dtype, result dtype, size) -> `whole_sum`'s launch
 
 
 def column_sum(cupy, ufunc, chunk, axes: tuple, result_dtype, skip_nan: bool):
@@ -180,19 +182,35 @@ def whole_sum(cupy, chunk, result_dtype):
     ):
         return None
     device = cupy.cuda.runtime.getDevice()
-    kernel = _KERNELS.get((device, chunk.dtype, result_dtype, 0))
-    if kernel is None:
+    key = (device, chunk.dtype, result_dtype, chunk.size)
+    launch = _LAUNCHES.get(key)
+    if launch is None:
         kernel = _kernel(cupy, device, chunk.dtype, result_dtype, 0)
-    count = _COUNTS.get(device) or _count(cupy, device)
-    blocks = min(-(-chunk.size // (_THREADS * 4)), count * _WHOLE_BLOCKS)
+        count = _COUNTS.get(device) or _count(cupy, device)
+        blocks = min(-(-chunk.size // (_THREADS * 4)), count * _WHOLE_BLOCKS)
+        if len(_LAUNCHES) > 256:
+            _LAUNCHES.clear()
+        launch = _LAUNCHES[key] = Launch(cupy, kernel, blocks, _WholeSum(chunk.size))
     stream = cupy.cuda.get_current_stream().ptr
     workspace = _WORKSPACES.get((device, stream))
     if workspace is None:  # partial sums of up to 8 bytes each, and the ticket at 0
+        count = _COUNTS.get(device) or _count(cupy, device)
         workspace = (cupy.empty(count * _WHOLE_BLOCKS * 8, np.uint8), cupy.zeros(1, np.uint32))
         _WORKSPACES[(device, stream)] = workspace
     out = cupy.empty((1,) * chunk.ndim, result_dtype)
-    kernel((blocks,), (_THREADS,), (chunk, *workspace, out, np.int64(chunk.size)))
+    launch((chunk, *workspace), out)
     return out
+
+
+class _WholeSum:
+    """The parameters of `whole_sum`'s kernel for one size (`generated.Launch`): the
+    chunk, the partial sums and the ticket, then the result and the size."""
+
+    __slots__ = ("after", "before", "dtypes", "kinds")
+
+    def __init__(self, size: int) -> None:
+        self.kinds, self.dtypes = (ARRAY, ARRAY, ARRAY), (None, None, None)
+        self.before, self.after = (), (np.int64(size),)
 
 
 def _count(cupy, device: int) -> int:
