@@ -63,12 +63,21 @@ class Launch:
     The driver copies the parameters when the launch is queued, so a block may be
     rewritten at once; each thread writes its own (`get_ident`)."""
 
-    __slots__ = ("_blocks", "_call", "_function", "_grid", "_launch", "_stream", "kernel")
+    __slots__ = (
+        "_blocks",
+        "_call",
+        "_function",
+        "_grid",
+        "_launch",
+        "_stream",
+        "_threads",
+        "kernel",
+    )
 
-    def __init__(self, cupy, kernel, grid: int, call) -> None:
+    def __init__(self, cupy, kernel, grid: int, call, threads: int = _THREADS) -> None:
         self.kernel = kernel  # (it holds the module the function lives in)
         self._function = kernel.ptr
-        self._grid = grid
+        self._grid, self._threads = grid, threads
         self._call = call
         self._launch = cupy.cuda.driver.launchKernel
         self._stream = cupy.cuda.get_current_stream
@@ -105,7 +114,7 @@ class Launch:
             else:
                 slot[0] = value
         words[2 * out] = target.data.ptr
-        self._launch(self._function, self._grid, 1, 1, _THREADS, 1, 1, 0, self._stream().ptr,
+        self._launch(self._function, self._grid, 1, 1, self._threads, 1, 1, 0, self._stream().ptr,
                      address, 0)  # fmt: skip
 
 

@@ -190,7 +190,7 @@ def whole_sum(cupy, chunk, result_dtype):
         blocks = min(-(-chunk.size // (_THREADS * 4)), count * _WHOLE_BLOCKS)
         if len(_LAUNCHES) > 256:
             _LAUNCHES.clear()
-        launch = _LAUNCHES[key] = Launch(cupy, kernel, blocks, _WholeSum(chunk.size))
+        launch = _LAUNCHES[key] = Launch(cupy, kernel, blocks, _WholeSum(chunk.size), _THREADS)
     stream = cupy.cuda.get_current_stream().ptr
     workspace = _WORKSPACES.get((device, stream))
     if workspace is None:  # partial sums of up to 8 bytes each, and the ticket at 0
