@@ -1,7 +1,8 @@
-"""The Python calls of each line of a CG iteration (`chain_lines.LINES`) on mdarray, as
-``sys.setprofile`` sees them once the line has run a few times: their number and the
-call tree, per line. ``python tools/device/line_calls.py [LINE-NUMBER ...]`` from the
-repository root (any backend; 2048x2048 float32 in 4 row chunks on the first device)."""
+"""The Python calls of each line of a workload's iteration (`chain_lines.LINES`) on
+mdarray, as ``sys.setprofile`` sees them once the line has run a few times: their number
+and the call tree, per line. ``python tools/device/line_calls.py [WORKLOAD [LINE-NUMBER
+...]]`` from the repository root (any backend; CG by default; the moderate size in 4 row
+chunks on the first device)."""
 
 import sys
 from pathlib import Path
@@ -9,10 +10,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT), str(ROOT / "tools" / "device")]
 
-import numpy as np  # noqa: E402
 
 import mdarray  # noqa: E402
-from benchmarks.workloads import row_map  # noqa: E402
 
 
 def traced(code, state) -> list:
@@ -41,19 +40,19 @@ def traced(code, state) -> list:
 
 
 def main() -> None:
-    from chain_lines import LINES  # noqa: PLC0415  (beside this file; it imports CuPy)
+    from chain_lines import LINES, datasets, state_of  # noqa: PLC0415  (beside this file)
 
-    chosen = [int(a) for a in sys.argv[1:]] or range(len(LINES))
-    host = np.random.default_rng(0).standard_normal((2048, 2048)).astype(np.float32)
-    b = mdarray.distributed_array(host, row_map(host.shape, mdarray.devices()[:1]))
-    state = {"xp": mdarray, "x": mdarray.zeros_like(b), "r": b, "p": b, "rs": mdarray.sum(b * b)}
-    codes = [compile(line, line, "exec") for line in LINES]
+    name = sys.argv[1] if len(sys.argv) > 1 else "cg"
+    lines = LINES[name]
+    chosen = [int(a) for a in sys.argv[2:]] or range(len(lines))
+    state = state_of(name, mdarray, datasets(name)[1])
+    codes = [compile(line, line, "exec") for line in lines]
     for _ in range(5):
         for code in codes:
             exec(code, state)  # (the iteration, warm)
     for k in chosen:
         calls = traced(codes[k], state)
-        print(f"== {LINES[k]}: {len(calls)} calls")
+        print(f"== {lines[k]}: {len(calls)} calls")
         print("\n".join(calls))
 
 

@@ -16,10 +16,10 @@
 # pieces (the same at 64x64 and 2048x2048, launchers and reductions: tools/device/launch_pieces.py),
 # itc:<names> (fixed and per-iteration cost of mdarray.iterate: tools/device/iterate_costs.py),
 # chain (waits for the device, a power iteration's operations alone and in their chain:
-# tools/device/chain_probe.py), lines (each line of a CG iteration in its chain, CuPy's
-# and mdarray's: tools/device/chain_lines.py), raw (the host cost of one launch by each way
-# CuPy offers: tools/device/raw_launch.py), calls (the Python calls of each line of a CG
-# iteration: tools/device/line_calls.py).
+# tools/device/chain_probe.py), lines[:<workloads>] (each line of an iteration in its chain,
+# CuPy's and mdarray's, CG by default: tools/device/chain_lines.py), raw (the host cost of
+# one launch by each way CuPy offers: tools/device/raw_launch.py), calls[:<workload>] (the
+# Python calls of each line of an iteration: tools/device/line_calls.py).
 set -u
 python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl
 export PYTHONPATH=/tmp/site:$PWD MDARRAY_BACKEND=cuda
@@ -66,9 +66,9 @@ for step in "$@"; do
     prim) python3 tools/device/primitives.py 2>&1 | tee $OUT/prim.log ;;
     pieces) python3 tools/device/launch_pieces.py 2>&1 | tee $OUT/pieces.log ;;
     chain) python3 tools/device/chain_probe.py 2>&1 | tee $OUT/chain.log ;;
-    lines) python3 tools/device/chain_lines.py 2>&1 | tee $OUT/lines.log ;;
+    lines|lines:*) p=${step#lines}; p=${p#:}; python3 tools/device/chain_lines.py ${p//,/ } 2>&1 | tee $OUT/lines${p:+_${p//,/_}}.log ;;
     raw) python3 tools/device/raw_launch.py 2>&1 | tee $OUT/raw.log ;;
-    calls) python3 tools/device/line_calls.py > $OUT/calls.log 2>&1; grep "^== " $OUT/calls.log ;;
+    calls|calls:*) p=${step#calls}; p=${p#:}; python3 tools/device/line_calls.py $p > $OUT/calls$p.log 2>&1; grep "^== " $OUT/calls$p.log ;;
     itc|itc:*) p=${step#itc}; p=${p#:}; python3 tools/device/iterate_costs.py ${p//,/ } 2>&1 | grep -v "^ \+leaves\|PerformanceWarning" | tee $OUT/itc.log ;;
     hostprof:*) p=${step#hostprof:}; python3 tools/device/hostprof.py ${p//,/ } > $OUT/hostprof.log 2>&1; grep "^== " $OUT/hostprof.log ;;
     b25h200) if grep -q H200 $OUT/gpu.txt; then bash tools/device/run.sh b25 | tail -45; else echo "not an H200: b25 skipped"; fi ;;
