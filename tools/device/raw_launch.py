@@ -3,7 +3,9 @@ float32: CuPy's ufunc, mdarray's launcher (`Elementwise`), a `RawKernel` call, a
 driver's ``launchKernel`` with its parameter block built once and the pointers written per
 call; the output allocated by `cupy.empty`, by the pool and an `ndarray` over it, or
 given. Loops of calls timed until they return, the device queue left to run behind,
-median of 7: ``python tools/device/raw_launch.py`` from the repository root."""
+median of 7; then a shifted in-place update of rows (CuPy's, mdarray's launcher with
+``out``) and the views it takes, at 64x64 and 2048x2048: ``python
+tools/device/raw_launch.py`` from the repository root."""
 
 import sys
 from pathlib import Path
@@ -102,6 +104,30 @@ def rows(raw, own, n: int) -> list:
     ]
 
 
+def shifted_rows(m: int) -> list:
+    """The ways of a shifted in-place update ``y[1:, :] -= p[:-1, :]`` of m x m float32
+    (a CG Laplacian's), and the views it takes, as ``(name, call)``."""
+    y = cupy.random.standard_normal((m, m), dtype=np.float32)
+    p = cupy.random.standard_normal((m, m), dtype=np.float32)
+    flat = p.reshape(-1)
+    yv, pv = y[1:, :], p[:-1, :]
+    own = Elementwise(cupy, np.subtract)
+    want = yv - pv
+    assert own._launch((yv, pv), (yv,)) is yv
+    assert bool((yv == want).all())
+
+    def line():
+        y[1:, :] -= p[:-1, :]
+
+    return [
+        ("cupy y[1:, :] -= p[:-1, :] (the line)", line),
+        ("cupy.subtract(yv, pv, out=yv)", lambda: cupy.subtract(yv, pv, out=yv)),
+        ("mdarray Elementwise._launch (out=yv)", lambda: own._launch((yv, pv), (yv,))),
+        ("p[:-1, :] (a view)", lambda: p[:-1, :]),
+        ("flat slab.reshape((m, m))", lambda: flat.reshape((m, m))),
+    ]
+
+
 def main() -> None:
     module = cupy.RawModule(code=SOURCE)
     raw = module.get_function("add_f32")
@@ -110,6 +136,10 @@ def main() -> None:
         print(f"n = {n}")
         for name, fn in rows(raw, own, n):
             print(f"  {name:40s} {host(fn, 20000 if n < 100000 else 2000):8.2f} us")
+    for m in (64, 2048):
+        print(f"{m}x{m}, shifted in place")
+        for name, fn in shifted_rows(m):
+            print(f"  {name:40s} {host(fn, 20000 if m < 1000 else 2000):8.2f} us")
 
 
 if __name__ == "__main__":
