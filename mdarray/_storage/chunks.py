@@ -316,13 +316,14 @@ class Chunks:
             if self.layout.chunk_devices == self.layout.devices == source.layout.chunk_devices:
                 return tuple([make(t, chunk) for t, chunk in enumerate(source.buffers)])
             return None
-        origin = self._origin
-        if origin is None or origin[2] is None:
-            return None
-        source = origin[0]()
-        if source is None or source._slabs is None:
-            return None
-        return source.slab_blocks(origin[2])
+        got = self.selected_source()
+        return None if got is None else got[0].slab_blocks(got[1])
+
+    def selected_source(self) -> tuple | None:
+        """``(source, keys)``: a selection's living packed source, its blocks' keys."""
+        origin = self._origin or (None, None, None)
+        source = None if origin[2] is None else origin[0]()
+        return None if source is None or source._slabs is None else (source, origin[2])
 
     def slab_blocks(self, keys: tuple) -> tuple:
         """Per device, `block_view` by `keys`' ``(slab, shape, index)``, kept per keys."""
@@ -470,7 +471,7 @@ class Chunks:
     def _resolve(self) -> tuple:
         layout, slabs = self.layout, self._slabs
         if slabs is not None:  # their slabs' parts, tracked or not (`_move` keeps the two)
-            return unpack(layout, slabs, self.backend)
+            return unpack(layout, slabs)
         out = []
         for k, (allocation, recipe) in enumerate(self._refs or ()):
             array = allocation.array
@@ -513,11 +514,9 @@ class Chunks:
             seen = None  # a packed slab's chunks follow one another: one check for them
             for k in range(len(self._refs)) if chunks is None else chunks:
                 allocation = self._refs[k][0]
-                if allocation is seen:
-                    continue
-                seen = allocation
-                if len(allocation.families) > 1:
+                if allocation is not seen and len(allocation.families) > 1:
                     self._move(allocation)
+                seen = allocation
 
     def apart_from(self, written: Chunks) -> bool:
         """Whether this memory cannot meet `written`'s (just made writable): a late view's

@@ -163,18 +163,18 @@ def late_buffers(layout, backend: Backend, source: tuple, pending: tuple) -> tup
     or by `groups` ``getter(chunk k)`` (chunk k itself where the getter is None)."""
     _, groups, make = pending
     devices = layout.chunk_devices
-    on = backend.on
-    if groups is None:
+    if groups is None:  # a remap may copy (a reshape of strided memory): on its device
+        on = backend.on
         out = []
         for t, buffer in enumerate(source):
             with on(devices[t]):
                 out.append(make(t, buffer))
         return tuple(out)
+    # Basic indexing makes views: no device work, so no device or stream to enter.
     buffers: list = [None] * len(devices)
-    for device, entries in groups:
-        with on(device):
-            for t, k, _, getter in entries:
-                buffers[t] = source[k] if getter is None else getter(source[k])
+    for _, entries in groups:
+        for t, k, _, getter in entries:
+            buffers[t] = source[k] if getter is None else getter(source[k])
     return tuple(buffers)
 
 
@@ -210,7 +210,7 @@ def as_slabs(layout, buffers) -> tuple | None:
     return slabs, blocks
 
 
-def unpack(layout, slabs, backend: Backend) -> tuple:
+def unpack(layout, slabs) -> tuple:
     """The chunk views of packed slabs: views only (no kernel, no allocation).
 
     Where a device's chunks all have one shape (of one axis or more), its slab is viewed
@@ -224,17 +224,17 @@ def unpack(layout, slabs, backend: Backend) -> tuple:
                 buffers[k] = Remote(shapes[k], slab.dtype, device)
             continue
         shape = shapes[entries[0][0]]
-        with backend.on(device):
-            if len(entries) == 1 and entries[0][2] == slab.size:
-                # The whole slab: itself where of the chunk's shape, else one view.
-                buffers[entries[0][0]] = slab if slab.shape == shape else slab.reshape(shape)
-            elif len(entries) > 1 and shape and all(shapes[k] == shape for k, _, _ in entries):
-                stack = slab.reshape(len(entries), *shape)
-                for i, (k, _, _) in enumerate(entries):
-                    buffers[k] = stack[i]
-            else:
-                for k, offset, size in entries:
-                    buffers[k] = slab[offset : offset + size].reshape(shapes[k])
+        # Views of a contiguous slab: no device work, so no device or stream to enter.
+        if len(entries) == 1 and entries[0][2] == slab.size:
+            # The whole slab: itself where of the chunk's shape, else one view.
+            buffers[entries[0][0]] = slab if slab.shape == shape else slab.reshape(shape)
+        elif len(entries) > 1 and shape and all(shapes[k] == shape for k, _, _ in entries):
+            stack = slab.reshape(len(entries), *shape)
+            for i, (k, _, _) in enumerate(entries):
+                buffers[k] = stack[i]
+        else:
+            for k, offset, size in entries:
+                buffers[k] = slab[offset : offset + size].reshape(shapes[k])
     return tuple(buffers)
 
 

@@ -171,7 +171,7 @@ def test_a_bound_launch_checks_its_arrays_and_scalars():
     bound = Bound(owner, call, (_Slab(0x100), 2.0))
     got = bound(_Slab(0x200), 3.0)
     vector, params, target = owner.launched[-1]
-    assert (vector, params[0].data.ptr, params[1], target) == (4, 0x200, np.float32(3.0), got)
+    assert (vector, params, target) == (4, [0x200, np.float32(3.0)], got.data.ptr)
     bound(_Slab(0x204), 3.0)  # not on a 16-byte boundary: one element per step
     assert owner.launched[-1][0] == 1
     for args in [
@@ -182,3 +182,49 @@ def test_a_bound_launch_checks_its_arrays_and_scalars():
         assert bound(*args) == "own"
         assert owner.own[-1] == args
     assert len(owner.launched) == 2
+
+
+def test_a_bound_launch_into_memory_by_pointer():
+    call = Call.laid_out(
+        (Step("out0 = in0 - in1", ("a0", "a1"), np.dtype(np.float32), np.dtype(np.float32)),),
+        "",
+        (np.dtype(np.float32),) * 2,
+        (
+            (np.dtype(np.float32), (7, 8), (40, 4)),  # rows of a wider slab
+            (np.dtype(np.float32), (7, 8), (32, 4)),
+            (np.dtype(np.float32), (7, 8), (40, 4)),
+        ),
+        True,
+    )
+    owner = _Owner()
+    bound = Bound(owner, call, (_Slab(0x100, (7, 8), (40, 4)), _Slab(0x400, (7, 8), (32, 4))))
+    assert bound.into([0x1028, 0x2000], 0x1028)
+    assert owner.launched[-1] == (0, [0x1028, 0x2000], 0x1028)  # rows: the rows kernel
+    assert bound.dtype == np.float32
+    flat = bound.slab()
+    assert flat.shape == (56,)
+    assert owner.allocated == 1
+
+
+def test_a_bound_launch_by_pointer_checks_its_scalars():
+    call = Call.laid_out(
+        (Step("out0 = in0 + in1", ("a0", "a1"), np.dtype(np.int8), np.dtype(np.int8)),),
+        "",
+        (np.dtype(np.int8),) * 2,
+        ((np.dtype(np.int8), (64,), (1,)), int),
+        False,
+    )
+    owner = _Owner()
+    bound = Bound(owner, call, (_Slab(0x100, (64,), (1,)), 3))
+    assert not bound.into([0x200, 500], 0x300)  # the stand-in's loop type holds up to 100
+    assert owner.launched == []
+    assert bound.into([0x200, 7], 0x300)
+    assert owner.launched[-1] == (16, [0x200, np.int8(7)], 0x300)
+
+
+def test_a_launch_takes_pointers_as_well_as_arrays():
+    call = _call(["a", "a"], [np.float32, np.float32], after=(np.int64(9),))
+    driver = _Driver([8, 8, 8, 8])
+    launch = Launch(_cupy(driver), SimpleNamespace(ptr=5), 1, call)
+    launch([0x1000, _Array(0x2000)], 0x3000)
+    assert driver.launches[0][1] == [_word(0x1000), _word(0x2000), _word(0x3000), _word(9)]

@@ -306,6 +306,9 @@ class CpuBackend:
         given arguments): the same."""
         return kernel
 
+    def block_launch(self, kernel, like, out=None) -> None:
+        """None: NumPy's kernels take arrays, not pointers."""
+
     def recording(self, devices: tuple):
         """Refuses: NumPy's calls cannot be recorded (`records` is False)."""
         raise NotImplementedError("the cpu backend records no work (records is False)")

@@ -25,6 +25,7 @@ from mdarray._kernels import kernels as _kernels, special_values as _special_val
 
 from .blas import Blas
 from .clock import CudaClock
+from .contexts import Contexts, DeviceStream
 from .elementwise import OWN_KERNELS, Chain, Elementwise, launcher
 from .graphs import CudaGraphs
 from .host import CudaHostCopies, contiguous
@@ -68,7 +69,7 @@ class CudaBackend(CudaClock, CudaHostCopies, CudaGraphs):
         self._ids = {d: d for d in self.device_ids}
         # CuPy objects (cupy.cuda.Stream, ...): CuPy has no type information.
         self._streams: dict[int, Any] = {}
-        self._contexts = _Contexts(self._context)
+        self._contexts = Contexts(self._context)
         self.on = self._contexts.__getitem__
         # Per device: host copies to finish when the device syncs: (host view, pinned
         # staging) pairs, or the ring's jobs.
@@ -107,7 +108,7 @@ class CudaBackend(CudaClock, CudaHostCopies, CudaGraphs):
         return stream
 
     #: ``on(device)``: the context issuing work on `device`'s stream, with `device`
-    #: current (`_context`), kept per device: a C lookup once made (`_Contexts`).
+    #: current (`_context`), kept per device: a C lookup once made (`contexts.Contexts`).
     on: Callable[[int], Any]
 
     def _context(self, device: int):
@@ -115,7 +116,7 @@ class CudaBackend(CudaClock, CudaHostCopies, CudaGraphs):
             # One GPU is always the current device: entering the stream suffices and
             # saves a device switch per chunk (about 1.5 us of a 4 us enter/exit).
             return self.stream(device)
-        return _DeviceStream(self._cupy.cuda.Device(self._ordinals[device]), self.stream(device))
+        return DeviceStream(self._cupy.cuda.Device(self._ordinals[device]), self.stream(device))
 
     def is_native(self, obj) -> bool:
         return isinstance(obj, self._cupy.ndarray)
@@ -325,8 +326,13 @@ class CudaBackend(CudaClock, CudaHostCopies, CudaGraphs):
 
     def ufunc_kernel_for(self, kernel, nbytes: int, like=None):
         """`kernel` (`ufunc_kernel`'s) for operands of at most `nbytes` (`Elementwise.sized`:
-        CuPy's ufunc below mdarray's own kernels' size; bound to calls `like` these)."""
+        bound to calls `like` these; else CuPy's ufunc below mdarray's own kernels' size)."""
         return kernel.sized(nbytes, like) if type(kernel) is Elementwise else kernel
+
+    def block_launch(self, kernel, like, out=None):
+        """`kernel` (`ufunc_kernel`'s) bound to device blocks like `like` (and `out`),
+        launched on their memory by pointer (`Elementwise.bound`: `Bound.into`), or None."""
+        return kernel.bound(like, out) if type(kernel) is Elementwise else None
 
     def fused_kernel(self, fn, kernel_name: str | None = None):
         """The per-chunk kernel of ``mdarray.fuse(fn)``: ``cupy.fuse`` of `fn`, one GPU
@@ -542,39 +548,6 @@ def _fused(backend: CudaBackend, fn, kernel_name):
         return fused(*args)
 
     return kernel
-
-
-class _Contexts(dict):
-    """Per device the context `CudaBackend.on` gives, made by `make` on first use."""
-
-    __slots__ = ("_make",)
-
-    def __init__(self, make) -> None:
-        super().__init__()
-        self._make = make
-
-    def __missing__(self, device: int):
-        context = self[device] = self._make(device)
-        return context
-
-
-class _DeviceStream:
-    """Enter a CUDA device and its stream together (one reusable object per device)."""
-
-    __slots__ = ("device", "stream")
-
-    def __init__(self, device, stream) -> None:
-        self.device = device
-        self.stream = stream
-
-    def __enter__(self):
-        self.device.__enter__()
-        self.stream.__enter__()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.stream.__exit__(*exc)
-        self.device.__exit__(*exc)
 
 
 # CuPy reductions by the name of the ufunc they reduce with (CuPy's ufuncs may lack

@@ -96,15 +96,22 @@ class Elementwise:
         return self._ufunc(*args, **options)
 
     def sized(self, nbytes: int, like=None):
-        """What runs this ufunc on operands of at most `nbytes`: CuPy's ufunc below the
-        generated kernels' size (a call then skips this launcher's checks), else this,
-        or where `like` (arguments) is given its `Bound` launch for calls like them."""
-        if nbytes < _MIN_BYTES:
-            return self._ufunc
-        if like is None or not self._loops:
-            return self
-        call = self._call(like, None)
-        return self if call is None else Bound(self, call, like)
+        """What runs this ufunc on operands of at most `nbytes`: where `like` (arguments)
+        is given, its `Bound` launch for calls like them (at any size: a bound launch
+        costs less host time than CuPy's call); else CuPy's ufunc below the generated
+        kernels' size (a call then skips this launcher's checks), else this."""
+        bound = None if like is None else self.bound(like)
+        if bound is not None:
+            return bound
+        return self._ufunc if nbytes < _MIN_BYTES else self
+
+    def bound(self, like, out=None) -> Bound | None:
+        """The `Bound` launch for calls on arguments like `like` (and into arrays like
+        `out`, a tuple of one), or None where a generated kernel does not take them."""
+        if not self._loops:
+            return None
+        call = self._call(like, out)
+        return None if call is None else Bound(self, call, like)
 
     def launches(self) -> int:
         """How many kernels this launcher has compiled (one per signature and device)."""
@@ -174,11 +181,13 @@ class Elementwise:
 
 class Bound:
     """An `Elementwise` launch for repeated calls on arguments like the ones it was made
-    for (a decided call's packed slabs on one device): the same shapes, strides and
-    dtypes of arrays and types of scalars, a new result each. Its `Call` is decided once;
-    a call checks its arrays' shapes and strides and runs the launcher's own way where
-    they differ (or a scalar does not fit the loop's type). The result comes from the
-    current allocator (``cupy.cuda.alloc``) without `cupy.empty`'s checks."""
+    for (a decided call's slabs or device blocks on one device): the same shapes,
+    strides and dtypes of arrays and types of scalars. Its `Call` is decided once. A call
+    (a new result each) checks its arrays' shapes and strides and runs the launcher's own
+    way where they differ (or a scalar does not fit the loop's type); `into` takes arrays
+    by pointer, laid out as the ones it was made for, and writes where it is told. The
+    result comes from the current allocator (``cupy.cuda.alloc``) without `cupy.empty`'s
+    checks."""
 
     __slots__ = (
         "_alloc", "_arrays", "_call", "_in_mask", "_layouts", "_nbytes", "_ndarray",
@@ -207,29 +216,65 @@ class Bound:
             a = args[i]
             if a.shape != shape or a.strides != strides:
                 return self._owner(*args)
-        owner, call = self._owner, self._call
+        params = self._params(args) if self._scalars else list(args)
+        if params is None:
+            return self._owner(*args)
+        call = self._call
+        target = self._ndarray(call.shape, call.out_dtype, self._alloc(self._nbytes))
+        for i, _, _ in self._layouts:
+            params[i] = args[i].data.ptr
+        self._launch(params, target.data.ptr)
+        return target
+
+    def into(self, args, out: int) -> bool:
+        """The launch on `args` whose arrays are given by their pointers, into `out` (a
+        pointer): memory laid out as the arrays this was made for (the caller answers for
+        it); False where a scalar does not fit the loop's type (nothing ran)."""
+        params = self._params(args) if self._scalars else args
+        if params is None:
+            return False
+        self._launch(params, out)
+        return True
+
+    @property
+    def dtype(self):
+        """The dtype of the results."""
+        return self._call.out_dtype
+
+    def slab(self):
+        """A new flat array for one result (the call's shape in C order)."""
+        call = self._call
+        return self._ndarray((call.size,), call.out_dtype, self._alloc(self._nbytes))
+
+    def _params(self, args) -> list | None:
+        """`args` as a list, each scalar in its loop's type (None: one does not fit)."""
         params = list(args)
         for i, dtype in self._scalars:
-            value = owner._as_loop_type(dtype, args[i])
+            value = self._owner._as_loop_type(dtype, params[i])
             if value is None:
-                return owner(*args)
+                return None
             params[i] = value
-        target = self._ndarray(call.shape, call.out_dtype, self._alloc(self._nbytes))
+        return params
+
+    def _launch(self, params, out: int) -> None:
+        """The kernel on `params` (arrays by pointer) into `out`, vector steps where every
+        pointer is aligned for them."""
+        call = self._call
         if not call.size:
-            return target
+            return
         vector = call.vector
         if vector > 1:
             low = 0
             for i in self._arrays:
-                low |= args[i].data.ptr
-            if low & self._in_mask or target.data.ptr & self._out_mask:
+                low |= params[i]
+            if low & self._in_mask or out & self._out_mask:
                 vector = 1
+        owner = self._owner
         device = owner._device()
         found = call.kernels.get((device, vector))
         if found is None:
             found = call.kernels[(device, vector)] = owner._compile(call, device, vector)
-        found(params, target)
-        return target
+        found(params, out)
 
 
 class Chain:

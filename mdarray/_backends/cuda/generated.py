@@ -61,7 +61,8 @@ class Launch:
     given its `kinds`, `dtypes`, `before` and `after` as a `Call` has them.
 
     The driver copies the parameters when the launch is queued, so a block may be
-    rewritten at once; each thread writes its own (`get_ident`)."""
+    rewritten at once; each thread writes its own (`get_ident`). Arrays may be given by
+    their pointers (a device block inside a slab, with no CuPy view made for it)."""
 
     __slots__ = (
         "_blocks",
@@ -105,15 +106,17 @@ class Launch:
         return block
 
     def __call__(self, params, target) -> None:
+        """Launch on `params` (arrays, or their pointers; scalars) into `target` (an
+        array or its pointer)."""
         block = self._blocks.get(get_ident()) or self._block()
         words, slots, address, _, out = block
         for i, value in enumerate(params):
             slot = slots[i]
             if slot is None:
-                words[2 * i] = value.data.ptr
+                words[2 * i] = value if type(value) is int else value.data.ptr
             else:
                 slot[0] = value
-        words[2 * out] = target.data.ptr
+        words[2 * out] = target if type(target) is int else target.data.ptr
         self._launch(self._function, self._grid, 1, 1, self._threads, 1, 1, 0, self._stream().ptr,
                      address, 0)  # fmt: skip
 

@@ -19,6 +19,7 @@ from mdarray._storage.chunks import Chunks
 from mdarray._storage.local import placed, placed_slabs
 from mdarray._storage.stored import decided_key
 
+from .ufunc_places import Placed
 from .ufunc_plans import resolve
 
 PY_SCALARS = (bool, int, float, complex)
@@ -250,9 +251,13 @@ def _block_runner(ufunc, kernel, layout, backend: Backend, dtypes, operands):
         staged = not writes_in_place(
             backend, ufunc, len(layout.devices), dtypes, operands, each=True
         )
+    # Launches on the blocks by pointer where the backend has them, bound at the first
+    # call the blocks' way ran in one step (results new, or written in place).
+    placed = Placed(kernel, layout, backend, dtypes[0]) if ufunc.nout == 1 else None
     kernel = _sized(kernel, layout, backend, operands)
 
     def runner(inputs, out):
+        nonlocal placed
         operands = [x.storage if type(x) is DistArray else x for x in inputs]
         if out is None:
             direct = True
@@ -260,6 +265,13 @@ def _block_runner(ufunc, kernel, layout, backend: Backend, dtypes, operands):
             direct = not _staged(ufunc, backend, layout, dtypes, operands, out)
         else:
             direct = not staged
+        if placed is not None and direct:
+            if (done := placed.call(operands, out)) is not None:
+                return done
+            got = block_call(kernel, layout, backend, operands, out, dtypes, direct=True)
+            if got is not None and not placed.bound and not placed.bind(operands, out):
+                placed = None  # (blocks that did not bind never will)
+            return got
         return block_call(kernel, layout, backend, operands, out, dtypes, direct=direct)
 
     return runner
