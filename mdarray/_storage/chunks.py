@@ -274,9 +274,8 @@ class Chunks:
     def remapped(self) -> tuple | None:
         """``(source, token)`` where this is ``source.remap(..., token)`` of a living
         source (a family moves as a whole: the same remapping now), else None."""
-        if (origin := self._origin) is None or origin[2] is not None:
-            return None
-        source = origin[0]()
+        origin = self._origin or (None, None, True)
+        source = None if origin[2] is not None else origin[0]()
         return None if source is None else (source, origin[1])
 
     def select(self, layout: Layout, groups: tuple, token, block_keys=None) -> Chunks:
@@ -307,20 +306,22 @@ class Chunks:
 
     def view_blocks(self) -> tuple | None:
         """Per device, this view's device block made from its source's memory without
-        joining the family: a selection's a view of the source's packed slab (by the
-        `select` plan's block keys), a late remap's (one chunk per device) its view of the
-        source's chunk; None where neither holds or the source is gone or not packed."""
+        joining the family: a selection's in the source's packed slab (`slab_source`), a
+        late remap's (a chunk per device) its view of the source's chunk; else None."""
         pending = self._pending
         if pending is not None and pending[2] is not None:  # a late remap
             source, _, make = pending
             if self.layout.chunk_devices == self.layout.devices == source.layout.chunk_devices:
                 return tuple([make(t, chunk) for t, chunk in enumerate(source.buffers)])
             return None
-        got = self.selected_source()
+        got = self.slab_source()
         return None if got is None else got[0].slab_blocks(got[1])
 
-    def selected_source(self) -> tuple | None:
-        """``(source, keys)``: a selection's living packed source, its blocks' keys."""
+    def slab_source(self) -> tuple | None:
+        """``(packed Chunks, keys)`` whose slabs hold this array's device blocks by `keys`
+        (`slab_blocks`): itself where packed, a selection's living packed source."""
+        if self._slabs is not None:
+            return None if (keys := self.layout.slab_block_keys) is None else (self, keys)
         origin = self._origin or (None, None, None)
         source = None if origin[2] is None else origin[0]()
         return None if source is None or source._slabs is None else (source, origin[2])

@@ -21,16 +21,6 @@ from mdarray._storage import local as _this_process
 from mdarray._storage.chunks import Chunks
 
 
-def slab_source(storage: Chunks) -> tuple | None:
-    """``(packed Chunks, keys)`` whose slabs hold `storage`'s device blocks by `keys`
-    (`Layout.slab_block_keys`'s ``(slab, shape, index)`` per device): itself where
-    packed, a selection's living packed source; else None."""
-    if storage.slabs is not None:
-        keys = storage.layout.slab_block_keys
-        return None if keys is None else (storage, keys)
-    return storage.selected_source()
-
-
 class Placed:
     """A decided call's launches on its device blocks by pointer (see the module
     docstring); `call` gives None where the blocks' way must run instead."""
@@ -62,7 +52,7 @@ class Placed:
             if keys is None:
                 slabs.append(None)
                 continue
-            got = slab_source(x)
+            got = x.slab_source()
             if got is None or got[1] is not keys:
                 return None
             slabs.append(got[0].slabs)
@@ -109,7 +99,7 @@ class Placed:
                 columns.append(None)
                 keys.append(None)
                 continue
-            got = slab_source(x)
+            got = x.slab_source()
             column = blocks(x)
             if got is None or column is None:
                 return False
