@@ -209,6 +209,7 @@ from ._ops.reductions import (
 from ._ops.shape import (
     manipulation_functions as _manipulation,
     stacking as _stacking,  # noqa: F401
+    transposes as _transposes,
     utility_functions as _utility,
 )
 from ._ops.sorting import (
@@ -498,12 +499,12 @@ broadcast_to = _keeping_groups(_manipulation.broadcast_to)
 concat = _keeping_groups(_manipulation.concat)
 expand_dims = _keeping_groups(_manipulation.expand_dims)
 flip = _keeping_groups(_manipulation.flip)
-moveaxis = _keeping_groups(_manipulation.moveaxis)
-permute_dims = _keeping_groups(_manipulation.permute_dims)
+moveaxis = _keeping_groups(_transposes.moveaxis)
+permute_dims = _keeping_groups(_transposes.permute_dims)
 reshape = _keeping_groups(_manipulation.reshape)
 squeeze = _keeping_groups(_manipulation.squeeze)
 stack = _keeping_groups(_manipulation.stack)
-swapaxes = _keeping_groups(_manipulation.swapaxes)
+swapaxes = _keeping_groups(_transposes.swapaxes)
 unstack = _keeping_groups(_manipulation.unstack)
 
 repeat = _keeping_groups(_rearranging.repeat)

@@ -13,7 +13,7 @@ import numpy as np
 from ._namespace.groups import keeping_groups as _keeping_groups
 from ._ops.linalg import linalg as _linalg, linear_algebra_functions as _products
 from ._ops.linalg.linalg import EighResult, QRResult, SlogdetResult, SVDResult
-from ._ops.shape import manipulation_functions as _manipulation
+from ._ops.shape import transposes as _transposes
 
 __all__ = [
     "EighResult",
@@ -61,7 +61,7 @@ matmul = _keeping_groups(_products.matmul, np.linalg)
 matrix_norm = _keeping_groups(_linalg.matrix_norm, np.linalg)
 matrix_power = _keeping_groups(_linalg.matrix_power, np.linalg)
 matrix_rank = _keeping_groups(_linalg.matrix_rank, np.linalg)
-matrix_transpose = _keeping_groups(_manipulation.matrix_transpose, np.linalg)
+matrix_transpose = _keeping_groups(_transposes.matrix_transpose, np.linalg)
 outer = _keeping_groups(_linalg.outer, np.linalg)
 pinv = _keeping_groups(_linalg.pinv, np.linalg)
 qr = _keeping_groups(_linalg.qr, np.linalg)

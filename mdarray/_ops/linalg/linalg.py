@@ -43,7 +43,7 @@ from mdarray._ops.engine.one_device import (
     on_each_matrix,
     on_one_device,
 )
-from mdarray._ops.shape.manipulation_functions import matrix_transpose
+from mdarray._ops.shape.transposes import matrix_transpose
 
 from . import tsqr as _tsqr
 from .linear_algebra_functions import matmul, tensordot, vecdot

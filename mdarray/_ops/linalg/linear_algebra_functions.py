@@ -43,7 +43,7 @@ from mdarray._movement import redistribute as _redistribute
 from mdarray._movement.collectives import several
 from mdarray._ops.engine.fallback import fallback
 from mdarray._ops.engine.ufunc_fast import decided as remember_runner
-from mdarray._ops.shape.manipulation_functions import permute_dims
+from mdarray._ops.shape.transposes import permute_dims
 from mdarray._storage.chunks import Chunks
 
 from . import product_bands

@@ -35,7 +35,7 @@ from mdarray._core.plan_cache import plan_cache
 from mdarray._exec.chunkwise import blocks
 from mdarray._layouts.layout import Layout
 from mdarray._movement.collectives import several
-from mdarray._ops.shape.manipulation_functions import permuted_layout
+from mdarray._ops.shape.transposes import permuted_layout
 from mdarray._storage.chunks import Chunks
 
 from . import product_runs

@@ -12,7 +12,8 @@ from mdarray._array.array import DistArray, wrap
 from mdarray._core.plan_cache import plan_cache
 from mdarray._layouts.layout import Layout
 from mdarray._movement.collectives import several
-from mdarray._ops.shape.manipulation_functions import permuted_layout, squeeze
+from mdarray._ops.shape.manipulation_functions import squeeze
+from mdarray._ops.shape.transposes import permuted_layout
 from mdarray._storage.chunks import Chunks
 
 from .product_runs import as_matrix

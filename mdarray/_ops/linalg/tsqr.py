@@ -64,7 +64,7 @@ from mdarray._core.modes import REPLICA, SUM
 from mdarray._exec.chunkwise import aligned
 from mdarray._layouts.layout import Layout
 from mdarray._movement.collectives import several
-from mdarray._ops.shape.manipulation_functions import matrix_transpose
+from mdarray._ops.shape.transposes import matrix_transpose
 from mdarray._storage.chunks import Chunks
 
 # The dtypes LAPACK (and cuSOLVER) factor; integers and bools become float64 as NumPy's.

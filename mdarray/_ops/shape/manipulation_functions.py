@@ -1,7 +1,7 @@
-"""Manipulation: transposes, reshapes, new and removed axes, flips, broadcasting, joins.
+"""Manipulation: reshapes, new and removed axes, flips, broadcasting, joins (transposes:
+`transposes`).
 
-These relabel elements without combining them, so every mode survives. Transposes,
-`expand_dims`, `squeeze`, `flip` and `broadcast_to` give views of the chunks with a
+These relabel elements without combining them, so every mode survives. `expand_dims`, `squeeze`, `flip` and `broadcast_to` give views of the chunks with a
 relabeled layout (no data moves); `reshape` does the same where every chunk stays a box
 under the new shape, and otherwise reshards first. `concatenate` and `stack` copy each
 chunk on its own device and shift it into place.
@@ -10,12 +10,10 @@ chunk on its own device and shift it into place.
 from __future__ import annotations
 
 import math
-import operator
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from numpy.lib.array_utils import normalize_axis_tuple
 from numpy.typing import DTypeLike
 
 from mdarray._array.array import Axes, DistArray, in_mode, laid_out, wrap
@@ -30,99 +28,7 @@ from mdarray._ops.indexing.indexing import basic_getitem
 from mdarray._storage.chunks import Chunks
 from mdarray._storage.local import local_chunks, placed
 
-
-def _axes_tuple(axis, ndim: int, argname: str | None = None) -> tuple[int, ...]:
-    """`axis` (None for all, an int or a sequence) as non-negative axes, with NumPy's
-    errors (naming `argname` where NumPy does: ``source: axis 5 is out of bounds ...``)."""
-    if axis is None:
-        return tuple(range(ndim))
-    return normalize_axis_tuple(axis, ndim, argname)
-
-
-# Transposes -------------------------------------------------------------------------
-
-
-@plan_cache
-def permuted_layout(layout: Layout, axes: tuple) -> Layout:
-    index_map: dict = {}
-    for device, index in layout.chunks:
-        index_map.setdefault(device, []).append(tuple(index[a] for a in axes))
-    return Layout(tuple(layout.shape[a] for a in axes), index_map)
-
-
-@implements(np.transpose, spmd=True)
-def permute_dims(x: DistArray, /, axes: Sequence[int] | None = None) -> DistArray:
-    """`x` with its axes permuted (reversed by default): each chunk is transposed where it
-    lies, no data moves.
-
-    >>> import mdarray, numpy as np
-    >>> x = mdarray.distributed_array(np.ones((2, 3)), mdarray.Layout.block((2, 3), devices=[0, 1]))
-    >>> mdarray.permute_dims(x, (1, 0)).index_map[1]
-    [(slice(0, 3, 1), slice(1, 2, 1))]
-    """
-    ndim = x.ndim
-    if axes is None:  # ``x.T``: reversed, nothing to check
-        axes = tuple(range(ndim - 1, -1, -1))
-    else:
-        axes = tuple([operator.index(a) for a in axes])
-        if len(axes) != ndim:
-            raise ValueError("axes don't match array")
-        axes = tuple([_normalize_axis(a, ndim) for a in axes])
-        if len(set(axes)) != len(axes):
-            raise ValueError("repeated axis in transpose")
-    known = x.storage.remapped()
-    if known is not None and known[1][0] == "permute":
-        undone = known[1][1]  # x is a permutation of the source's axes by `undone`
-        if all(undone[a] == j for j, a in enumerate(axes)):
-            # The permutation undoes it: the source's own chunks (``x.T.T``), no remap.
-            return wrap(known[0], x.mode)
-    layout = permuted_layout(x.layout, axes)
-    return wrap(x.storage.remap(layout, lambda _, b: b.transpose(axes), ("permute", axes)), x.mode)
-
-
-@implements(np.matrix_transpose, spmd=True)
-def matrix_transpose(x: DistArray, /) -> DistArray:
-    """`x` with its last two axes swapped (no data moves).
-
-    >>> import mdarray
-    >>> mdarray.matrix_transpose(mdarray.zeros((2, 3, 4))).shape
-    (2, 4, 3)
-    """
-    if x.ndim < 2:
-        raise ValueError("matrix transpose with ndim < 2 is undefined")
-    axes = list(range(x.ndim))
-    axes[-2], axes[-1] = axes[-1], axes[-2]
-    return permute_dims(x, tuple(axes))
-
-
-@implements(np.swapaxes, spmd=True)
-def swapaxes(x: DistArray, axis1: int, axis2: int) -> DistArray:
-    """`x` with two axes interchanged (no data moves)."""
-    axes = list(range(x.ndim))
-    a, b = _normalize_axis(axis1, x.ndim), _normalize_axis(axis2, x.ndim)
-    axes[a], axes[b] = axes[b], axes[a]
-    return permute_dims(x, tuple(axes))
-
-
-@implements(np.moveaxis, spmd=True)
-def moveaxis(x: DistArray, source: Axes, destination: Axes, /) -> DistArray:
-    """`x` with axes moved to new positions (no data moves).
-
-    >>> import mdarray
-    >>> mdarray.moveaxis(mdarray.zeros((2, 3, 4)), 0, -1).shape
-    (3, 4, 2)
-    """
-    source = _axes_tuple(source, x.ndim, "source")
-    destination = _axes_tuple(destination, x.ndim, "destination")
-    if len(source) != len(destination):
-        raise ValueError(
-            "`source` and `destination` arguments must have the same number of elements"
-        )
-    order = [a for a in range(x.ndim) if a not in source]
-    for dest, src in sorted(zip(destination, source)):
-        order.insert(dest, src)
-    return permute_dims(x, tuple(order))
-
+from .transposes import _axes_tuple, permute_dims
 
 # Axes of length one, flips ------------------------------------------------------------
 

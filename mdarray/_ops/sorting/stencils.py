@@ -33,7 +33,8 @@ from mdarray._exec import chunkwise as _chunkwise
 from mdarray._layouts.layout import Layout
 from mdarray._movement import redistribute as _redistribute
 from mdarray._ops.engine.fallback import fallback
-from mdarray._ops.shape.manipulation_functions import broadcast_to, moveaxis, reshape
+from mdarray._ops.shape.manipulation_functions import broadcast_to, reshape
+from mdarray._ops.shape.transposes import moveaxis
 from mdarray._storage.chunks import Chunks
 
 
