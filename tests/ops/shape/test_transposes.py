@@ -17,7 +17,7 @@ def _matrix(seed=0):
 
 @pytest.mark.parametrize(
     "call",
-    [lambda x: x.T, lambda x: np.transpose(x), lambda x: mdarray.permute_dims(x, (1, 0)),
+    [lambda x: x.T, np.transpose, lambda x: mdarray.permute_dims(x, (1, 0)),
      lambda x: np.transpose(x, axes=(-1, 0))],
 )  # fmt: skip
 def test_a_repeated_transpose_is_a_view_with_numpy_values(call):
@@ -34,7 +34,7 @@ def test_a_transpose_undoing_one_gives_the_operand_back():
     for _ in range(3):
         back = x.T.T
         np.testing.assert_array_equal(back.get(), host)
-        assert back.storage is not None and back.layout == x.layout
+        assert back.storage is x.storage
 
 
 def test_bad_axes_raise_as_numpy_does_each_time():
