@@ -375,8 +375,10 @@ class CudaBackend(CudaClock, CudaHostCopies, CudaGraphs):
         ``np.multiply``: CuPy's ``nansum`` and ``nanprod``, one kernel; complex NaNs
         replaced first)."""
         whole = ufunc is np.add and not skip_nan and len(axes) == chunk.ndim  # one launch
-        if whole and (out := whole_sum(self._cupy, chunk, result_dtype)) is not None:
-            return out if shape is None else _shaped(out, shape)
+        if whole:  # (a one-element result: -1, flat, is (1,))
+            out = whole_sum(self._cupy, chunk, result_dtype, (1,) if shape == -1 else shape)
+            if out is not None:
+                return out
         name = _REDUCERS.get(ufunc.__name__)
         if (
             shape is not None

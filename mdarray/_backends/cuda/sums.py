@@ -166,11 +166,13 @@ def column_sum(cupy, ufunc, chunk, axes: tuple, result_dtype, skip_nan: bool):
     return out.reshape((1, *chunk.shape[1:]))
 
 
-def whole_sum(cupy, chunk, result_dtype):
+def whole_sum(cupy, chunk, result_dtype, shape=None):
     """The sum of every element of `chunk` (C or Fortran contiguous, not empty, of real
-    numbers but float16), keeping its dims, in `result_dtype` (of 4 bytes or more: float16
-    sums round through float32 in NumPy); None where this does not apply (and always with
-    ``MDARRAY_CUDA_OWN_KERNELS=0``: CuPy's reduction)."""
+    numbers but float16), keeping its dims (or in `shape` of one element), in
+    `result_dtype` (of 4 bytes or more: float16 sums round through float32 in NumPy); None
+    where this does not apply (and always with ``MDARRAY_CUDA_OWN_KERNELS=0``: CuPy's
+    reduction). The result comes from the current allocator without `cupy.empty`'s
+    checks."""
     if (
         not OWN_KERNELS
         or not chunk.size
@@ -197,7 +199,8 @@ def whole_sum(cupy, chunk, result_dtype):
         count = _COUNTS.get(device) or _count(cupy, device)
         workspace = (cupy.empty(count * _WHOLE_BLOCKS * 8, np.uint8), cupy.zeros(1, np.uint32))
         _WORKSPACES[(device, stream)] = workspace
-    out = cupy.empty((1,) * chunk.ndim, result_dtype)
+    shape = (1,) * chunk.ndim if shape is None else shape
+    out = cupy.ndarray(shape, result_dtype, cupy.cuda.alloc(result_dtype.itemsize))
     launch((chunk, *workspace), out)
     return out
 
