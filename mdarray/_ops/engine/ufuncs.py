@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from mdarray._array.array import DistArray, in_mode, wrap
+from mdarray._array.array import DistArray, in_group, in_mode, wrap
 from mdarray._backends.backend import Backend
 from mdarray._core.modes import REPLICA
 from mdarray._core.plan_cache import lookup, remember
@@ -33,13 +33,15 @@ from mdarray._core.registry import implements_method, implements_ufunc_method, m
 from mdarray._exec.chunkwise import aligned, backend_of, result_layout, write_out, writes_in_place
 from mdarray._exec.operands import TAKEN, as_operand, yields_to
 from mdarray._movement.collectives import agreeing
+from mdarray._runtime import profile as _profile
 from mdarray._storage import local as _this_process
 from mdarray._storage.chunks import Chunks
 from mdarray._storage.local import placed
+from mdarray._storage.stored import decided_call
 
 from . import ufunc_cells as _cells
 from .fallback import fallback
-from .ufunc_fast import decided, fast_call, wrap_buffers
+from .ufunc_fast import PY_SCALARS, decided, fast_call, wrap_buffers
 from .ufunc_plans import (
     call_key,
     call_shape,
@@ -362,7 +364,13 @@ def compare(ufunc, x: DistArray, other):
     """``x == other`` or ``x != other`` (`ufunc` is `numpy.equal` or `numpy.not_equal`),
     as NumPy's operators: where the ufunc has no loop for the two dtypes (a number against
     a string), every element compares unequal instead of raising."""
-    if type(other) not in TAKEN and yields_to(other):
+    kind = type(other)
+    if (kind is DistArray or kind in PY_SCALARS) and not _profile.recording:
+        # What a call like this one decided, without NumPy's dispatch (`__array_ufunc__`
+        # looks the same runner up first).
+        if (done := decided_call(ufunc, (x, other), {})) is not None:
+            return in_group(done, (x, other))
+    elif kind not in TAKEN and yields_to(other):
         return NotImplemented
     try:
         return ufunc(x, other)
