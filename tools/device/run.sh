@@ -20,7 +20,8 @@
 # CuPy's and mdarray's, CG by default: tools/device/chain_lines.py), raw (the host cost of
 # one launch by each way CuPy offers: tools/device/raw_launch.py), calls[:<workload>] (the
 # Python calls of each line of an iteration: tools/device/line_calls.py), streams[:<workloads>]
-# (what entering mdarray's stream costs a call and each line: tools/device/stream_probe.py).
+# (what entering mdarray's stream costs a call and each line: tools/device/stream_probe.py),
+# device[:<workloads>] (each line's device time: tools/device/line_device.py).
 set -u
 python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl
 export PYTHONPATH=/tmp/site:$PWD MDARRAY_BACKEND=cuda
@@ -69,6 +70,7 @@ for step in "$@"; do
     chain) python3 tools/device/chain_probe.py 2>&1 | tee $OUT/chain.log ;;
     lines|lines:*) p=${step#lines}; p=${p#:}; python3 tools/device/chain_lines.py ${p//,/ } 2>&1 | tee $OUT/lines${p:+_${p//,/_}}.log ;;
     raw) python3 tools/device/raw_launch.py 2>&1 | tee $OUT/raw.log ;;
+    device|device:*) p=${step#device}; p=${p#:}; python3 tools/device/line_device.py ${p//,/ } 2>&1 | tee $OUT/device.log ;;
     streams|streams:*) p=${step#streams}; p=${p#:}; python3 tools/device/stream_probe.py ${p//,/ } 2>&1 | tee $OUT/streams.log ;;
     calls|calls:*) p=${step#calls}; p=${p#:}; python3 tools/device/line_calls.py $p > $OUT/calls$p.log 2>&1; grep "^== " $OUT/calls$p.log ;;
     itc|itc:*) p=${step#itc}; p=${p#:}; python3 tools/device/iterate_costs.py ${p//,/ } 2>&1 | grep -v "^ \+leaves\|PerformanceWarning" | tee $OUT/itc.log ;;
