@@ -16,6 +16,7 @@ import os
 import re
 import warnings
 from collections.abc import Callable
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -297,9 +298,8 @@ class CudaBackend(CudaClock, CudaHostCopies, CudaGraphs):
         """The block `buffers` tile in one allocation (`_kernels.span`), else None."""
         return _kernels.span(buffers, self.pointer, self._block_view, starts, shape)
 
-    def pointer(self, array) -> int:
-        """The address of `array`'s first element."""
-        return array.data.ptr
+    #: ``pointer(array)``: the address of `array`'s first element (a C call, no frame).
+    pointer = staticmethod(attrgetter("data.ptr"))
 
     def _block_view(self, buffers, first, shape, strides):
         """The strided view over CuPy chunk buffers that `_kernels.span` found, where

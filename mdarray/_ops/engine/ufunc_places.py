@@ -44,8 +44,10 @@ class Placed:
         if out is not None:
             written = [o.storage for o in out]
             for x in operands:  # memory meeting out's other than out itself: the blocks' way
-                if type(x) is Chunks and any(x is not w and not x.apart_from(w) for w in written):
-                    return None
+                if type(x) is Chunks:
+                    for w in written:
+                        if x is not w and not x.apart_from(w):
+                            return None
             storages += written
         slabs: list = []
         for x, keys in zip(storages, self._keys):
