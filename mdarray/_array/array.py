@@ -24,7 +24,14 @@ from mdarray._core.decided import RUNNERS, SCALAR_WRITES, VIEW
 from mdarray._core.modes import REPLICA, Mode, as_mode
 from mdarray._core.regions import hashable_key
 from mdarray._core.registry import FUNCTIONS, LOCAL, METHODS, UFUNC_METHODS, UFUNC_OVERRIDES
-from mdarray._exec.operands import BINARY_OPERATORS, OURS, TAKEN, Operators, foreign
+from mdarray._exec.operands import (
+    BINARY_OPERATORS,
+    OURS,
+    TAKEN,
+    UNARY_OPERATORS,
+    Operators,
+    foreign,
+)
 from mdarray._layouts import svg as _svg, visualize as _visualize
 from mdarray._layouts.layout import Device, IndexMap, Layout, check_devices, layout_for_device
 from mdarray._movement import redistribute as _redistribute
@@ -122,13 +129,6 @@ class DistArray(Stored, NDArrayMethods, PythonProtocols, Exports, Operators):
     def backend(self) -> str:
         """The name of the backend that holds the chunks, ``"cpu"`` or ``"cuda"``."""
         return self._storage.backend.name
-
-    def all_chunks(self) -> dict[int, list[Any]]:
-        """``{device: [chunk array, ...]}``: the chunk buffers, in index-map order."""
-        out: dict[int, list[Any]] = {}
-        for device, array in zip(self.layout.chunk_devices, self._storage.buffers):
-            out.setdefault(device, []).append(array)
-        return out
 
     # Moving data --------------------------------------------------------------------
 
@@ -473,9 +473,28 @@ def _decided_first(name: str) -> Callable[..., Any]:
     return operator
 
 
+def _decided_unary(name: str) -> Callable[..., Any]:
+    """DistArray's unary operator `name`: the runner its call decided, else the mixin's."""
+    ufunc, mixin = UNARY_OPERATORS[name], getattr(Operators, name)
+
+    def operator(self: DistArray) -> Any:
+        if not _profile.recording and (done := decided_call(ufunc, (self,), {})) is not None:
+            return in_group(done, (self,))
+        return mixin(self)
+
+    operator.__name__, operator.__qualname__, operator.__doc__ = (
+        name,
+        f"DistArray.{name}",
+        mixin.__doc__,
+    )
+    return operator
+
+
 _QUICK = frozenset({DistArray, int, float, complex, bool})
 for _name in BINARY_OPERATORS:
     setattr(DistArray, _name, _decided_first(_name))
+for _name in UNARY_OPERATORS:
+    setattr(DistArray, _name, _decided_unary(_name))
 
 
 def in_group(result: Any, operands: Collection[Any]) -> Any:
@@ -538,19 +557,6 @@ def in_group(result: Any, operands: Collection[Any]) -> Any:
             and set(layout.devices) <= set(group.device_ids)
         ):
             r._group = group
-    return result
-
-
-def placed_in(result: Any, group: DeviceSet | None) -> Any:
-    """`result` with every new DistArray in it (itself, or a tuple's or list's items) in
-    the device group `group` (None: every device of its backend), where its devices lie
-    in it."""
-    for r in result if isinstance(result, (tuple, list)) else (result,):
-        if type(r) is DistArray and r._group is None:
-            backend = r._storage.backend
-            chosen = group or DeviceSet(backend.device_ids, backend.name)
-            if set(r._storage.layout.devices) <= set(chosen.device_ids):
-                r._group = chosen
     return result
 
 

@@ -38,6 +38,13 @@ class Exports:
         def layout(self) -> Layout: ...
         def to_device(self, device: Device, /, *, stream: Any = None) -> DistArray: ...
 
+    def all_chunks(self) -> dict[int, list[Any]]:
+        """``{device: [chunk array, ...]}``: the chunk buffers, in index-map order."""
+        out: dict[int, list[Any]] = {}
+        for device, array in zip(self.layout.chunk_devices, self.storage.buffers):
+            out.setdefault(device, []).append(array)
+        return out
+
     def _single_chunk(self, protocol: str, error: type[Exception]) -> Any:
         # One chunk holds every element once, so its copy is the value in any mode.
         buffers = self.storage.buffers

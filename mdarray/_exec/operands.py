@@ -275,8 +275,11 @@ for _name, _ufunc in _BINARY.items():
         _expression = f"``x {_SYMBOLS[_name]}= other``, in place"
         setattr(Operators, f"__i{_name}__", _documented(f"__i{_name}__", _expression, _ufunc))
         BINARY_OPERATORS[f"__i{_name}__"] = (_ufunc, False, True)
+#: Each unary operator's ufunc.
+UNARY_OPERATORS: dict[str, np.ufunc] = {}
 for _name, (_expression, _ufunc) in _UNARY.items():
     setattr(Operators, f"__{_name}__", _documented(f"__{_name}__", f"``{_expression}``", _ufunc))
+    UNARY_OPERATORS[f"__{_name}__"] = _ufunc
 
 
 def as_operand(x: Any) -> Any:
