@@ -38,7 +38,7 @@ class Blas:
     def __init__(self, cupy) -> None:
         cublas, device = cupy.cuda.cublas, cupy.cuda.device
         self._ndarray = cupy.ndarray
-        self._empty = cupy.empty
+        self._alloc = cupy.cuda.alloc  # (the current allocator, without cupy.empty's checks)
         self._device = cupy.cuda.runtime.getDevice
         self._handle = device.get_cublas_handle
         self._stream = cupy.cuda.get_current_stream
@@ -89,7 +89,8 @@ class Blas:
         # its transpose times x in the first case, itself times x in the second, and
         # ``x @ m`` = ``m.T @ x`` the other way round.
         stored = (cols, rows) if c_order else (rows, cols)
-        out = self._empty(cols if vector_first else rows, dtype)
+        count = cols if vector_first else rows
+        out = self._ndarray((count,), dtype, self._alloc(count * size))
         handle = self._handle()
         self._set_stream(handle, self._stream().ptr)
         one, zero = self._scalars[dtype]
@@ -110,7 +111,7 @@ class Blas:
             return None
         # C.T (n x m, C in C order) = B.T @ A.T in column order: an operand in C order
         # lies as its transpose (no op), one in Fortran order as itself (transposed).
-        out = self._empty((m, n), dtype)
+        out = self._ndarray((m, n), dtype, self._alloc(m * n * size))
         handle = self._handle()
         self._set_stream(handle, self._stream().ptr)
         one, zero = self._scalars[dtype]
