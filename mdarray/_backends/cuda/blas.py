@@ -32,7 +32,7 @@ _INT_MAX = (1 << 31) - 1
 class Blas:
     """cuBLAS's products of `cupy`'s arrays (see the module)."""
 
-    __slots__ = ("_device", "_empty", "_gemm", "_gemv", "_handle", "_kept", "_ndarray",
+    __slots__ = ("_alloc", "_device", "_gemm", "_gemv", "_handle", "_kept", "_ndarray",
                  "_scalars", "_set_stream", "_stream", "_trans")  # fmt: skip
 
     def __init__(self, cupy) -> None:
