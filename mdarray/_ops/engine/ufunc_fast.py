@@ -266,10 +266,10 @@ def _block_runner(ufunc, kernel, layout, backend: Backend, dtypes, operands):
         else:
             direct = not staged
         if placed is not None and direct:
-            if (done := placed.call(operands, out)) is not None:
+            if placed.bound is not None and (done := placed.call(operands, out)) is not None:
                 return done
             got = block_call(kernel, layout, backend, operands, out, dtypes, direct=True)
-            if got is not None and not placed.bound and not placed.bind(operands, out):
+            if got is not None and placed.bound is None and not placed.bind(operands, out):
                 placed = None  # (blocks that did not bind never will)
             return got
         return block_call(kernel, layout, backend, operands, out, dtypes, direct=direct)

@@ -25,18 +25,18 @@ class Placed:
     """A decided call's launches on its device blocks by pointer (see the module
     docstring); `call` gives None where the blocks' way must run instead."""
 
-    __slots__ = ("_backend", "_bound", "_dtype", "_kernel", "_keys", "_layout", "_offsets")
+    __slots__ = ("_backend", "_dtype", "_kernel", "_keys", "_layout", "_offsets", "bound")
 
     def __init__(self, kernel, layout, backend: Backend, dtype) -> None:
         self._kernel, self._layout, self._backend, self._dtype = kernel, layout, backend, dtype
-        self._bound: list | None = None  # per device the kernel bound to its blocks
+        self.bound: list | None = None  # per device the kernel bound to its blocks (`bind`)
         self._keys: tuple = ()  # per operand (then per out) its keys, None for a scalar
         self._offsets: tuple = ()  # per device per operand the block's bytes into its slab
 
     def call(self, operands: list, out) -> object | None:
         """The call on `operands` (Chunks and scalars) into `out` (DistArrays, written in
         place: the caller decided so) or a new result; None where it did not run."""
-        if self._bound is None or not _this_process.ALL_HERE:
+        if self.bound is None or not _this_process.ALL_HERE:
             return None
         for o in out or ():
             o.storage.make_writable()  # (copies first where others share the memory)
@@ -61,7 +61,7 @@ class Placed:
         count = len(operands)
         on, pointer, results = self._backend.on, self._backend.pointer, []
         for d, (device, bound, offsets) in enumerate(
-            zip(self._layout.devices, self._bound, self._offsets)
+            zip(self._layout.devices, self.bound, self._offsets)
         ):
             args = [
                 x if s is None else pointer(s[keys[d][0]]) + offset
@@ -81,11 +81,6 @@ class Placed:
         if out is not None:
             return out[0]
         return wrap(Chunks.packed(self._layout, results, self._backend, self._dtype, check=False))
-
-    @property
-    def bound(self) -> bool:
-        """Whether `bind` bound the kernels."""
-        return self._bound is not None
 
     def bind(self, operands: list, out) -> bool:
         """Bind a kernel per device to the blocks of `operands` (and `out`), as they are
@@ -124,5 +119,5 @@ class Placed:
                     for c in columns
                 )
             )
-        self._bound, self._keys, self._offsets = bound, tuple(keys), tuple(offsets)
+        self.bound, self._keys, self._offsets = bound, tuple(keys), tuple(offsets)
         return True
