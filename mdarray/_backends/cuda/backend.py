@@ -27,7 +27,7 @@ from mdarray._kernels import kernels as _kernels, special_values as _special_val
 from .blas import Blas
 from .clock import CudaClock
 from .contexts import Contexts, DeviceStream
-from .elementwise import OWN_KERNELS, Chain, Elementwise, launcher
+from .elementwise import OWN_KERNELS, POINTER_LAUNCHES, Chain, Elementwise, launcher
 from .graphs import CudaGraphs
 from .host import CudaHostCopies, contiguous
 from .kernels import (
@@ -331,8 +331,11 @@ class CudaBackend(CudaClock, CudaHostCopies, CudaGraphs):
 
     def block_launch(self, kernel, like, out=None):
         """`kernel` (`ufunc_kernel`'s) bound to device blocks like `like` (and `out`),
-        launched on their memory by pointer (`Elementwise.bound`: `Bound.into`), or None."""
-        return kernel.bound(like, out) if type(kernel) is Elementwise else None
+        launched on their memory by pointer (`Elementwise.bound`: `Bound.into`), or None
+        (always, unless `elementwise.POINTER_LAUNCHES`)."""
+        if not POINTER_LAUNCHES or type(kernel) is not Elementwise:
+            return None
+        return kernel.bound(like, out)
 
     def fused_kernel(self, fn, kernel_name: str | None = None):
         """The per-chunk kernel of ``mdarray.fuse(fn)``: ``cupy.fuse`` of `fn`, one GPU

@@ -32,6 +32,10 @@ OWN_KERNELS = os.environ.get("MDARRAY_CUDA_OWN_KERNELS", "1") != "0"
 # so the generated kernels pay off where the device time dominates (16 MiB float32 add:
 # 13.7 us against 22.8 us; 1 GiB: 0.78 ms against 1.27 ms).
 _MIN_BYTES = 16 << 20
+# ``MDARRAY_CUDA_POINTER_LAUNCHES=1``: decided calls bound below that size too (a bound
+# launch costs less host time than CuPy's call), and device blocks launched by pointer
+# (`Bound.into`, `CudaBackend.block_launch`). Off by default until a GPU run tests them.
+POINTER_LAUNCHES = os.environ.get("MDARRAY_CUDA_POINTER_LAUNCHES", "0") == "1"
 _UNSEEN = object()
 
 
@@ -97,13 +101,14 @@ class Elementwise:
 
     def sized(self, nbytes: int, like=None):
         """What runs this ufunc on operands of at most `nbytes`: where `like` (arguments)
-        is given, its `Bound` launch for calls like them (at any size: a bound launch
-        costs less host time than CuPy's call); else CuPy's ufunc below the generated
-        kernels' size (a call then skips this launcher's checks), else this."""
-        bound = None if like is None else self.bound(like)
+        is given, its `Bound` launch for calls like them (below the generated kernels'
+        size only with `POINTER_LAUNCHES`); else CuPy's ufunc below that size (a call
+        then skips this launcher's checks), else this."""
+        small = nbytes < _MIN_BYTES
+        bound = None if like is None or (small and not POINTER_LAUNCHES) else self.bound(like)
         if bound is not None:
             return bound
-        return self._ufunc if nbytes < _MIN_BYTES else self
+        return self._ufunc if small else self
 
     def bound(self, like, out=None) -> Bound | None:
         """The `Bound` launch for calls on arguments like `like` (and into arrays like

@@ -6,7 +6,8 @@ with ``out``, a source gone or repacked, another selection, a copy on write) sti
 On the cpu backend a stand-in launch by pointer (NumPy's ufunc over the memory at each
 pointer, laid out as the blocks it was bound to) takes the cuda backend's place, so the
 engine's side (the blocks' distances into their slabs, the keys, the fallbacks) is tested
-on any machine; on a GPU the generated kernels run.
+on any machine; on a GPU the generated kernels run (`POINTER_LAUNCHES` on for these
+tests).
 """
 
 import ctypes
@@ -74,7 +75,12 @@ def placed(monkeypatch):
     caught.__enter__()
     warnings.filterwarnings("default", category=RuntimeWarning)
     backend = default_backend()
-    if backend.name == "cpu":
+    if backend.name == "cuda":  # the launches by pointer, whether or not on by default
+        from mdarray._backends.cuda import backend as cuda_backend, elementwise
+
+        monkeypatch.setattr(cuda_backend, "POINTER_LAUNCHES", True)
+        monkeypatch.setattr(elementwise, "POINTER_LAUNCHES", True)
+    else:
         monkeypatch.setattr(
             type(backend),
             "block_launch",
