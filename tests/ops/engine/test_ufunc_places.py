@@ -20,6 +20,7 @@ from _layouts import rows
 
 import mdarray
 from mdarray._backends.backend import backend as default_backend
+from mdarray._backends.cuda import backend as cuda_backend, elementwise
 from mdarray._core.decided import RUNNERS
 from mdarray._ops.engine.ufunc_places import Placed
 
@@ -76,8 +77,6 @@ def placed(monkeypatch):
     warnings.filterwarnings("default", category=RuntimeWarning)
     backend = default_backend()
     if backend.name == "cuda":  # the launches by pointer, whether or not on by default
-        from mdarray._backends.cuda import backend as cuda_backend, elementwise
-
         monkeypatch.setattr(cuda_backend, "POINTER_LAUNCHES", True)
         monkeypatch.setattr(elementwise, "POINTER_LAUNCHES", True)
     else:
