@@ -314,12 +314,12 @@ class Chunks:
             if self.layout.chunk_devices == self.layout.devices == source.layout.chunk_devices:
                 return tuple([make(t, chunk) for t, chunk in enumerate(source.buffers)])
             return None
-        got = self.slab_source()
-        return None if got is None else got[0].slab_blocks(got[1])
+        origin = self._origin or (None, None, None)  # (`slab_source`, inline: every block read)
+        source = None if origin[2] is None else origin[0]()
+        return None if source is None or source._slabs is None else source.slab_blocks(origin[2])
 
     def slab_source(self) -> tuple | None:
-        """``(packed Chunks, keys)`` whose slabs hold this array's device blocks by `keys`
-        (`slab_blocks`): itself where packed, a selection's living packed source."""
+        """``(packed Chunks, keys)``: its own slabs and keys, or a selection's source's."""
         if self._slabs is not None:
             return None if (keys := self.layout.slab_block_keys) is None else (self, keys)
         origin = self._origin or (None, None, None)

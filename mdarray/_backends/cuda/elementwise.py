@@ -32,10 +32,11 @@ OWN_KERNELS = os.environ.get("MDARRAY_CUDA_OWN_KERNELS", "1") != "0"
 # so the generated kernels pay off where the device time dominates (16 MiB float32 add:
 # 13.7 us against 22.8 us; 1 GiB: 0.78 ms against 1.27 ms).
 _MIN_BYTES = 16 << 20
-# ``MDARRAY_CUDA_POINTER_LAUNCHES=1``: decided calls bound below that size too (a bound
-# launch costs less host time than CuPy's call), and device blocks launched by pointer
-# (`Bound.into`, `CudaBackend.block_launch`). Off by default until a GPU run tests them.
-POINTER_LAUNCHES = os.environ.get("MDARRAY_CUDA_POINTER_LAUNCHES", "0") == "1"
+# Decided calls bound below that size too (a bound launch costs less host time than
+# CuPy's call: 7.6 against 8.1 us for 4096 float32 ``a + b`` on an H100, 7.2 against 10.5
+# with a Python scalar), and device blocks launched by pointer (`Bound.into`,
+# `CudaBackend.block_launch`); ``MDARRAY_CUDA_POINTER_LAUNCHES=0``: neither.
+POINTER_LAUNCHES = os.environ.get("MDARRAY_CUDA_POINTER_LAUNCHES", "1") != "0"
 _UNSEEN = object()
 
 
