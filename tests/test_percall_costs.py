@@ -54,6 +54,7 @@ REACHED = {
 CUDA = {
     "a + a": 7,
     "a * 2.0 (Python scalar)": 12,  # the scalar in its loop's type, too
+    "s * a (0-d sum times 2-D)": 8,
     "s / s (0-d by 0-d)": 7,
     "xp.sum(x) (partial on mdarray)": 14,  # mdarray's own whole sum called from Python
     "float(xp.sum(x))": 25,
