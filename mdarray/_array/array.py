@@ -18,20 +18,13 @@ from typing import Any, overload
 import numpy as np
 from numpy.typing import DTypeLike
 
-from mdarray._backends.backend import DeviceSet
+from mdarray._backends.backend import DeviceSet, union_of
 from mdarray._core.debug import TransferCount
 from mdarray._core.decided import RUNNERS, SCALAR_WRITES, VIEW
 from mdarray._core.modes import REPLICA, Mode, as_mode
 from mdarray._core.regions import hashable_key
 from mdarray._core.registry import FUNCTIONS, LOCAL, METHODS, UFUNC_METHODS, UFUNC_OVERRIDES
-from mdarray._exec.operands import (
-    BINARY_OPERATORS,
-    OURS,
-    TAKEN,
-    UNARY_OPERATORS,
-    Operators,
-    foreign,
-)
+from mdarray._exec.operands import BINARY_OPERATORS, OURS, TAKEN, Operators, foreign
 from mdarray._layouts import svg as _svg, visualize as _visualize
 from mdarray._layouts.layout import Device, IndexMap, Layout, check_devices, layout_for_device
 from mdarray._movement import redistribute as _redistribute
@@ -286,8 +279,7 @@ class DistArray(Stored, NDArrayMethods, PythonProtocols, Exports, Operators):
         return _svg.svg(self)
 
     def __eq__(self, other: object) -> Any:
-        """``x == other``: ``numpy.equal`` elementwise, a bool DistArray (per chunk where
-        the layouts agree)."""
+        """``x == other``: ``numpy.equal`` elementwise, a bool DistArray."""
         return METHODS["compare"](np.equal, self, other)
 
     def __ne__(self, other: object) -> Any:
@@ -475,7 +467,8 @@ def _decided_first(name: str) -> Callable[..., Any]:
 
 def _decided_unary(name: str) -> Callable[..., Any]:
     """DistArray's unary operator `name`: the runner its call decided, else the mixin's."""
-    ufunc, mixin = UNARY_OPERATORS[name], getattr(Operators, name)
+    mixin = getattr(Operators, name)
+    ufunc = mixin.ufunc  # (`_exec.operands` names it)
 
     def operator(self: DistArray) -> Any:
         if not _profile.recording and (done := decided_call(ufunc, (self,), {})) is not None:
@@ -493,7 +486,7 @@ def _decided_unary(name: str) -> Callable[..., Any]:
 _QUICK = frozenset({DistArray, int, float, complex, bool})
 for _name in BINARY_OPERATORS:
     setattr(DistArray, _name, _decided_first(_name))
-for _name in UNARY_OPERATORS:
+for _name in ("__neg__", "__pos__", "__abs__", "__invert__"):
     setattr(DistArray, _name, _decided_unary(_name))
 
 
@@ -536,7 +529,7 @@ def in_group(result: Any, operands: Collection[Any]) -> Any:
     for x in arrays:
         other = x._group if x._group is not None else x.device
         if other is not group and other != group:
-            group = _union([x._group if x._group is not None else x.device for x in arrays])
+            group = union_of([x._group if x._group is not None else x.device for x in arrays])
             break
     devices = first._storage.layout.devices
     for r in results:
@@ -560,15 +553,17 @@ def in_group(result: Any, operands: Collection[Any]) -> Any:
     return result
 
 
-def _union(groups: list[DeviceSet]) -> DeviceSet:
-    """The device group of operands of several groups: the one that holds every other
-    (``x_on_1 + y`` and ``y + x_on_1`` are both in y's group), else their devices in
-    ascending order, whatever the operands' order."""
-    widest = max(groups, key=len)
-    devices = set(widest.device_ids)
-    if all(devices.issuperset(g.device_ids) for g in groups):
-        return widest
-    return DeviceSet(sorted(set().union(*(g.device_ids for g in groups))), widest.backend)
+def placed_in(result: Any, group: DeviceSet | None) -> Any:
+    """`result` with every new DistArray in it (itself, or a tuple's or list's items) in
+    the device group `group` (None: every device of its backend), where its devices lie
+    in it."""
+    for r in result if isinstance(result, (tuple, list)) else (result,):
+        if type(r) is DistArray and r._group is None:
+            backend = r._storage.backend
+            chosen = group or DeviceSet(backend.device_ids, backend.name)
+            if set(r._storage.layout.devices) <= set(chosen.device_ids):
+                r._group = chosen
+    return result
 
 
 def _arrays_in(values: Collection[Any]) -> list[DistArray]:

@@ -298,3 +298,14 @@ class DeviceSet:
 
     def __repr__(self) -> str:
         return f"DeviceSet({list(self.device_ids)}, backend={self.backend!r})"
+
+
+def union_of(groups: list[DeviceSet]) -> DeviceSet:
+    """The device group of operands of several groups: the one that holds every other
+    (``x_on_1 + y`` and ``y + x_on_1`` are both in y's group), else their devices in
+    ascending order, whatever the operands' order."""
+    widest = max(groups, key=len)
+    devices = set(widest.device_ids)
+    if all(devices.issuperset(g.device_ids) for g in groups):
+        return widest
+    return DeviceSet(sorted(set().union(*(g.device_ids for g in groups))), widest.backend)

@@ -275,11 +275,10 @@ for _name, _ufunc in _BINARY.items():
         _expression = f"``x {_SYMBOLS[_name]}= other``, in place"
         setattr(Operators, f"__i{_name}__", _documented(f"__i{_name}__", _expression, _ufunc))
         BINARY_OPERATORS[f"__i{_name}__"] = (_ufunc, False, True)
-#: Each unary operator's ufunc.
-UNARY_OPERATORS: dict[str, np.ufunc] = {}
 for _name, (_expression, _ufunc) in _UNARY.items():
-    setattr(Operators, f"__{_name}__", _documented(f"__{_name}__", f"``{_expression}``", _ufunc))
-    UNARY_OPERATORS[f"__{_name}__"] = _ufunc
+    _method = _documented(f"__{_name}__", f"``{_expression}``", _ufunc)
+    _method.ufunc = _ufunc  # (DistArray's decided unary operators call it)
+    setattr(Operators, f"__{_name}__", _method)
 
 
 def as_operand(x: Any) -> Any:

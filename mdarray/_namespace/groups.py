@@ -18,7 +18,7 @@ from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 
-from mdarray._array.array import DistArray, in_group
+from mdarray._array.array import in_group, placed_in
 from mdarray._array.calls import entry, runs_here
 from mdarray._backends.backend import DeviceSet, default_backend, devices, synchronize
 from mdarray._core.debug import count_transfers
@@ -111,16 +111,3 @@ for _function in (
     __array_namespace_info__,
 ):
     local(_function)
-
-
-def placed_in(result: Any, group: DeviceSet | None) -> Any:
-    """`result` with every new DistArray in it (itself, or a tuple's or list's items) in
-    the device group `group` (None: every device of its backend), where its devices lie
-    in it."""
-    for r in result if isinstance(result, (tuple, list)) else (result,):
-        if type(r) is DistArray and r._group is None:
-            backend = r._storage.backend
-            chosen = group or DeviceSet(backend.device_ids, backend.name)
-            if set(r._storage.layout.devices) <= set(chosen.device_ids):
-                r._group = chosen
-    return result
