@@ -265,11 +265,11 @@ def _block_runner(ufunc, kernel, layout, backend: Backend, dtypes, operands):
             direct = not _staged(ufunc, backend, layout, dtypes, operands, out)
         else:
             direct = not staged
-        if placed is not None and direct:
-            if placed.bound is not None and (done := placed.call(operands, out)) is not None:
+        if (here := placed) is not None and direct:  # (read once: threads share runners)
+            if here.bound is not None and (done := here.call(operands, out)) is not None:
                 return done
             got = block_call(kernel, layout, backend, operands, out, dtypes, direct=True)
-            if got is not None and placed.bound is None and not placed.bind(operands, out):
+            if got is not None and here.bound is None and not here.bind(operands, out):
                 placed = None  # (blocks that did not bind never will)
             return got
         return block_call(kernel, layout, backend, operands, out, dtypes, direct=direct)

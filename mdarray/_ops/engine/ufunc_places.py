@@ -25,19 +25,22 @@ class Placed:
     """A decided call's launches on its device blocks by pointer (see the module
     docstring); `call` gives None where the blocks' way must run instead."""
 
-    __slots__ = ("_backend", "_dtype", "_kernel", "_keys", "_layout", "_offsets", "bound")
+    __slots__ = ("_backend", "_dtype", "_kernel", "_layout", "bound")
 
     def __init__(self, kernel, layout, backend: Backend, dtype) -> None:
         self._kernel, self._layout, self._backend, self._dtype = kernel, layout, backend, dtype
-        self.bound: list | None = None  # per device the kernel bound to its blocks (`bind`)
-        self._keys: tuple = ()  # per operand (then per out) its keys, None for a scalar
-        self._offsets: tuple = ()  # per device per operand the block's bytes into its slab
+        # What `bind` made, set at once (threads share runners): per device the kernel
+        # bound to its blocks; per operand (then per out) its keys, None for a scalar; per
+        # device per operand the block's bytes into its slab.
+        self.bound: tuple | None = None
 
     def call(self, operands: list, out) -> object | None:
         """The call on `operands` (Chunks and scalars) into `out` (DistArrays, written in
         place: the caller decided so) or a new result; None where it did not run."""
-        if self.bound is None or not _this_process.ALL_HERE:
+        state = self.bound
+        if state is None or not _this_process.ALL_HERE:
             return None
+        launches, all_keys, all_offsets = state
         for o in out or ():
             o.storage.make_writable()  # (copies first where others share the memory)
         storages = list(operands)
@@ -50,7 +53,7 @@ class Placed:
                             return None
             storages += written
         slabs: list = []
-        for x, keys in zip(storages, self._keys):
+        for x, keys in zip(storages, all_keys):
             if keys is None:
                 slabs.append(None)
                 continue
@@ -61,11 +64,11 @@ class Placed:
         count = len(operands)
         on, pointer, results = self._backend.on, self._backend.pointer, []
         for d, (device, bound, offsets) in enumerate(
-            zip(self._layout.devices, self.bound, self._offsets)
+            zip(self._layout.devices, launches, all_offsets)
         ):
             args = [
                 x if s is None else pointer(s[keys[d][0]]) + offset
-                for x, s, keys, offset in zip(storages, slabs, self._keys, offsets)
+                for x, s, keys, offset in zip(storages, slabs, all_keys, offsets)
             ]
             with on(device):
                 if out is None:
@@ -119,5 +122,5 @@ class Placed:
                     for c in columns
                 )
             )
-        self.bound, self._keys, self._offsets = bound, tuple(keys), tuple(offsets)
+        self.bound = (tuple(bound), tuple(keys), tuple(offsets))
         return True
