@@ -159,13 +159,16 @@ class _Owner:
         return lambda params, target: self.launched.append((vector, params, target))
 
 
+def _binary(routine: str, dtype, signature: tuple, has_out: bool) -> Call:
+    """The laid-out call of one binary `routine` on operands of `dtype` and `signature`."""
+    dtype = np.dtype(dtype)
+    step = Step(routine, ("a0", "a1"), dtype, dtype)
+    return Call.laid_out((step,), "", (dtype, dtype), signature, has_out)
+
+
 def test_a_bound_launch_checks_its_arrays_and_scalars():
-    call = Call.laid_out(
-        (Step("out0 = in0 * in1", ("a0", "a1"), np.dtype(np.float32), np.dtype(np.float32)),),
-        "",
-        (np.dtype(np.float32),) * 2,
-        ((np.dtype(np.float32), (1003,), (4,)), float),
-        False,
+    call = _binary(
+        "out0 = in0 * in1", np.float32, ((np.dtype(np.float32), (1003,), (4,)), float), False
     )
     owner = _Owner()
     bound = Bound(owner, call, (_Slab(0x100), 2.0))
@@ -185,17 +188,9 @@ def test_a_bound_launch_checks_its_arrays_and_scalars():
 
 
 def test_a_bound_launch_into_memory_by_pointer():
-    call = Call.laid_out(
-        (Step("out0 = in0 - in1", ("a0", "a1"), np.dtype(np.float32), np.dtype(np.float32)),),
-        "",
-        (np.dtype(np.float32),) * 2,
-        (
-            (np.dtype(np.float32), (7, 8), (40, 4)),  # rows of a wider slab
-            (np.dtype(np.float32), (7, 8), (32, 4)),
-            (np.dtype(np.float32), (7, 8), (40, 4)),
-        ),
-        True,
-    )
+    f32 = np.dtype(np.float32)
+    rows = ((f32, (7, 8), (40, 4)), (f32, (7, 8), (32, 4)), (f32, (7, 8), (40, 4)))
+    call = _binary("out0 = in0 - in1", f32, rows, True)  # rows of wider slabs, into rows
     owner = _Owner()
     bound = Bound(owner, call, (_Slab(0x100, (7, 8), (40, 4)), _Slab(0x400, (7, 8), (32, 4))))
     assert bound.into([0x1028, 0x2000], 0x1028)
@@ -207,13 +202,7 @@ def test_a_bound_launch_into_memory_by_pointer():
 
 
 def test_a_bound_launch_by_pointer_checks_its_scalars():
-    call = Call.laid_out(
-        (Step("out0 = in0 + in1", ("a0", "a1"), np.dtype(np.int8), np.dtype(np.int8)),),
-        "",
-        (np.dtype(np.int8),) * 2,
-        ((np.dtype(np.int8), (64,), (1,)), int),
-        False,
-    )
+    call = _binary("out0 = in0 + in1", np.int8, ((np.dtype(np.int8), (64,), (1,)), int), False)
     owner = _Owner()
     bound = Bound(owner, call, (_Slab(0x100, (64,), (1,)), 3))
     assert not bound.into([0x200, 500], 0x300)  # the stand-in's loop type holds up to 100
